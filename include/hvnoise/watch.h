@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Definitions shared by hvnoise.ko and the hvnoise tools: what the
+ * hvnoise:watch trace event says about the watched set.
+ *
+ * Plain #defines, not enums: they appear as numbers in the event's format
+ * file, which is what libtraceevent needs to decode __print_symbolic().
+ */
+#ifndef HVNOISE_WATCH_H
+#define HVNOISE_WATCH_H
+
+/* hvnoise:watch "kind": what one record describes. */
+#define HVN_WATCH_CPU		0	/* a watched CPU and why */
+#define HVN_WATCH_DEVICE	1	/* a configured PCI device */
+#define HVN_WATCH_IRQ		2	/* one IRQ of a device and a CPU it goes to */
+
+/* hvnoise:watch "why": reasons a CPU is watched (bit flags). */
+#define HVN_WHY_LISTED		0x1	/* in the cpus= parameter */
+#define HVN_WHY_IRQ		0x2	/* a watched device's IRQ is routed to it */
+#define HVN_WHY_NUMA		0x4	/* NUMA-local to a device (local_cpus=1) */
+
+/* Fixed size of the IRQ name field (the irqaction name, truncated). */
+#define HVN_IRQ_NAME_LEN	16
+
+/* Most PCI devices the devices= parameter takes. */
+#define HVN_MAX_DEVICES		32
+
+/*
+ * A PCI address packed in 32 bits as it appears in the "dev" field:
+ * domain (16 bits), bus (8), device (5), function (3).
+ */
+#define HVN_PCI_PACK(dom, bus, devfn) \
+	(((unsigned int)(dom) << 16) | ((unsigned int)(bus) << 8) | (devfn))
+#define HVN_PCI_DOMAIN(a)	(((a) >> 16) & 0xffff)
+#define HVN_PCI_BUS(a)		(((a) >> 8) & 0xff)
+#define HVN_PCI_SLOT(a)		(((a) >> 3) & 0x1f)
+#define HVN_PCI_FUNC(a)		((a) & 0x7)
+
+#endif /* HVNOISE_WATCH_H */

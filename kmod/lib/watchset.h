@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The watched set: which CPUs hvnoise watches and why, and the devices and
+ * IRQs that put them there.  Built by the module from PCI and IRQ state,
+ * compared with the previous one to detect changes, and walked record by
+ * record to emit hvnoise:watch.  Kernel-independent so it is unit-tested.
+ */
+#ifndef HVN_WATCHSET_H
+#define HVN_WATCHSET_H
+
+#include "hvn_types.h"
+#include "hvnoise/watch.h"
+
+struct hvn_wdev {
+	u32 addr;		/* HVN_PCI_PACK() */
+	s16 node;		/* NUMA node, -1 if none or not present */
+	bool present;		/* the device exists now */
+	unsigned int nirqs;	/* IRQs found for it */
+};
+
+/* One IRQ of a device and one CPU its effective affinity includes. */
+struct hvn_wirq {
+	u32 dev;
+	s32 irq;
+	s32 cpu;
+	char name[HVN_IRQ_NAME_LEN];	/* NUL-terminated */
+};
+
+struct hvn_watchset {
+	u32 gen;		/* bumped by the module on each change */
+	unsigned int nbits;	/* CPUs described by why[] (nr_cpu_ids) */
+	unsigned int ndev, nirq;
+	u8 *why;		/* HVN_WHY_* per CPU; 0: not watched */
+	struct hvn_wdev *dev;
+	struct hvn_wirq *irq;
+};
+
+/* One hvnoise:watch record; see Documentation/events.rst. */
+struct hvn_watch_rec {
+	u32 gen, idx, count;
+	u8 kind, why;
+	s16 node;
+	s32 cpu, irq;
+	u32 dev;
+	u32 nirqs;		/* device records: IRQs found */
+	const char *name;	/* IRQ records: the irqaction name */
+};
+
+/* why[cpu] |= @reason for each CPU set in both @map and @online. */
+void hvn_ws_mark(struct hvn_watchset *ws, const unsigned long *map,
+		 const unsigned long *online, u8 reason);
+
+/*
+ * Once devices and IRQs are filled in: sort IRQs by (device, irq, cpu) so
+ * that equal sets compare equal, and mark the online CPUs they go to.
+ */
+void hvn_ws_finish(struct hvn_watchset *ws, const unsigned long *online);
+
+unsigned int hvn_ws_ncpus(const struct hvn_watchset *ws);
+
+/* Same CPUs, reasons, devices and IRQs (the generation is not compared). */
+bool hvn_ws_equal(const struct hvn_watchset *a, const struct hvn_watchset *b);
+
+/* The watched CPUs as a bitmap of ws->nbits bits. */
+void hvn_ws_cpumap(const struct hvn_watchset *ws, unsigned long *map);
+
+/*
+ * Call @fn for every record, in order: watched CPUs (ascending), devices,
+ * IRQs.  idx counts from 0 and count is the total, so a reader can tell
+ * whether it saw the whole set.  Returns the number of records.
+ */
+unsigned int hvn_ws_for_each_record(const struct hvn_watchset *ws,
+				    void (*fn)(void *ctx,
+					       const struct hvn_watch_rec *rec),
+				    void *ctx);
+
+#endif /* HVN_WATCHSET_H */

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hvnoise: find why GPU training stalls on virtualised and bare-metal
+ * hosts.  This file loads and unloads the module; see
+ * Documentation/admin-guide.rst.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include "hvnoise.h"
+
+static int __init hvn_init(void)
+{
+	char err[HVN_ERRLEN], cpus[128];
+	int ret;
+
+	mutex_lock(&hvn_lock);
+	ret = hvn_watch_update(hvn_config(), true, err, sizeof(err));
+	if (ret) {
+		mutex_unlock(&hvn_lock);
+		pr_err("not loaded: %s\n", err);
+		return ret == -ENOMEM ? ret : -EINVAL;
+	}
+	hvn_live = true;
+	if (hvn_watch_format_cpus(cpus, sizeof(cpus)) < 0)
+		strscpy(cpus, "(too many to list)", sizeof(cpus));
+	mutex_unlock(&hvn_lock);
+
+	ret = hvn_watch_start();
+	if (ret) {
+		mutex_lock(&hvn_lock);
+		hvn_live = false;
+		mutex_unlock(&hvn_lock);
+		hvn_watch_stop();
+		pr_err("not loaded: cannot register hotplug/PCI callbacks (%d)\n",
+		       ret);
+		return ret;
+	}
+	pr_info("loaded, watching CPUs %s\n", cpus);
+	return 0;
+}
+
+static void __exit hvn_exit(void)
+{
+	mutex_lock(&hvn_lock);
+	hvn_live = false;
+	mutex_unlock(&hvn_lock);
+	hvn_watch_stop();
+}
+
+module_init(hvn_init);
+module_exit(hvn_exit);
+
+MODULE_DESCRIPTION("Timestamp hypervisor steal, lost vCPU time and IRQ noise on the CPUs serving GPUs and NICs");
+MODULE_AUTHOR("The hvnoise developers");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Module parameters: the configuration and its validation.  The same set
+ * callbacks serve insmod and runtime writes under
+ * /sys/module/hvnoise/parameters/; a rejected write leaves the previous
+ * configuration in force and says why in one dmesg line.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bitmap.h>
+#include <linux/cpumask.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/string.h>
+#include "hvnoise.h"
+#include "lib/cpulist.h"
+
+DEFINE_MUTEX(hvn_lock);
+bool hvn_live;
+
+/* Static, not allocated: a parameter write may still arrive during exit. */
+static DECLARE_BITMAP(cfg_cpus, NR_CPUS);
+static DECLARE_BITMAP(new_cpus, NR_CPUS);
+static struct hvn_config cfg = { .cpus = cfg_cpus };
+static unsigned int resolve_ms = 1000;
+
+#define RESOLVE_MS_MIN	10
+#define RESOLVE_MS_MAX	3600000
+
+const struct hvn_config *hvn_config(void)
+{
+	return &cfg;
+}
+
+unsigned int hvn_resolve_interval_ms(void)
+{
+	return resolve_ms;
+}
+
+/* A parameter value as the user wrote it, for messages: no newline. */
+static int vlen(const char *val)
+{
+	size_t n = strlen(val);
+
+	if (n && val[n - 1] == '\n')
+		n--;
+	return n > 64 ? 64 : (int)n;
+}
+
+/*
+ * Apply @next if the module is live (resolving it; @strict checks the
+ * devices).  Called with hvn_lock held.  On failure logs one line naming
+ * the parameter, the value and why, and returns -EINVAL.
+ */
+static int apply(const char *param, const char *val,
+		 const struct hvn_config *next, bool strict)
+{
+	char err[HVN_ERRLEN];
+	int ret;
+
+	if (!hvn_live)
+		return 0;	/* insmod: init resolves all parameters at once */
+	ret = hvn_watch_update(next, strict, err, sizeof(err));
+	if (ret) {
+		pr_err("%s=%.*s rejected: %s; configuration unchanged\n",
+		       param, vlen(val), val, err);
+		return ret == -ENOMEM ? ret : -EINVAL;
+	}
+	return 0;
+}
+
+static int devices_set(const char *val, const struct kernel_param *kp)
+{
+	struct hvn_config next;
+	char err[HVN_ERRLEN];
+	int ret;
+
+	mutex_lock(&hvn_lock);
+	next = cfg;
+	ret = hvn_devlist_parse(val, &next.devs, err, sizeof(err));
+	if (ret) {
+		pr_err("devices=%.*s rejected: %s\n", vlen(val), val, err);
+		goto out;
+	}
+	ret = apply("devices", val, &next, true);
+	if (!ret)
+		cfg.devs = next.devs;
+out:
+	mutex_unlock(&hvn_lock);
+	return ret;
+}
+
+static int devices_get(char *buf, const struct kernel_param *kp)
+{
+	int ret;
+
+	mutex_lock(&hvn_lock);
+	ret = hvn_devlist_format(buf, PAGE_SIZE - 1, &cfg.devs);
+	mutex_unlock(&hvn_lock);
+	if (ret < 0)
+		return ret;
+	buf[ret++] = '\n';
+	return ret;
+}
+
+static int cpus_set(const char *val, const struct kernel_param *kp)
+{
+	struct hvn_config next;
+	char err[HVN_ERRLEN];
+	int ret;
+
+	mutex_lock(&hvn_lock);
+	ret = hvn_cpulist_parse(val, new_cpus, nr_cpu_ids, err, sizeof(err));
+	if (ret) {
+		pr_err("cpus=%.*s rejected: %s\n", vlen(val), val, err);
+		goto out;
+	}
+	next = cfg;
+	next.cpus = new_cpus;
+	ret = apply("cpus", val, &next, false);
+	if (!ret)
+		bitmap_copy(cfg_cpus, new_cpus, nr_cpu_ids);
+out:
+	mutex_unlock(&hvn_lock);
+	return ret;
+}
+
+static int cpus_get(char *buf, const struct kernel_param *kp)
+{
+	int ret;
+
+	mutex_lock(&hvn_lock);
+	ret = hvn_cpulist_format(buf, PAGE_SIZE - 1, cfg_cpus, nr_cpu_ids);
+	mutex_unlock(&hvn_lock);
+	if (ret < 0)
+		return ret;
+	buf[ret++] = '\n';
+	return ret;
+}
+
+static int local_cpus_set(const char *val, const struct kernel_param *kp)
+{
+	struct hvn_config next;
+	bool on;
+	int ret;
+
+	ret = kstrtobool(val, &on);
+	if (ret) {
+		pr_err("local_cpus=%.*s rejected: not a boolean (0/1, y/n)\n",
+		       vlen(val), val);
+		return -EINVAL;
+	}
+	mutex_lock(&hvn_lock);
+	next = cfg;
+	next.local_cpus = on;
+	ret = apply("local_cpus", val, &next, false);
+	if (!ret)
+		cfg.local_cpus = on;
+	mutex_unlock(&hvn_lock);
+	return ret;
+}
+
+static int local_cpus_get(char *buf, const struct kernel_param *kp)
+{
+	return sprintf(buf, "%d\n", READ_ONCE(cfg.local_cpus));
+}
+
+static int resolve_ms_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int ms;
+
+	if (kstrtouint(val, 0, &ms) ||
+	    (ms && (ms < RESOLVE_MS_MIN || ms > RESOLVE_MS_MAX))) {
+		pr_err("resolve_ms=%.*s rejected: want 0 (no polling) or %u..%u\n",
+		       vlen(val), val, RESOLVE_MS_MIN, RESOLVE_MS_MAX);
+		return -EINVAL;
+	}
+	mutex_lock(&hvn_lock);
+	resolve_ms = ms;
+	if (hvn_live)
+		hvn_watch_kick(0);	/* re-arms with the new period */
+	mutex_unlock(&hvn_lock);
+	return 0;
+}
+
+static int resolve_ms_get(char *buf, const struct kernel_param *kp)
+{
+	return sprintf(buf, "%u\n", READ_ONCE(resolve_ms));
+}
+
+static int watched_get(char *buf, const struct kernel_param *kp)
+{
+	int ret;
+
+	mutex_lock(&hvn_lock);
+	ret = hvn_watch_format_cpus(buf, PAGE_SIZE - 1);
+	mutex_unlock(&hvn_lock);
+	if (ret < 0)
+		return ret;
+	buf[ret++] = '\n';
+	return ret;
+}
+
+static const struct kernel_param_ops devices_ops = {
+	.set = devices_set,
+	.get = devices_get,
+};
+
+static const struct kernel_param_ops cpus_ops = {
+	.set = cpus_set,
+	.get = cpus_get,
+};
+
+static const struct kernel_param_ops local_cpus_ops = {
+	.set = local_cpus_set,
+	.get = local_cpus_get,
+};
+
+static const struct kernel_param_ops resolve_ms_ops = {
+	.set = resolve_ms_set,
+	.get = resolve_ms_get,
+};
+
+static const struct kernel_param_ops watched_ops = {
+	.get = watched_get,
+};
+
+/* Root only: the configuration says which CPUs serve which device. */
+module_param_cb(devices, &devices_ops, NULL, 0600);
+MODULE_PARM_DESC(devices,
+		 "PCI addresses (DDDD:BB:DD.F) of GPUs/NICs to watch, \"auto\", or \"none\" (default)");
+module_param_cb(cpus, &cpus_ops, NULL, 0600);
+MODULE_PARM_DESC(cpus, "cpulist of CPUs to watch, or \"none\" (default)");
+module_param_cb(local_cpus, &local_cpus_ops, NULL, 0600);
+MODULE_PARM_DESC(local_cpus, "also watch each device's NUMA-local CPUs (default 0)");
+module_param_cb(resolve_ms, &resolve_ms_ops, NULL, 0600);
+MODULE_PARM_DESC(resolve_ms,
+		 "period of the IRQ affinity re-check in ms, 0 to disable (default 1000)");
+module_param_cb(watched, &watched_ops, NULL, 0400);
+MODULE_PARM_DESC(watched, "the CPUs watched now (read-only)");
