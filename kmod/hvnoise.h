@@ -41,6 +41,7 @@ int hvn_watch_start(void);
 void hvn_watch_stop(void);
 void hvn_watch_kick(unsigned long delay);
 void hvn_watch_request_emit(void);
+void hvn_watch_emit(void);
 int hvn_watch_format_cpus(char *buf, size_t len);
 
 /* trace.c */

@@ -35,7 +35,7 @@ TRACE_EVENT_FN(watch,
 		__field(u32, count)
 		__field(u8, kind)
 		__field(u8, why)
-		__field(s16, node)
+		__field(s32, node)
 		__field(s32, cpu)
 		__field(s32, irq)
 		__field(u32, dev)

@@ -47,6 +47,13 @@ static int vlen(const char *val)
 	return n > 64 ? 64 : (int)n;
 }
 
+/* One dmesg line: which parameter, the value written, and why it failed. */
+static void reject(const char *param, const char *val, const char *why)
+{
+	pr_err("%s=%.*s rejected: %s%s\n", param, vlen(val), val, why,
+	       hvn_live ? "; configuration unchanged" : "");
+}
+
 /*
  * Apply @next if the module is live (resolving it; @strict checks the
  * devices).  Called with hvn_lock held.  On failure logs one line naming
@@ -62,8 +69,7 @@ static int apply(const char *param, const char *val,
 		return 0;	/* insmod: init resolves all parameters at once */
 	ret = hvn_watch_update(next, strict, err, sizeof(err));
 	if (ret) {
-		pr_err("%s=%.*s rejected: %s; configuration unchanged\n",
-		       param, vlen(val), val, err);
+		reject(param, val, err);
 		return ret == -ENOMEM ? ret : -EINVAL;
 	}
 	return 0;
@@ -79,7 +85,7 @@ static int devices_set(const char *val, const struct kernel_param *kp)
 	next = cfg;
 	ret = hvn_devlist_parse(val, &next.devs, err, sizeof(err));
 	if (ret) {
-		pr_err("devices=%.*s rejected: %s\n", vlen(val), val, err);
+		reject("devices", val, err);
 		goto out;
 	}
 	ret = apply("devices", val, &next, true);
@@ -112,7 +118,7 @@ static int cpus_set(const char *val, const struct kernel_param *kp)
 	mutex_lock(&hvn_lock);
 	ret = hvn_cpulist_parse(val, new_cpus, nr_cpu_ids, err, sizeof(err));
 	if (ret) {
-		pr_err("cpus=%.*s rejected: %s\n", vlen(val), val, err);
+		reject("cpus", val, err);
 		goto out;
 	}
 	next = cfg;
@@ -146,8 +152,7 @@ static int local_cpus_set(const char *val, const struct kernel_param *kp)
 
 	ret = kstrtobool(val, &on);
 	if (ret) {
-		pr_err("local_cpus=%.*s rejected: not a boolean (0/1, y/n)\n",
-		       vlen(val), val);
+		reject("local_cpus", val, "not a boolean (0/1, y/n)");
 		return -EINVAL;
 	}
 	mutex_lock(&hvn_lock);
@@ -171,8 +176,9 @@ static int resolve_ms_set(const char *val, const struct kernel_param *kp)
 
 	if (kstrtouint(val, 0, &ms) ||
 	    (ms && (ms < RESOLVE_MS_MIN || ms > RESOLVE_MS_MAX))) {
-		pr_err("resolve_ms=%.*s rejected: want 0 (no polling) or %u..%u\n",
-		       vlen(val), val, RESOLVE_MS_MIN, RESOLVE_MS_MAX);
+		reject("resolve_ms", val,
+		       "want 0 (no polling) or " __stringify(RESOLVE_MS_MIN)
+		       ".." __stringify(RESOLVE_MS_MAX));
 		return -EINVAL;
 	}
 	mutex_lock(&hvn_lock);
@@ -201,6 +207,22 @@ static int watched_get(char *buf, const struct kernel_param *kp)
 	return ret;
 }
 
+/* Writing 1 re-emits the watched set, e.g. once a recorder has started. */
+static int emit_set(const char *val, const struct kernel_param *kp)
+{
+	bool on;
+
+	if (kstrtobool(val, &on) || !on) {
+		reject("emit", val, "write 1 to re-emit the watched set");
+		return -EINVAL;
+	}
+	mutex_lock(&hvn_lock);
+	if (hvn_live)
+		hvn_watch_emit();
+	mutex_unlock(&hvn_lock);
+	return 0;
+}
+
 static const struct kernel_param_ops devices_ops = {
 	.set = devices_set,
 	.get = devices_get,
@@ -221,6 +243,10 @@ static const struct kernel_param_ops resolve_ms_ops = {
 	.get = resolve_ms_get,
 };
 
+static const struct kernel_param_ops emit_ops = {
+	.set = emit_set,
+};
+
 static const struct kernel_param_ops watched_ops = {
 	.get = watched_get,
 };
@@ -236,5 +262,7 @@ MODULE_PARM_DESC(local_cpus, "also watch each device's NUMA-local CPUs (default 
 module_param_cb(resolve_ms, &resolve_ms_ops, NULL, 0600);
 MODULE_PARM_DESC(resolve_ms,
 		 "period of the IRQ affinity re-check in ms, 0 to disable (default 1000)");
+module_param_cb(emit, &emit_ops, NULL, 0200);
+MODULE_PARM_DESC(emit, "write 1 to emit hvnoise:watch for the current set");
 module_param_cb(watched, &watched_ops, NULL, 0400);
 MODULE_PARM_DESC(watched, "the CPUs watched now (read-only)");

@@ -12,7 +12,7 @@ static void emit_watch_rec(void *ctx, const struct hvn_watch_rec *r)
 
 void hvn_trace_watch(const struct hvn_watchset *ws)
 {
-	hvn_ws_for_each_record(ws, emit_watch_rec, NULL);
+	hvn_ws_walk(ws, emit_watch_rec, NULL);
 }
 
 /*

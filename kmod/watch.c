@@ -9,7 +9,7 @@
 
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
-#include <linux/delay.h>
+#include <linux/kernel.h>
 #include <linux/pci.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
@@ -24,7 +24,8 @@ static struct hvn_watchset __rcu *hvn_ws;
 static void hvn_poll_fn(struct work_struct *w);
 static void hvn_emit_fn(struct work_struct *w);
 static DECLARE_DELAYED_WORK(hvn_poll_work, hvn_poll_fn);
-static DECLARE_WORK(hvn_emit_work, hvn_emit_fn);
+static DECLARE_DELAYED_WORK(hvn_emit_work, hvn_emit_fn);
+static unsigned int hvn_emit_tries;
 static int hvn_cpuhp_online = -1, hvn_cpuhp_dead = -1;
 
 static struct hvn_watchset *current_ws(void)
@@ -115,29 +116,48 @@ void hvn_watch_kick(unsigned long delay)
 	mod_delayed_work(system_wq, &hvn_poll_work, delay);
 }
 
+/* Re-emit the current set; called with hvn_lock held. */
+void hvn_watch_emit(void)
+{
+	struct hvn_watchset *ws = current_ws();
+
+	if (ws)
+		hvn_trace_watch(ws);
+}
+
+/*
+ * The event's reg callback runs just before the probe is attached, and
+ * trace-cmd turns tracing_on only after enabling its events: wait (up to
+ * 10 s) for both, so the re-emitted records are not dropped.
+ */
+#define EMIT_POLL_MS	100
+#define EMIT_TRIES	100
+
 static void hvn_emit_fn(struct work_struct *w)
 {
-	struct hvn_watchset *ws;
-	int i;
-
-	/*
-	 * The event's reg callback runs just before the probe is attached;
-	 * wait for it so that the re-emitted records are not dropped.
-	 */
-	for (i = 0; i < 100 && !trace_watch_enabled(); i++)
-		msleep(10);
 	mutex_lock(&hvn_lock);
-	ws = current_ws();
-	if (hvn_live && ws)
-		hvn_trace_watch(ws);
+	if (!hvn_live)
+		goto out;
+	if ((!trace_watch_enabled() || !tracing_is_on()) &&
+	    ++hvn_emit_tries < EMIT_TRIES) {
+		queue_delayed_work_on(housekeeping_cpu(), system_wq,
+				      &hvn_emit_work,
+				      msecs_to_jiffies(EMIT_POLL_MS));
+		goto out;
+	}
+	hvn_watch_emit();
+out:
 	mutex_unlock(&hvn_lock);
 }
 
 void hvn_watch_request_emit(void)
 {
 	mutex_lock(&hvn_lock);
-	if (hvn_live)
-		schedule_work(&hvn_emit_work);
+	if (hvn_live) {
+		hvn_emit_tries = 0;
+		mod_delayed_work_on(housekeeping_cpu(), system_wq,
+				    &hvn_emit_work, 0);
+	}
 	mutex_unlock(&hvn_lock);
 }
 
@@ -212,7 +232,7 @@ void hvn_watch_stop(void)
 		cpuhp_remove_state_nocalls(hvn_cpuhp_online);
 	bus_unregister_notifier(&pci_bus_type, &hvn_pci_nb);
 	cancel_delayed_work_sync(&hvn_poll_work);
-	cancel_work_sync(&hvn_emit_work);
+	cancel_delayed_work_sync(&hvn_emit_work);
 
 	mutex_lock(&hvn_lock);
 	ws = current_ws();

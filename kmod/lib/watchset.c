@@ -88,10 +88,8 @@ void hvn_ws_cpumap(const struct hvn_watchset *ws, unsigned long *map)
 			hvn_bit_set(map, cpu);
 }
 
-unsigned int hvn_ws_for_each_record(const struct hvn_watchset *ws,
-				    void (*fn)(void *ctx,
-					       const struct hvn_watch_rec *rec),
-				    void *ctx)
+unsigned int hvn_ws_walk(const struct hvn_watchset *ws, hvn_watch_rec_fn fn,
+			 void *ctx)
 {
 	struct hvn_watch_rec r;
 	unsigned int i;

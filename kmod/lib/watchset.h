@@ -13,7 +13,7 @@
 
 struct hvn_wdev {
 	u32 addr;		/* HVN_PCI_PACK() */
-	s16 node;		/* NUMA node, -1 if none or not present */
+	s32 node;		/* NUMA node, -1 if none or not present */
 	bool present;		/* the device exists now */
 	unsigned int nirqs;	/* IRQs found for it */
 };
@@ -39,7 +39,7 @@ struct hvn_watchset {
 struct hvn_watch_rec {
 	u32 gen, idx, count;
 	u8 kind, why;
-	s16 node;
+	s32 node;
 	s32 cpu, irq;
 	u32 dev;
 	u32 nirqs;		/* device records: IRQs found */
@@ -64,14 +64,14 @@ bool hvn_ws_equal(const struct hvn_watchset *a, const struct hvn_watchset *b);
 /* The watched CPUs as a bitmap of ws->nbits bits. */
 void hvn_ws_cpumap(const struct hvn_watchset *ws, unsigned long *map);
 
+typedef void (*hvn_watch_rec_fn)(void *ctx, const struct hvn_watch_rec *rec);
+
 /*
  * Call @fn for every record, in order: watched CPUs (ascending), devices,
  * IRQs.  idx counts from 0 and count is the total, so a reader can tell
  * whether it saw the whole set.  Returns the number of records.
  */
-unsigned int hvn_ws_for_each_record(const struct hvn_watchset *ws,
-				    void (*fn)(void *ctx,
-					       const struct hvn_watch_rec *rec),
-				    void *ctx);
+unsigned int hvn_ws_walk(const struct hvn_watchset *ws, hvn_watch_rec_fn fn,
+			 void *ctx);
 
 #endif /* HVN_WATCHSET_H */

@@ -1,0 +1,30 @@
+#!/bin/bash
+# Build hvnoise.ko (and, with HVNOISE_KUNIT=m, hvnoise_kunit.ko) against one
+# kernel tree in a private copy of the sources, so builds for different
+# kernels never share objects.
+#
+# usage: kbuild.sh OUTDIR KDIR [extra make arguments...]
+# Builds with W=1; the log is OUTDIR/build.log.  Exits non-zero on a failed
+# build or on any compiler warning.
+set -uo pipefail
+
+out=$(realpath -m "$1") kdir=$2
+shift 2
+top=$(cd "$(dirname "$0")/.." && pwd)
+
+[ -e "$kdir/Makefile" ] || { echo "kbuild: $kdir is not a kernel build tree" >&2; exit 1; }
+rm -rf "$out"
+mkdir -p "$out"
+(cd "$top" && cp -r --parents Kbuild include kmod tests/kunit tests/lib "$out"/)
+find "$out" \( -name '*.o' -o -name '*.ko' -o -name '.*.cmd' -o -name '*.mod*' \) -delete
+
+make -C "$kdir" M="$out" W=1 "$@" modules >"$out/build.log" 2>&1
+rc=$?
+if [ $rc -ne 0 ]; then
+	tail -30 "$out/build.log" >&2
+	exit $rc
+fi
+if grep -E "warning:|error:" "$out/build.log" >&2; then
+	exit 1
+fi
+exit 0

@@ -1,0 +1,130 @@
+#!/bin/bash
+# hvnoise's test suite: what `make check` runs.
+#
+#   1. userspace unit tests of kmod/lib/ under ASan/UBSan
+#   2. module builds (W=1, no warnings) against Debian 11's 5.10 headers,
+#      Debian 12's 6.1 headers and the 6.12 test kernel; checkpatch on kmod/
+#   3. KUnit suites in QEMU on the 6.12 test kernel (built once, cached)
+#   4. VM integration on Debian's stock kernel in QEMU
+#
+# Each check prints one PASS:/FAIL: line; the last line counts them all.
+# Logs: build/check/.  HVNOISE_CACHE moves the kernel cache (~/.cache/hvnoise).
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+out=$top/build/check
+rm -rf "$out"
+mkdir -p "$out"
+results=$out/results.txt
+: >"$results"
+
+pass() { echo "PASS: $1" | tee -a "$results"; }
+fail() { echo "FAIL: $1" | tee -a "$results"; }
+# Run a command whose output holds PASS:/FAIL: lines; keep them.
+collect() {
+	local log=$1
+	shift
+	"$@" >"$log" 2>&1
+	local rc=$?
+	grep -E "^(PASS|FAIL): " "$log" | tee -a "$results"
+	return $rc
+}
+step() { printf '\n== %s\n' "$*"; }
+
+# --- 1. unit tests ---------------------------------------------------------
+step "userspace unit tests (ASan/UBSan)"
+if make -s unit-build >"$out/unit-build.log" 2>&1; then
+	collect "$out/unit.log" build/unit/hvnoise-unit ||
+		grep -A3 "^FAIL" "$out/unit.log" | head -40
+else
+	cat "$out/unit-build.log"
+	fail "unit/build"
+fi
+
+# --- 2. builds and style ---------------------------------------------------
+step "test kernel (6.12, KUnit) — cached, built on first use"
+kernel612=$(scripts/build-test-kernel.sh tests/kunit/kernel.config) && pass "build/test kernel 6.12" ||
+	{ fail "build/test kernel 6.12"; kernel612=""; }
+
+step "module builds, W=1"
+k61=$(scripts/kernel-dir.sh 6.1) || k61=""
+k510=$(scripts/fetch-headers-5.10.sh 2>"$out/fetch-5.10.log") || { cat "$out/fetch-5.10.log"; k510=""; }
+build() {
+	local name=$1 kdir=$2
+	shift 2
+	if [ -z "$kdir" ]; then
+		fail "build/$name (no kernel tree)"
+	elif scripts/kbuild.sh "build/kbuild-$name" "$kdir" "$@" 2>"$out/kbuild-$name.err"; then
+		pass "build/$name W=1 without warnings"
+	else
+		cat "$out/kbuild-$name.err"
+		fail "build/$name W=1 without warnings"
+	fi
+}
+build 5.10 "$k510" CC=gcc
+build 6.1 "$k61"
+build 6.12 "$kernel612" HVNOISE_KUNIT=m
+
+step "checkpatch"
+src612=$(ls -d "${HVNOISE_CACHE:-$HOME/.cache/hvnoise}"/linux-source-* 2>/dev/null | tail -n 1)
+if [ -x "$src612/scripts/checkpatch.pl" ]; then
+	files=$(find kmod tests/kunit -name '*.[ch]' | sort)
+	# shellcheck disable=SC2086
+	"$src612/scripts/checkpatch.pl" --no-tree --quiet --show-types -f $files >"$out/checkpatch.log" 2>&1
+	if grep -q "^ERROR" "$out/checkpatch.log"; then
+		grep -A3 "^ERROR" "$out/checkpatch.log"
+		fail "style/checkpatch kmod/ (errors)"
+	else
+		pass "style/checkpatch kmod/ (no errors; $(grep -c '^WARNING' "$out/checkpatch.log") warnings)"
+	fi
+else
+	fail "style/checkpatch (no kernel source)"
+fi
+
+# --- 3. KUnit --------------------------------------------------------------
+step "KUnit on the 6.12 test kernel"
+if [ -n "$kernel612" ] && [ -f build/kbuild-6.12/tests/kunit/hvnoise_kunit.ko ]; then
+	tests/vm/mkinitramfs.sh "$out/kunit-initrd.gz" \
+		--file tests/kunit/guest.sh=/lib/hvnoise/guest.sh \
+		--file build/kbuild-6.12/tests/kunit/hvnoise_kunit.ko=/lib/hvnoise/hvnoise_kunit.ko \
+		--file build/kbuild-6.12/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko
+	tests/vm/qemu.sh "$kernel612/arch/x86/boot/bzImage" "$out/kunit-initrd.gz" \
+		"$out/kunit-console.log" /lib/hvnoise/guest.sh 300 2>"$out/kunit-qemu.err"
+	grep -E "^(PASS|FAIL): " "$out/kunit-console.log" | tee -a "$results"
+	grep -q "HVNOISE-VM-DONE" "$out/kunit-console.log" && pass "kunit-vm/completed" ||
+		{ tail -30 "$out/kunit-console.log"; fail "kunit-vm/completed"; }
+	collect "$out/ktap.log" tests/kunit/ktap.py "$out/kunit-console.log" \
+		tests/lib/*_test.c tests/kunit/*_kunit.c ||
+		grep -B2 -A12 "not ok" "$out/kunit-console.log" | head -60
+else
+	fail "kunit-vm/completed (no test kernel or KUnit module)"
+fi
+
+# --- 4. VM integration -----------------------------------------------------
+step "VM integration on Debian's stock kernel"
+if [ -n "$k61" ] && [ -f build/kbuild-6.1/kmod/hvnoise.ko ]; then
+	kver=$(basename "$k61" | sed 's/^linux-headers-//')
+	tests/vm/mkinitramfs.sh "$out/vm-initrd.gz" --kver "$kver" \
+		--kmod virtio_pci --kmod virtio_net --kmod virtio_blk \
+		--bin /usr/bin/trace-cmd \
+		--file tests/vm/guest-integration.sh=/lib/hvnoise/guest.sh \
+		--file build/kbuild-6.1/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko
+	tests/vm/qemu.sh "/boot/vmlinuz-$kver" "$out/vm-initrd.gz" \
+		"$out/vm-console.log" /lib/hvnoise/guest.sh 600 2>"$out/vm-qemu.err"
+	grep -E "^(PASS|FAIL): " "$out/vm-console.log" | tee -a "$results"
+	grep -q "HVNOISE-VM-DONE" "$out/vm-console.log" && pass "vm/completed" ||
+		{ tail -30 "$out/vm-console.log"; fail "vm/completed"; }
+else
+	fail "vm/completed (no 6.1 kernel or module build)"
+fi
+
+npass=$(grep -c "^PASS: " "$results")
+nfail=$(grep -c "^FAIL: " "$results")
+echo
+if [ "$nfail" -gt 0 ]; then
+	echo "Failed checks:"
+	grep "^FAIL: " "$results"
+fi
+echo "$npass passed, $nfail failed"
+[ "$nfail" -eq 0 ]

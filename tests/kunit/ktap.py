@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Check KTAP from the KUnit VM's console against the cases in the sources.
+
+usage: ktap.py CONSOLE_LOG SOURCE...
+
+Every case defined in the sources (HT_CASE/KUNIT_CASE in a file whose suite
+is HT_SUITE(name, ...) or .name = "hvnoise_...") must appear as "ok" in the
+KTAP block of its suite.  Prints one PASS:/FAIL: line per case; a case that
+failed, was skipped or is missing is a FAIL.  Exit status 1 on any FAIL.
+"""
+import re
+import sys
+
+
+def expected_cases(paths):
+    cases = []
+    for path in paths:
+        text = open(path, encoding="utf-8").read()
+        m = re.search(r'HT_SUITE\((\w+),', text)
+        suite = "hvnoise_" + m.group(1) if m else None
+        if not suite:
+            m = re.search(r'\.name\s*=\s*"(hvnoise_\w+)"', text)
+            suite = m.group(1) if m else None
+        if not suite:
+            continue
+        for name in re.findall(r'\b(?:HT_CASE|KUNIT_CASE)\((\w+)\)', text):
+            cases.append((suite, name))
+    return cases
+
+
+def ktap_results(log):
+    """{(suite, case): 'ok' | 'not ok' | 'skip'} from KTAP-BEGIN/END blocks."""
+    results = {}
+    suite = None
+    for raw in log.splitlines():
+        line = raw.strip()
+        m = re.match(r'KTAP-BEGIN (\S+)', line)
+        if m:
+            suite = m.group(1)
+            continue
+        if line.startswith("KTAP-END"):
+            suite = None
+            continue
+        if suite is None:
+            continue
+        m = re.match(r'(not ok|ok) \d+ (\w+)(.*)$', line)
+        if m:
+            status = m.group(1)
+            if "# SKIP" in m.group(3):
+                status = "skip"
+            results[(suite, m.group(2))] = status
+    return results
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    log = open(sys.argv[1], encoding="utf-8", errors="replace").read()
+    results = ktap_results(log)
+    failed = 0
+    cases = expected_cases(sys.argv[2:])
+    if not cases:
+        print("FAIL: kunit/no test cases found in the sources")
+        return 1
+    for suite, case in cases:
+        status = results.get((suite, case), "missing")
+        if status == "ok":
+            print(f"PASS: kunit/{suite}.{case}")
+        else:
+            failed += 1
+            print(f"FAIL: kunit/{suite}.{case} ({status})")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

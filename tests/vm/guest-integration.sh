@@ -1,0 +1,317 @@
+#!/bin/sh
+# VM integration test of hvnoise.ko, run inside the guest (busybox sh) on
+# Debian's stock kernel.  The virtio NIC (0000:00:04.0) and disk
+# (0000:00:05.0) stand for a GPU host's NIC and GPU.  Every assertion prints
+# one PASS:/FAIL: line; the host counts them (tests/check.sh).
+KO=/lib/hvnoise/hvnoise.ko
+P=/sys/module/hvnoise/parameters
+T=/sys/kernel/tracing
+NIC=0000:00:04.0
+BLK=0000:00:05.0
+HOSTBRIDGE=0000:00:00.0
+NOSUCH=0000:00:1f.7
+PEER=0000:00:06.0	# the NIC's peer on the QEMU-internal hub
+
+check() {
+	if [ "$1" = 0 ]; then echo "PASS: vm/$2"; else echo "FAIL: vm/$2"; fi
+}
+
+# Poll (0.2 s steps, up to $1 s) until the shell condition $2 holds.
+wait_for() {
+	n=$(($1 * 5))
+	while [ $n -gt 0 ]; do
+		eval "$2" && return 0
+		usleep 200000
+		n=$((n - 1))
+	done
+	eval "$2"
+}
+
+is_watched() {
+	expand_cpulist "$(cat $P/watched)" | grep -qx "$1"
+}
+
+expand_cpulist() {
+	echo "$1" | tr ',' '\n' | while IFS=- read -r a b; do
+		[ -n "$a" ] || continue
+		seq "$a" "${b:-$a}"
+	done
+}
+
+# The hvnoise:watch records of the newest generation in $T/trace, one per
+# line: KIND CPU WHY DEV IRQ NIRQS NAME.
+watch_recs() {
+	awk '/ watch: / {
+		kind = ""; delete f
+		for (i = 1; i <= NF; i++) {
+			if ($i ~ /^[0-9]+\/[0-9]+$/) kind = $(i + 1)
+			n = index($i, "=")
+			if (n > 1) f[substr($i, 1, n - 1)] = substr($i, n + 1)
+		}
+		g = f["gen"] + 0
+		for (k in f) if (f[k] == "") f[k] = "-"
+		recs[g] = recs[g] kind " " f["cpu"] " " f["why"] " " f["dev"] " " \
+			  f["irq"] " " f["nirqs"] " " f["name"] "\n"
+		if (g > maxg) maxg = g
+	}
+	END { printf "%s", recs[maxg] }' "$T/trace" | sort -u
+}
+
+watch_gen() {
+	awk '/ watch: / { for (i = 1; i <= NF; i++) if ($i ~ /^gen=/) {
+		g = substr($i, 5) + 0; if (g > m) m = g } } END { print m + 0 }' "$T/trace"
+}
+
+# "IRQ:CPU" pairs of device $1 as the kernel reports them.
+proc_pairs() {
+	for irq in $(ls "/sys/bus/pci/devices/$1/msi_irqs" 2>/dev/null); do
+		for cpu in $(expand_cpulist "$(cat /proc/irq/$irq/effective_affinity_list)"); do
+			echo "$irq:$cpu"
+		done
+	done | sort
+}
+
+trace_pairs() {
+	watch_recs | awk -v d="$1" '$1 == "irq" && $4 == d { print $5 ":" $2 }' | sort
+}
+
+# Watched CPUs with reason $1 (listed|irq|numa) in the newest generation.
+trace_cpus_why() {
+	watch_recs | awk -v w="$1" '$1 == "cpu" && ("|" $3 "|") ~ ("\\|" w "\\|") { print $2 }' | sort -n
+}
+
+# Expect insmod with "$@" to fail with EINVAL and one dmesg line naming
+# the bad value ($want_val) and why ($want_why).
+expect_load_rejected() {
+	name=$1 want_val=$2 want_why=$3
+	shift 3
+	dmesg -c >>/tmp/dmesg.all
+	out=$(insmod $KO "$@" 2>&1)
+	rc=$?
+	[ $rc -ne 0 ] && [ ! -d /sys/module/hvnoise ]
+	check $? "insmod rejects $name"
+	echo "$out" | grep -qi "invalid"
+	check $? "insmod $name fails with EINVAL ($out)"
+	# busybox insmod tries finit_module, then init_module: one line per
+	# attempt, so count distinct lines.
+	lines=$(dmesg | grep "hvnoise: " | grep -v "invalid for parameter" |
+		sed 's/^\[[^]]*\] //' | sort -u | grep -F -e "$want_val" | grep -c -F -e "$want_why")
+	[ "$lines" = 1 ]
+	check $? "dmesg names $name and why ($want_why)"
+	[ "$lines" = 1 ] || dmesg | grep hvnoise
+}
+
+# Expect writing $2 to parameter $1 to fail, leave it unchanged and log why.
+expect_write_rejected() {
+	param=$1 val=$2 why=$3
+	before=$(cat "$P/$param")
+	watched=$(cat "$P/watched")
+	dmesg -c >>/tmp/dmesg.all
+	echo "$val" >"$P/$param" 2>/dev/null
+	rc=$?
+	[ $rc -ne 0 ]
+	check $? "write $param=$val fails"
+	[ "$(cat "$P/$param")" = "$before" ] && [ "$(cat "$P/watched")" = "$watched" ]
+	check $? "write $param=$val leaves configuration in force"
+	dmesg | grep "hvnoise: $param=" | grep -F -e "$val" | grep -q -F -e "$why"
+	check $? "dmesg names $param=$val and why ($why)"
+}
+
+echo "guest: kernel $(uname -r), $(grep -c ^processor /proc/cpuinfo) CPUs"
+[ -e "/sys/bus/pci/devices/$NIC/driver" ] && [ -e "/sys/bus/pci/devices/$BLK/driver" ]
+check $? "virtio NIC and disk present with drivers bound"
+cat /proc/interrupts | grep -i virtio
+
+# --- Bad parameters at load ---------------------------------------------
+expect_load_rejected "malformed PCI address" "0000:zz:00.0" "not a PCI address" devices=0000:zz:00.0
+expect_load_rejected "unknown PCI device" "$NOSUCH" "no such PCI device" devices=$NOSUCH
+expect_load_rejected "device without IRQs" "$HOSTBRIDGE" "has no IRQs" devices=$HOSTBRIDGE
+expect_load_rejected "empty device list" "devices=" "empty device list" devices=
+expect_load_rejected "empty cpulist" "cpus=" "empty cpulist" cpus=
+expect_load_rejected "out-of-range cpulist" "0-4096" "out of range" cpus=0-4096
+expect_load_rejected "reversed cpulist" "3-1" "reversed" cpus=3-1
+expect_load_rejected "non-boolean local_cpus" "local_cpus=maybe" "not a boolean" local_cpus=maybe
+expect_load_rejected "too small resolve_ms" "resolve_ms=5" "rejected" resolve_ms=5
+
+# --- Load with the two devices and a listed CPU -------------------------
+dmesg -c >>/tmp/dmesg.all
+insmod $KO devices=$NIC,$BLK cpus=1 resolve_ms=100
+check $? "insmod devices=$NIC,$BLK cpus=1"
+[ "$(cat $P/devices)" = "$NIC,$BLK" ] && [ "$(cat $P/cpus)" = 1 ]
+check $? "parameters read back"
+ls -l $P | grep -v -- "-rw------- \|-r-------- \|--w------- " | grep -q "^-"
+[ $? -ne 0 ]
+check $? "parameters are root-only"
+
+echo 1 >$T/events/hvnoise/watch/enable
+wait_for 5 'grep -q " watch: " $T/trace'
+check $? "enabling hvnoise:watch re-emits the watched set"
+grep " watch: " $T/trace | head -20
+
+for d in $NIC $BLK; do
+	p=$(proc_pairs $d)
+	t=$(trace_pairs $d)
+	[ -n "$p" ] && [ "$p" = "$t" ]
+	check $? "watch names $d's IRQs and CPUs as /proc/irq says"
+	[ -n "$p" ] && [ "$p" = "$t" ] || { echo "proc: $p"; echo "trace: $t"; }
+	n=$(ls /sys/bus/pci/devices/$d/msi_irqs | wc -l)
+	watch_recs | awk -v d=$d -v n=$n '$1 == "device" && $4 == d && $6 == n { ok = 1 } END { exit !ok }'
+	check $? "watch device record for $d counts its $n IRQs"
+done
+
+names_ok=0
+for irq in $(ls /sys/bus/pci/devices/$NIC/msi_irqs); do
+	want=$(awk -v n="$irq:" '$1 == n { print $NF }' /proc/interrupts | cut -c1-15)
+	got=$(watch_recs | awk -v i=$irq '$1 == "irq" && $5 == i { print $7; exit }')
+	[ "$want" = "$got" ] || { names_ok=1; echo "irq $irq: proc '$want' trace '$got'"; }
+done
+check $names_ok "watch IRQ names match /proc/interrupts"
+
+irqcpus=$( (proc_pairs $NIC; proc_pairs $BLK) | cut -d: -f2 | sort -nu)
+[ "$(trace_cpus_why irq)" = "$irqcpus" ]
+check $? "CPUs serving device IRQs are watched with why=irq ($irqcpus)"
+[ "$(trace_cpus_why listed)" = 1 ]
+check $? "listed CPU 1 is watched with why=listed"
+want=$( (echo 1; echo "$irqcpus") | sort -nu | tr '\n' ' ')
+got=$(expand_cpulist "$(cat $P/watched)" | tr '\n' ' ')
+[ "$want" = "$got" ]
+check $? "watched parameter is the union ($got)"
+
+echo >$T/trace
+echo 1 >$P/emit
+check $? "write emit=1"
+[ "$(grep -c ' watch: ' $T/trace)" = "$(grep ' watch: ' $T/trace | head -1 | sed 's:.* [0-9]*/\([0-9]*\) .*:\1:')" ]
+check $? "emit=1 re-emits the whole set"
+
+# --- Runtime writes --------------------------------------------------------
+expect_write_rejected cpus 0-999 "out of range"
+expect_write_rejected cpus "" "empty cpulist"
+expect_write_rejected devices $NOSUCH "no such PCI device"
+expect_write_rejected devices $HOSTBRIDGE "has no IRQs"
+expect_write_rejected devices "0000:00:04" "not a PCI address"
+expect_write_rejected local_cpus 2 "not a boolean"
+expect_write_rejected resolve_ms 99999999 "rejected"
+
+g=$(watch_gen)
+echo 2-3 >$P/cpus
+check $? "write cpus=2-3 accepted"
+wait_for 3 '[ "$(watch_gen)" -gt "$g" ]'
+check $? "cpus write emits a new watch generation"
+[ "$(trace_cpus_why listed | tr '\n' ' ')" = "2 3 " ]
+check $? "new generation lists CPUs 2-3"
+
+echo none >$P/cpus && echo $NIC >$P/devices
+check $? "write cpus=none devices=$NIC accepted"
+want=$(proc_pairs $NIC | cut -d: -f2 | sort -nu | tr '\n' ' ')
+got=$(expand_cpulist "$(cat $P/watched)" | tr '\n' ' ')
+[ "$want" = "$got" ]
+check $? "watched is the NIC's IRQ CPUs only ($got)"
+
+echo 1 >$P/local_cpus
+online=$(expand_cpulist "$(cat /sys/devices/system/cpu/online)" | tr '\n' ' ')
+got=$(expand_cpulist "$(cat $P/watched)" | tr '\n' ' ')
+[ "$got" = "$online" ] && trace_cpus_why numa | grep -q .
+check $? "local_cpus=1 adds the NIC's NUMA-local CPUs, why=numa ($got)"
+echo 0 >$P/local_cpus
+
+# IRQ affinity change (what irqbalance does): x86 moves an MSI at its next
+# interrupt, so make the NIC receive (broadcasts from its peer on the hub);
+# the slow poll then sees the new effective CPU.
+netdev() { ls /sys/bus/pci/devices/$1/virtio*/net/; }
+nic=$(netdev $NIC)
+peer=$(netdev $PEER)
+ip link set "$nic" up && ip link set "$peer" up && ip addr add 10.99.0.2/24 dev "$peer"
+check $? "NIC $nic and peer $peer up on the QEMU-internal hub"
+irq=$(awk '/virtio0-input/ { sub(":", "", $1); print $1 }' /proc/interrupts)
+[ -n "$irq" ] || irq=$(ls /sys/bus/pci/devices/$NIC/msi_irqs | sed -n 2p)
+cur=$(cat /proc/irq/$irq/effective_affinity_list)
+to=$(( (cur + 1) % $(grep -c ^processor /proc/cpuinfo) ))
+echo $to >/proc/irq/$irq/smp_affinity_list
+check $? "set IRQ $irq affinity from CPU $cur to $to"
+arping -c 3 -w 3 -I "$peer" 10.99.0.1 >/dev/null 2>&1
+wait_for 5 '[ "$(cat /proc/irq/$irq/effective_affinity_list)" = "$to" ]'
+check $? "IRQ $irq now effective on CPU $to (after receive traffic)"
+wait_for 5 'trace_pairs $NIC | grep -qx "$irq:$to"'
+check $? "watch follows IRQ $irq to CPU $to without reload"
+trace_pairs $NIC | grep -qx "$irq:$cur"
+[ $? -ne 0 ]
+check $? "watch no longer has IRQ $irq on CPU $cur"
+is_watched $to
+check $? "CPU $to is watched after the move"
+
+# CPU hotplug of a listed CPU.
+echo 3 >$P/cpus
+echo 0 >/sys/devices/system/cpu/cpu3/online
+check $? "CPU 3 offline"
+wait_for 5 '! is_watched 3'
+check $? "offline CPU 3 leaves the watched set"
+echo 1 >/sys/devices/system/cpu/cpu3/online
+check $? "CPU 3 online"
+wait_for 5 'is_watched 3'
+check $? "CPU 3 back online is watched again"
+
+# Driver unbind and rebind: IRQs go and come back, module stays loaded.
+echo $NIC >/sys/bus/pci/devices/$NIC/driver/unbind
+check $? "unbind the NIC's driver"
+wait_for 5 '[ -z "$(trace_pairs $NIC)" ]' && watch_recs | awk -v d=$NIC '$1 == "device" && $4 == d && $6 == 0 { ok = 1 } END { exit !ok }'
+check $? "watch shows the unbound NIC with no IRQs"
+echo $NIC >/sys/bus/pci/drivers/virtio-pci/bind
+check $? "rebind the NIC's driver"
+wait_for 5 '[ "$(trace_pairs $NIC)" = "$(proc_pairs $NIC)" ]'
+p=$(proc_pairs $NIC)
+[ -n "$p" ] && [ "$(trace_pairs $NIC)" = "$p" ]
+check $? "watch names the rebound NIC's new IRQs"
+
+# --- trace-cmd inside the guest ---------------------------------------
+echo 0 >$T/events/hvnoise/watch/enable
+echo >$T/trace
+echo $NIC,$BLK >$P/devices && echo 1 >$P/cpus
+trace-cmd record -q -e hvnoise -o /tmp/hvnoise.dat sleep 8 >/tmp/tc-record.log 2>&1 &
+tc=$!
+# trace-cmd starts slowly under TCG: change the set once it is recording.
+wait_for 6 '[ "$(cat $T/tracing_on)" = 1 ] && [ "$(cat $T/events/hvnoise/watch/enable)" = 1 ]'
+sleep 1
+echo 0-1 >$P/cpus
+wait $tc
+check $? "trace-cmd record -e hvnoise"
+trace-cmd report -i /tmp/hvnoise.dat >/tmp/tc-report.txt 2>&1
+check $? "trace-cmd report reads the recording"
+! grep -q "FAILED TO PARSE" /tmp/tc-report.txt
+check $? "trace-cmd report parses every hvnoise event"
+grep -q "watch: .* cpu cpu=1 why=listed" /tmp/tc-report.txt && grep -q "watch: .* irq cpu=[0-9].* dev=$NIC node=-1 irq=[0-9]" /tmp/tc-report.txt
+check $? "trace-cmd report decodes kind, why and dev fields"
+grep -q "watch: .* cpu cpu=0 why=listed" /tmp/tc-report.txt
+check $? "trace-cmd recording holds the runtime change (cpus=0-1)"
+grep -q "watch: .* gen=[0-9]* 1/" /tmp/tc-report.txt
+check $? "trace-cmd recording holds the set re-emitted when recording began"
+grep watch: /tmp/tc-report.txt | head -5
+
+# --- Unload while tracing, and load/unload cycles -------------------------
+echo 1 >$T/events/hvnoise/enable
+cat $T/trace_pipe >/dev/null &
+reader=$!
+rmmod hvnoise
+check $? "rmmod while the events are enabled and read"
+[ ! -d /sys/module/hvnoise ] && [ ! -d $T/events/hvnoise ]
+check $? "rmmod leaves no module or event directories"
+kill $reader 2>/dev/null
+cycles=0
+i=0
+while [ $i -lt 10 ]; do
+	insmod $KO devices=$NIC,$BLK cpus=0-1 resolve_ms=10 || break
+	echo 1 >$T/events/hvnoise/watch/enable
+	echo 2 >$P/cpus
+	rmmod hvnoise || break
+	cycles=$((cycles + 1))
+	i=$((i + 1))
+done
+[ $cycles = 10 ]
+check $? "10 load/enable/write/unload cycles ($cycles)"
+
+dmesg >>/tmp/dmesg.all
+if grep -E "WARNING:|BUG:|Oops|Call Trace|general protection" /tmp/dmesg.all >/dev/null; then
+	grep -E -A8 "WARNING:|BUG:|Oops|Call Trace|general protection" /tmp/dmesg.all
+	check 1 "dmesg holds no WARNING/BUG/Oops"
+else
+	check 0 "dmesg holds no WARNING/BUG/Oops"
+fi

@@ -1,0 +1,33 @@
+#!/bin/bash
+# Boot a kernel and initramfs under QEMU TCG with a virtio NIC and disk (the
+# stand-ins for a GPU host's NIC and GPU) and capture its serial console.
+#
+# usage: qemu.sh KERNEL INITRD LOG RUN [TIMEOUT_S] [PIDFILE]
+#   RUN is the guest script for init's hvn.run=.
+# Fixed PCI addresses: the NIC is 0000:00:04.0, the disk 0000:00:05.0, and
+# a second NIC, 0000:00:06.0, is the NIC's only peer: both sit on a
+# QEMU-internal hub, so the tests can make receive interrupts and no packet
+# leaves the VM.
+set -euo pipefail
+
+kernel=$1 initrd=$2 log=$3 run=$4 timeout_s=${5:-600} pidfile=${6:-}
+disk=$(dirname "$log")/vm-disk.img
+[ -f "$disk" ] || truncate -s 16M "$disk"
+
+args=(-accel tcg -smp "${HVN_VM_CPUS:-4}" -m 1024 -no-reboot
+      -display none -monitor none -serial "file:$log"
+      -kernel "$kernel" -initrd "$initrd"
+      -append "console=ttyS0 loglevel=4 panic=-1 hvn.run=$run"
+      -netdev hubport,id=n0,hubid=0
+      -device virtio-net-pci,netdev=n0,addr=04
+      -netdev hubport,id=n1,hubid=0
+      -device virtio-net-pci,netdev=n1,addr=06
+      -drive "file=$disk,if=none,format=raw,id=d0"
+      -device virtio-blk-pci,drive=d0,addr=05)
+[ -n "$pidfile" ] && args+=(-pidfile "$pidfile")
+: >"$log"
+timeout "$timeout_s" qemu-system-x86_64 "${args[@]}" || {
+	rc=$?
+	[ $rc -eq 124 ] && echo "qemu.sh: VM timed out after ${timeout_s}s" >&2
+	exit $rc
+}
