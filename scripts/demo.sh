@@ -1,0 +1,33 @@
+#!/bin/bash
+# make demo: build hvnoise.ko for Debian's stock kernel, boot it in QEMU with
+# a virtio NIC and disk standing for a GPU host's NIC and GPU, load the
+# module on them, change the host under it (IRQ moves, CPU hotplug, driver
+# rebind) and print what it watched and recorded, as trace-cmd reports it.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+out=$top/build/demo
+mkdir -p "$out"
+
+kdir=$(scripts/kernel-dir.sh 6.1)
+kver=$(basename "$kdir" | sed 's/^linux-headers-//')
+[ -r "/boot/vmlinuz-$kver" ] || { echo "demo: /boot/vmlinuz-$kver missing (apt-get install linux-image-amd64)" >&2; exit 1; }
+
+echo "== building hvnoise.ko for $kver"
+scripts/kbuild.sh "$out/kbuild" "$kdir"
+tests/vm/mkinitramfs.sh "$out/initrd.gz" --kver "$kver" \
+	--kmod virtio_pci --kmod virtio_net --kmod virtio_blk \
+	--bin /usr/bin/trace-cmd \
+	--file scripts/demo-guest.sh=/lib/hvnoise/guest.sh \
+	--file "$out/kbuild/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko"
+
+echo "== booting Debian's $kver in QEMU (TCG, 4 vCPUs); guest output follows"
+: >"$out/console.log"
+tests/vm/qemu.sh "/boot/vmlinuz-$kver" "$out/initrd.gz" "$out/console.log" \
+	/lib/hvnoise/guest.sh 300 2>"$out/qemu.err" &
+vm=$!
+tail -n +1 -f --pid=$vm "$out/console.log" 2>/dev/null | sed -u '/^\[ *[0-9.]*\] /d'
+wait $vm
+grep -q "HVNOISE-VM-DONE rc=0" "$out/console.log" || { echo "demo: the VM run failed; see $out/console.log" >&2; exit 1; }
+echo "== done; console log: $out/console.log"
