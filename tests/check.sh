@@ -69,7 +69,7 @@ build 6.12 "$kernel612" HVNOISE_KUNIT=m
 step "checkpatch"
 src612=$(ls -d "${HVNOISE_CACHE:-$HOME/.cache/hvnoise}"/linux-source-* 2>/dev/null | tail -n 1)
 if [ -x "$src612/scripts/checkpatch.pl" ]; then
-	files=$(find kmod tests/kunit -name '*.[ch]' | sort)
+	files=$(find kmod tests/kunit tests/lib include -name '*.[ch]' ! -name '*.mod.c' | sort)
 	# shellcheck disable=SC2086
 	"$src612/scripts/checkpatch.pl" --no-tree --quiet --show-types -f $files >"$out/checkpatch.log" 2>&1
 	if grep -q "^ERROR" "$out/checkpatch.log"; then

@@ -1,7 +1,12 @@
 #!/bin/sh
-# Runs inside the 6.12 test kernel: load the KUnit module and print each
-# hvnoise suite's KTAP from debugfs between markers for tests/kunit/ktap.py.
-# Then load hvnoise.ko as built for this kernel, to prove it loads on 6.12.
+# Runs inside the 6.12 test kernel (lockdep, atomic-sleep checks, kmemleak):
+# load the KUnit module and print each hvnoise suite's KTAP from debugfs
+# between markers for tests/kunit/ktap.py; then put hvnoise.ko, as built for
+# this kernel, through load/unload cycles with runtime writes and CPU
+# hotplug, and require a clean kernel log and no kmemleak report.
+KO=/lib/hvnoise/hvnoise.ko
+P=/sys/module/hvnoise/parameters
+T=/sys/kernel/tracing
 check() {
 	if [ "$1" = 0 ]; then echo "PASS: kunit-vm/$2"; else echo "FAIL: kunit-vm/$2"; fi
 }
@@ -14,17 +19,49 @@ for d in /sys/kernel/debug/kunit/hvnoise_*; do
 	cat "$d/results"
 	echo "KTAP-END ${d##*/}"
 done
+rmmod hvnoise_kunit
 
-insmod /lib/hvnoise/hvnoise.ko devices=0000:00:04.0 cpus=0
-check $? "hvnoise.ko loads on 6.12 with devices=0000:00:04.0"
-w=$(cat /sys/module/hvnoise/parameters/watched 2>/dev/null)
+insmod $KO devices=0000:00:04.0,0000:00:05.0 cpus=0
+check $? "hvnoise.ko loads on 6.12 with devices=0000:00:04.0,0000:00:05.0"
+w=$(cat $P/watched 2>/dev/null)
 [ -n "$w" ] && [ "$w" != none ]
 check $? "hvnoise.ko watches CPUs on 6.12 ($w)"
 rmmod hvnoise
 check $? "hvnoise.ko unloads on 6.12"
-if dmesg | grep -E "WARNING:|BUG:|Oops|Call Trace" >/dev/null; then
-	dmesg | grep -E -A5 "WARNING:|BUG:|Oops|Call Trace"
-	check 1 "dmesg clean on 6.12"
+
+cycles=0
+i=0
+while [ $i -lt 20 ]; do
+	insmod $KO devices=0000:00:04.0,0000:00:05.0 cpus=0 resolve_ms=10 || break
+	echo 1 >$T/events/hvnoise/watch/enable
+	echo 1-2 >$P/cpus && echo 1 >$P/local_cpus && echo 1 >$P/emit || break
+	echo 0-99 >$P/cpus 2>/dev/null
+	if [ $((i % 5)) = 0 ]; then
+		echo 0 >/sys/devices/system/cpu/cpu2/online
+		echo 1 >/sys/devices/system/cpu/cpu2/online
+	fi
+	rmmod hvnoise || break
+	cycles=$((cycles + 1))
+	i=$((i + 1))
+done
+[ $cycles = 20 ]
+check $? "20 load/write/hotplug/unload cycles under lockdep ($cycles)"
+
+if [ -w /sys/kernel/debug/kmemleak ]; then
+	echo scan >/sys/kernel/debug/kmemleak
+	sleep 1
+	echo scan >/sys/kernel/debug/kmemleak
+	leaks=$(grep -c "^unreferenced object" /sys/kernel/debug/kmemleak)
+	[ "$leaks" = 0 ] || cat /sys/kernel/debug/kmemleak | head -40
+	[ "$leaks" = 0 ]
+	check $? "kmemleak reports no leaks ($leaks)"
 else
-	check 0 "dmesg clean on 6.12"
+	check 1 "kmemleak available"
+fi
+
+if dmesg | grep -E "WARNING:|BUG:|Oops|Call Trace|possible circular|lockdep" >/dev/null; then
+	dmesg | grep -E -A12 "WARNING:|BUG:|Oops|Call Trace|possible circular"
+	check 1 "dmesg clean on 6.12 (lockdep, atomic sleep)"
+else
+	check 0 "dmesg clean on 6.12 (lockdep, atomic sleep)"
 fi
