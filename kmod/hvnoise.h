@@ -37,8 +37,10 @@ void hvn_ws_free(struct hvn_watchset *ws);
 /* watch.c: the current watched set and what keeps it up to date. */
 int hvn_watch_update(const struct hvn_config *cfg, bool strict,
 		     char *err, size_t errlen);
+int hvn_watch_init(void);
 int hvn_watch_start(void);
 void hvn_watch_stop(void);
+void hvn_watch_exit(void);
 void hvn_watch_kick(unsigned long delay);
 void hvn_watch_request_emit(void);
 void hvn_watch_emit(void);

@@ -14,10 +14,14 @@ static int __init hvn_init(void)
 	char err[HVN_ERRLEN], cpus[128];
 	int ret;
 
+	ret = hvn_watch_init();
+	if (ret)
+		return ret;
 	mutex_lock(&hvn_lock);
 	ret = hvn_watch_update(hvn_config(), true, err, sizeof(err));
 	if (ret) {
 		mutex_unlock(&hvn_lock);
+		hvn_watch_exit();
 		pr_err("not loaded: %s\n", err);
 		return ret == -ENOMEM ? ret : -EINVAL;
 	}
@@ -31,7 +35,7 @@ static int __init hvn_init(void)
 		mutex_lock(&hvn_lock);
 		hvn_live = false;
 		mutex_unlock(&hvn_lock);
-		hvn_watch_stop();
+		hvn_watch_exit();
 		pr_err("not loaded: cannot register hotplug/PCI callbacks (%d)\n",
 		       ret);
 		return ret;
@@ -46,6 +50,7 @@ static void __exit hvn_exit(void)
 	hvn_live = false;
 	mutex_unlock(&hvn_lock);
 	hvn_watch_stop();
+	hvn_watch_exit();
 }
 
 module_init(hvn_init);

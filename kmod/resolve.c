@@ -13,6 +13,7 @@
 #include <linux/msi.h>
 #include <linux/pci.h>
 #include <linux/slab.h>
+#include "compat.h"
 #include "hvnoise.h"
 
 /* devices=auto takes at most this many devices beyond the listed ones. */
@@ -92,12 +93,28 @@ static int add_irq(struct hvn_build *b, u32 dev, int irq, bool need_action)
 	return 1;
 }
 
-/* The IRQs a bound driver set up for @pdev; returns how many, or -ENOMEM. */
-static int add_device_irqs(struct hvn_build *b, struct pci_dev *pdev, u32 dev)
+#if HVN_HAVE_MSI_ENTRY_LIST
+/* The MSI-X or MSI vectors: each descriptor covers nvec_used consecutive IRQs. */
+static int add_msi_irqs(struct hvn_build *b, struct pci_dev *pdev, u32 dev)
+{
+	struct msi_desc *md;
+	int i, n = 0, ret;
+
+	for_each_pci_msi_entry(md, pdev) {
+		for (i = 0; i < md->nvec_used; i++) {
+			ret = add_irq(b, dev, md->irq + i, false);
+			if (ret < 0)
+				return ret;
+			n += ret;
+		}
+	}
+	return n;
+}
+#else
+static int add_msi_irqs(struct hvn_build *b, struct pci_dev *pdev, u32 dev)
 {
 	int i, n = 0, nvec, irq, ret;
 
-	device_lock(&pdev->dev);	/* no driver (un)bind while we look */
 	if (pdev->msix_enabled) {
 		nvec = pci_msix_vec_count(pdev);
 		for (i = 0; i < nvec; i++) {
@@ -106,34 +123,36 @@ static int add_device_irqs(struct hvn_build *b, struct pci_dev *pdev, u32 dev)
 				continue;	/* unallocated entry */
 			ret = add_irq(b, dev, irq, false);
 			if (ret < 0)
-				goto out;
+				return ret;
 			n += ret;
 		}
-	} else if (pdev->msi_enabled) {
-		struct msi_desc *md;
-
-		/*
-		 * Multi-MSI vectors are consecutive.  Asking pci_irq_vector()
-		 * beyond nvec_used WARNs on 5.10, so take the count from the
-		 * descriptor.
-		 */
-		irq = pci_irq_vector(pdev, 0);
-		md = irq > 0 ? irq_get_msi_desc(irq) : NULL;
-		nvec = md ? md->nvec_used : 0;
-		for (i = 0; i < nvec; i++) {
-			ret = add_irq(b, dev, irq + i, false);
-			if (ret < 0)
-				goto out;
-			n += ret;
-		}
-	} else if (pdev->irq > 0) {
-		ret = add_irq(b, dev, pdev->irq, true);
+		return n;
+	}
+	/* Multi-MSI vectors are consecutive after the first. */
+	nvec = pci_msi_vec_count(pdev);
+	for (i = 0; i < nvec; i++) {
+		irq = pci_irq_vector(pdev, i);
+		if (irq <= 0)
+			break;
+		ret = add_irq(b, dev, irq, false);
 		if (ret < 0)
-			goto out;
+			return ret;
 		n += ret;
 	}
-	ret = n;
-out:
+	return n;
+}
+#endif
+
+/* The IRQs a bound driver set up for @pdev; returns how many, or -ENOMEM. */
+static int add_device_irqs(struct hvn_build *b, struct pci_dev *pdev, u32 dev)
+{
+	int ret = 0;
+
+	device_lock(&pdev->dev);	/* no driver (un)bind while we look */
+	if (pdev->msix_enabled || pdev->msi_enabled)
+		ret = add_msi_irqs(b, pdev, dev);
+	else if (pdev->irq > 0)
+		ret = add_irq(b, dev, pdev->irq, true);
 	device_unlock(&pdev->dev);
 	return ret;
 }
@@ -196,6 +215,12 @@ static int add_auto_devices(struct hvn_build *b, const struct hvn_config *cfg,
 		if (!hvn_pci_auto_match(pdev->vendor, pdev->class) ||
 		    listed(&cfg->devs, addr))
 			continue;
+		if (pci_domain_nr(pdev->bus) > 0xffff) {
+			/* e.g. behind Intel VMD: not expressible in "dev" */
+			pr_warn_once("devices=auto: skipping %s, PCI domain above 0xffff\n",
+				     pci_name(pdev));
+			continue;
+		}
 		if (*found == HVN_MAX_AUTO) {
 			pr_warn_once("devices=auto: watching only the first %d matching devices\n",
 				     HVN_MAX_AUTO);

@@ -25,8 +25,23 @@ static void hvn_poll_fn(struct work_struct *w);
 static void hvn_emit_fn(struct work_struct *w);
 static DECLARE_DELAYED_WORK(hvn_poll_work, hvn_poll_fn);
 static DECLARE_DELAYED_WORK(hvn_emit_work, hvn_emit_fn);
-static unsigned int hvn_emit_tries;
 static int hvn_cpuhp_online = -1, hvn_cpuhp_dead = -1;
+
+/*
+ * Our own workqueue: re-resolution sleeps in device_lock(), and a driver
+ * flushing system_wq under its device lock must not wait on us.
+ */
+static struct workqueue_struct *hvn_wq;
+
+/*
+ * The event's reg callback runs under event_mutex and tracepoints_mutex,
+ * which a module load (trace_module_notify) also takes; it must not take
+ * hvn_lock, held across device_lock().  It queues the re-emission under
+ * this spinlock instead.
+ */
+static DEFINE_SPINLOCK(hvn_emit_lock);
+static bool hvn_emit_allowed;
+static unsigned long hvn_emit_deadline;
 
 static struct hvn_watchset *current_ws(void)
 {
@@ -103,17 +118,18 @@ static void hvn_poll_fn(struct work_struct *w)
 	if (ret)
 		pr_warn_ratelimited("re-resolving the watched set: %s\n", err);
 	ms = hvn_resolve_interval_ms();
+	/* queue_, not mod_: keep a kick that arrived while we resolved. */
 	if (ms)
-		mod_delayed_work_on(housekeeping_cpu(), system_wq,
-				    &hvn_poll_work, msecs_to_jiffies(ms));
+		queue_delayed_work_on(housekeeping_cpu(), hvn_wq,
+				      &hvn_poll_work, msecs_to_jiffies(ms));
 out:
 	mutex_unlock(&hvn_lock);
 }
 
-/* Re-resolve after @delay jiffies (sooner if already due). */
+/* Re-resolve in @delay jiffies; the periodic poll re-arms afterwards. */
 void hvn_watch_kick(unsigned long delay)
 {
-	mod_delayed_work(system_wq, &hvn_poll_work, delay);
+	mod_delayed_work(hvn_wq, &hvn_poll_work, delay);
 }
 
 /* Re-emit the current set; called with hvn_lock held. */
@@ -131,34 +147,41 @@ void hvn_watch_emit(void)
  * 10 s) for both, so the re-emitted records are not dropped.
  */
 #define EMIT_POLL_MS	100
-#define EMIT_TRIES	100
+#define EMIT_WAIT_MS	10000
 
 static void hvn_emit_fn(struct work_struct *w)
 {
-	mutex_lock(&hvn_lock);
-	if (!hvn_live)
-		goto out;
-	if ((!trace_watch_enabled() || !tracing_is_on()) &&
-	    ++hvn_emit_tries < EMIT_TRIES) {
-		queue_delayed_work_on(housekeeping_cpu(), system_wq,
-				      &hvn_emit_work,
-				      msecs_to_jiffies(EMIT_POLL_MS));
-		goto out;
+	bool ready = trace_watch_enabled() && tracing_is_on();
+	unsigned long flags;
+
+	if (!ready) {
+		spin_lock_irqsave(&hvn_emit_lock, flags);
+		if (hvn_emit_allowed &&
+		    time_before(jiffies, READ_ONCE(hvn_emit_deadline)))
+			queue_delayed_work(hvn_wq, &hvn_emit_work,
+					   msecs_to_jiffies(EMIT_POLL_MS));
+		spin_unlock_irqrestore(&hvn_emit_lock, flags);
+		if (time_before(jiffies, READ_ONCE(hvn_emit_deadline)))
+			return;
 	}
-	hvn_watch_emit();
-out:
+	mutex_lock(&hvn_lock);
+	if (hvn_live)
+		hvn_watch_emit();
 	mutex_unlock(&hvn_lock);
 }
 
+/* From the event's reg callback: takes no sleeping lock. */
 void hvn_watch_request_emit(void)
 {
-	mutex_lock(&hvn_lock);
-	if (hvn_live) {
-		hvn_emit_tries = 0;
-		mod_delayed_work_on(housekeeping_cpu(), system_wq,
-				    &hvn_emit_work, 0);
+	unsigned long flags;
+
+	spin_lock_irqsave(&hvn_emit_lock, flags);
+	if (hvn_emit_allowed) {
+		WRITE_ONCE(hvn_emit_deadline,
+			   jiffies + msecs_to_jiffies(EMIT_WAIT_MS));
+		mod_delayed_work(hvn_wq, &hvn_emit_work, 0);
 	}
-	mutex_unlock(&hvn_lock);
+	spin_unlock_irqrestore(&hvn_emit_lock, flags);
 }
 
 static int hvn_cpu_online(unsigned int cpu)
@@ -194,13 +217,30 @@ static struct notifier_block hvn_pci_nb = {
 	.notifier_call = hvn_pci_notify,
 };
 
+static void allow_emit(bool on)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&hvn_emit_lock, flags);
+	hvn_emit_allowed = on;
+	spin_unlock_irqrestore(&hvn_emit_lock, flags);
+}
+
+/* Allocate what the watched set needs; before the first hvn_watch_update(). */
+int hvn_watch_init(void)
+{
+	hvn_wq = alloc_workqueue("hvnoise", 0, 0);
+	return hvn_wq ? 0 : -ENOMEM;
+}
+
 int hvn_watch_start(void)
 {
 	int ret;
 
+	allow_emit(true);
 	ret = bus_register_notifier(&pci_bus_type, &hvn_pci_nb);
 	if (ret)
-		return ret;
+		goto fail;
 	ret = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "hvnoise:online",
 					hvn_cpu_online, NULL);
 	if (ret < 0)
@@ -216,23 +256,40 @@ int hvn_watch_start(void)
 
 fail_online:
 	cpuhp_remove_state_nocalls(hvn_cpuhp_online);
+	hvn_cpuhp_online = -1;
 fail_notifier:
 	bus_unregister_notifier(&pci_bus_type, &hvn_pci_nb);
+fail:
+	allow_emit(false);
 	return ret;
 }
 
-/* After hvn_live went false: nothing queues new work past this point. */
+/* Undo hvn_watch_start(). */
 void hvn_watch_stop(void)
+{
+	allow_emit(false);
+	if (hvn_cpuhp_dead >= 0)
+		cpuhp_remove_state_nocalls(hvn_cpuhp_dead);
+	hvn_cpuhp_dead = -1;
+	if (hvn_cpuhp_online >= 0)
+		cpuhp_remove_state_nocalls(hvn_cpuhp_online);
+	hvn_cpuhp_online = -1;
+	bus_unregister_notifier(&pci_bus_type, &hvn_pci_nb);
+}
+
+/*
+ * After hvn_live went false and hvn_watch_stop(): nothing queues work any
+ * more.  Frees the watched set and the workqueue.
+ */
+void hvn_watch_exit(void)
 {
 	struct hvn_watchset *ws;
 
-	if (hvn_cpuhp_dead >= 0)
-		cpuhp_remove_state_nocalls(hvn_cpuhp_dead);
-	if (hvn_cpuhp_online >= 0)
-		cpuhp_remove_state_nocalls(hvn_cpuhp_online);
-	bus_unregister_notifier(&pci_bus_type, &hvn_pci_nb);
 	cancel_delayed_work_sync(&hvn_poll_work);
 	cancel_delayed_work_sync(&hvn_emit_work);
+	if (hvn_wq)
+		destroy_workqueue(hvn_wq);
+	hvn_wq = NULL;
 
 	mutex_lock(&hvn_lock);
 	ws = current_ws();

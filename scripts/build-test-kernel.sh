@@ -29,6 +29,11 @@ if [ -f "$out/.done" ]; then
 	exit 0
 fi
 
+# Drop builds that never finished (interrupted, or a broken fragment).
+for d in "$cache"/kernel-6.12-*; do
+	[ -d "$d" ] && [ ! -f "$d/.done" ] && [ "$d" != "$out" ] && rm -rf "$d"
+done
+
 if [ ! -f "$src/.extracted" ]; then
 	echo "build-test-kernel: extracting $tarball" >&2
 	rm -rf "$src" "$src.tmp"
