@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Lost time accounting; see lost.h. */
+#include "lost.h"
+
+void hvn_ivl_add(struct hvn_ivl_ring *r, u64 start, u64 end)
+{
+	u32 i = r->head++ & (HVN_IVL_RING - 1);
+
+	r->start[i] = start;
+	r->end[i] = end;
+}
+
+void hvn_ivl_enter(struct hvn_ivl_ring *r, u64 now)
+{
+	if (!r->depth++)
+		r->open_start = now;
+}
+
+void hvn_ivl_exit(struct hvn_ivl_ring *r, u64 now)
+{
+	/* An exit without its entry (probes attached mid-interrupt). */
+	if (!r->depth)
+		return;
+	if (!--r->depth)
+		hvn_ivl_add(r, r->open_start, now);
+}
+
+u64 hvn_ivl_covered(const struct hvn_ivl_ring *r, u64 from, u64 to)
+{
+	u32 n = r->head < HVN_IVL_RING ? r->head : HVN_IVL_RING;
+	u64 sum = 0;
+	u32 k;
+
+	for (k = 0; k < n; k++) {
+		u64 a = r->start[k], b = r->end[k];
+
+		if (a < from)
+			a = from;
+		if (b > to)
+			b = to;
+		if (b > a)
+			sum += b - a;
+	}
+	return sum > to - from ? to - from : sum;
+}
+
+bool hvn_lost_check(struct hvn_lost_cpu *lc, const struct hvn_ivl_ring *r,
+		    const struct hvn_lost_cfg *c, u64 now, u64 lateness,
+		    u64 steal_ns, struct hvn_lost_report *rep)
+{
+	u64 from, irq_ns, lost;
+
+	if (now == lc->last_now)
+		return false;	/* a later timer of the batch already seen */
+	if (lateness < c->threshold_ns || lateness > now)
+		return false;
+	lc->last_now = now;
+	from = now - lateness;
+	irq_ns = hvn_ivl_covered(r, from, now);
+	lost = lateness - irq_ns;
+	if (lost < c->threshold_ns)
+		return false;
+	if (steal_ns > lost)
+		steal_ns = lost;
+	rep->start = from;
+	rep->duration = lateness;
+	rep->irq_ns = irq_ns;
+	rep->steal_ns = steal_ns;
+	rep->unexplained_ns = lost - steal_ns;
+	return true;
+}

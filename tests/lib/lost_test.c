@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Cases for kmod/lib/lost.c, on a fake clock (ns). */
+#include "hvn_test.h"
+#include "lost.h"
+
+#define MS 1000000ULL
+
+static const struct hvn_lost_cfg cfg = { .threshold_ns = 2 * MS };
+
+static void lost_unexplained_gap(struct hvn_test *t)
+{
+	struct hvn_ivl_ring r = { 0 };
+	struct hvn_lost_cpu lc = { 0 };
+	struct hvn_lost_report rep;
+
+	/* A timer due at 100 ms fires at 131 ms; nothing ran meanwhile. */
+	HT_EXPECT_TRUE(t, hvn_lost_check(&lc, &r, &cfg, 131 * MS, 31 * MS, 0, &rep));
+	HT_EXPECT_EQ(t, rep.start, 100 * MS);
+	HT_EXPECT_EQ(t, rep.duration, 31 * MS);
+	HT_EXPECT_EQ(t, rep.irq_ns, 0);
+	HT_EXPECT_EQ(t, rep.unexplained_ns, 31 * MS);
+}
+
+static void lost_irq_time_explains(struct hvn_test *t)
+{
+	struct hvn_ivl_ring r = { 0 };
+	struct hvn_lost_cpu lc = { 0 };
+	struct hvn_lost_report rep;
+
+	/* 5 ms of interrupt handling inside a 6 ms lateness: 1 ms left,
+	 * under the threshold: not lost time.
+	 */
+	hvn_ivl_enter(&r, 101 * MS);
+	hvn_ivl_exit(&r, 106 * MS);
+	HT_EXPECT_FALSE(t, hvn_lost_check(&lc, &r, &cfg, 106 * MS, 6 * MS, 0, &rep));
+	/* Partly outside the window: only the overlap counts. */
+	hvn_ivl_enter(&r, 195 * MS);
+	hvn_ivl_exit(&r, 205 * MS);
+	HT_EXPECT_TRUE(t, hvn_lost_check(&lc, &r, &cfg, 230 * MS, 30 * MS, 0, &rep));
+	HT_EXPECT_EQ(t, rep.irq_ns, 5 * MS);
+	HT_EXPECT_EQ(t, rep.unexplained_ns, 25 * MS);
+}
+
+static void lost_nesting_counts_outermost(struct hvn_test *t)
+{
+	struct hvn_ivl_ring r = { 0 };
+
+	hvn_ivl_enter(&r, 10);	/* softirq */
+	hvn_ivl_enter(&r, 20);	/* hardirq inside it */
+	hvn_ivl_exit(&r, 30);
+	hvn_ivl_exit(&r, 50);
+	HT_EXPECT_EQ(t, hvn_ivl_covered(&r, 0, 100), 40);
+	/* An exit seen without its entry is ignored. */
+	hvn_ivl_exit(&r, 60);
+	HT_EXPECT_EQ(t, r.depth, 0);
+	HT_EXPECT_EQ(t, hvn_ivl_covered(&r, 0, 100), 40);
+}
+
+static void lost_batch_reports_once(struct hvn_test *t)
+{
+	struct hvn_ivl_ring r = { 0 };
+	struct hvn_lost_cpu lc = { 0 };
+	struct hvn_lost_report rep;
+
+	/* Three timers, all due during one 100 ms pause, expire in one
+	 * interrupt: one report, for the earliest.
+	 */
+	HT_EXPECT_TRUE(t, hvn_lost_check(&lc, &r, &cfg, 500 * MS, 99 * MS, 0, &rep));
+	HT_EXPECT_FALSE(t, hvn_lost_check(&lc, &r, &cfg, 500 * MS, 97 * MS, 0, &rep));
+	HT_EXPECT_FALSE(t, hvn_lost_check(&lc, &r, &cfg, 500 * MS, 50 * MS, 0, &rep));
+	HT_EXPECT_TRUE(t, hvn_lost_check(&lc, &r, &cfg, 600 * MS, 10 * MS, 0, &rep));
+}
+
+static void lost_threshold_edges(struct hvn_test *t)
+{
+	struct hvn_ivl_ring r = { 0 };
+	struct hvn_lost_cpu lc = { 0 };
+	struct hvn_lost_report rep;
+
+	HT_EXPECT_FALSE(t, hvn_lost_check(&lc, &r, &cfg, 10 * MS, 2 * MS - 1, 0, &rep));
+	HT_EXPECT_TRUE(t, hvn_lost_check(&lc, &r, &cfg, 20 * MS, 2 * MS, 0, &rep));
+	/* A lateness beyond the clock itself is bogus. */
+	HT_EXPECT_FALSE(t, hvn_lost_check(&lc, &r, &cfg, 1 * MS, 3 * MS, 0, &rep));
+}
+
+static void lost_steal_split(struct hvn_test *t)
+{
+	struct hvn_ivl_ring r = { 0 };
+	struct hvn_lost_cpu lc = { 0 };
+	struct hvn_lost_report rep;
+
+	HT_EXPECT_TRUE(t, hvn_lost_check(&lc, &r, &cfg, 100 * MS, 38 * MS, 31 * MS, &rep));
+	HT_EXPECT_EQ(t, rep.steal_ns, 31 * MS);
+	HT_EXPECT_EQ(t, rep.unexplained_ns, 7 * MS);
+	/* Steal beyond the gap is capped to it. */
+	HT_EXPECT_TRUE(t, hvn_lost_check(&lc, &r, &cfg, 200 * MS, 10 * MS, 50 * MS, &rep));
+	HT_EXPECT_EQ(t, rep.steal_ns, 10 * MS);
+	HT_EXPECT_EQ(t, rep.unexplained_ns, 0);
+}
+
+static void lost_ring_wraps(struct hvn_test *t)
+{
+	struct hvn_ivl_ring r = { 0 };
+	unsigned int i;
+
+	/* 100 intervals of 10 ns: only the last HVN_IVL_RING are known. */
+	for (i = 0; i < 100; i++) {
+		hvn_ivl_enter(&r, i * 100);
+		hvn_ivl_exit(&r, i * 100 + 10);
+	}
+	HT_EXPECT_EQ(t, hvn_ivl_covered(&r, 0, 100 * 100), HVN_IVL_RING * 10);
+	HT_EXPECT_EQ(t, hvn_ivl_covered(&r, 99 * 100, 99 * 100 + 5), 5);
+}
+
+static struct ht_case lost_cases[] = {
+	HT_CASE(lost_unexplained_gap),
+	HT_CASE(lost_irq_time_explains),
+	HT_CASE(lost_nesting_counts_outermost),
+	HT_CASE(lost_batch_reports_once),
+	HT_CASE(lost_threshold_edges),
+	HT_CASE(lost_steal_split),
+	HT_CASE(lost_ring_wraps),
+	{}
+};
+
+HT_SUITE(lost, lost_cases);

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Cases for kmod/lib/storm.c, on a fake clock (ns). */
+#include "hvn_test.h"
+#include "storm.h"
+
+#define MS 1000000ULL
+
+static const struct hvn_storm_cfg cfg = { .window_ns = 10 * MS, .threshold = 5 };
+
+/* @n interrupts evenly over [t, t + span); returns OR of the flags. */
+static unsigned int burst(struct hvn_storm *s, u64 t, u64 span, unsigned int n,
+			  struct hvn_storm_report *r)
+{
+	unsigned int i, f = 0;
+
+	for (i = 0; i < n; i++)
+		f |= hvn_storm_irq(s, &cfg, t + span * i / n, r);
+	return f;
+}
+
+static void storm_threshold_exactly_equal(struct hvn_test *t)
+{
+	struct hvn_storm s = { 0 };
+	struct hvn_storm_report r;
+
+	/* threshold - 1 in a window: no storm. */
+	HT_EXPECT_EQ(t, burst(&s, 100 * MS, 9 * MS, 4, &r), 0);
+	/* Next window: exactly the threshold begins one at the 5th IRQ. */
+	HT_EXPECT_EQ(t, burst(&s, 110 * MS, 4 * MS, 4, &r), 0);
+	HT_EXPECT_EQ(t, hvn_storm_irq(&s, &cfg, 115 * MS, &r), HVN_STORM_BEGIN);
+	HT_EXPECT_TRUE(t, s.active);
+	HT_EXPECT_EQ(t, s.start, 110 * MS);
+}
+
+static void storm_window_edge_belongs_to_next(struct hvn_test *t)
+{
+	struct hvn_storm s = { 0 };
+	struct hvn_storm_report r;
+
+	/* 4 IRQs at the start of a window and 1 exactly window_ns later:
+	 * the last one opens a new window, so no storm.
+	 */
+	HT_EXPECT_EQ(t, burst(&s, 0, 1000, 4, &r), 0);
+	HT_EXPECT_EQ(t, hvn_storm_irq(&s, &cfg, 10 * MS, &r), 0);
+	HT_EXPECT_EQ(t, s.win_count, 1);
+	/* One ns earlier it would have been the 5th of the window. */
+	s = (struct hvn_storm){ 0 };
+	burst(&s, 0, 1000, 4, &r);
+	HT_EXPECT_EQ(t, hvn_storm_irq(&s, &cfg, 10 * MS - 1, &r), HVN_STORM_BEGIN);
+}
+
+static void storm_ends_on_cold_window(struct hvn_test *t)
+{
+	struct hvn_storm s = { 0 };
+	struct hvn_storm_report r = { 0 };
+	unsigned int f;
+
+	/* Three hot windows of 20 IRQs, then a cold one of 2. */
+	HT_EXPECT_EQ(t, burst(&s, 0, 10 * MS, 20, &r), HVN_STORM_BEGIN);
+	HT_EXPECT_EQ(t, burst(&s, 10 * MS, 10 * MS, 20, &r), 0);
+	HT_EXPECT_EQ(t, burst(&s, 20 * MS, 10 * MS, 30, &r), 0);
+	HT_EXPECT_EQ(t, burst(&s, 30 * MS, 10 * MS, 2, &r), 0);
+	f = hvn_storm_irq(&s, &cfg, 40 * MS, &r);
+	HT_EXPECT_EQ(t, f, HVN_STORM_END);
+	HT_EXPECT_EQ(t, r.start, 0);
+	/* The last IRQ of the last hot window: 20 ms + 29/30 of 10 ms. */
+	HT_EXPECT_EQ(t, r.duration, 20 * MS + 10 * MS * 29 / 30);
+	HT_EXPECT_EQ(t, r.count, 70);
+	HT_EXPECT_EQ(t, r.peak_rate, 3000);	/* 30 per 10 ms */
+	HT_EXPECT_FALSE(t, s.active);
+}
+
+static void storm_ends_on_empty_window(struct hvn_test *t)
+{
+	struct hvn_storm s = { 0 };
+	struct hvn_storm_report r = { 0 };
+
+	burst(&s, 0, 10 * MS, 10, &r);
+	/* Next IRQ 25 ms later: the window after the hot one was empty. */
+	HT_EXPECT_EQ(t, hvn_storm_irq(&s, &cfg, 25 * MS, &r), HVN_STORM_END);
+	HT_EXPECT_EQ(t, r.count, 10);
+	HT_EXPECT_EQ(t, r.duration, 9 * MS);
+}
+
+static void storm_end_and_begin_at_once(struct hvn_test *t)
+{
+	struct hvn_storm s = { 0 };
+	struct hvn_storm_report r = { 0 };
+	struct hvn_storm_cfg one = { .window_ns = 10 * MS, .threshold = 1 };
+
+	/* With a threshold of 1 every IRQ is a storm; after a gap the old
+	 * one ends and a new one begins with the same interrupt.
+	 */
+	HT_EXPECT_EQ(t, hvn_storm_irq(&s, &one, 0, &r), HVN_STORM_BEGIN);
+	HT_EXPECT_EQ(t, hvn_storm_irq(&s, &one, 50 * MS, &r),
+		     HVN_STORM_END | HVN_STORM_BEGIN);
+	HT_EXPECT_EQ(t, r.count, 1);
+	HT_EXPECT_EQ(t, r.duration, 0);
+}
+
+static void storm_expire_when_quiet(struct hvn_test *t)
+{
+	struct hvn_storm s = { 0 };
+	struct hvn_storm_report r = { 0 };
+
+	burst(&s, 0, 10 * MS, 8, &r);
+	/* Too early: the next window might still be hot. */
+	HT_EXPECT_FALSE(t, hvn_storm_expire(&s, &cfg, 15 * MS, false, &r));
+	HT_EXPECT_TRUE(t, hvn_storm_expire(&s, &cfg, 20 * MS, false, &r));
+	HT_EXPECT_EQ(t, r.count, 8);
+	HT_EXPECT_FALSE(t, hvn_storm_expire(&s, &cfg, 90 * MS, false, &r));
+}
+
+static void storm_cpu_offline_mid_storm(struct hvn_test *t)
+{
+	struct hvn_storm s = { 0 };
+	struct hvn_storm_report r = { 0 };
+
+	burst(&s, 0, 10 * MS, 10, &r);
+	burst(&s, 10 * MS, 5 * MS, 7, &r);
+	/* The CPU goes: forced end mid-window counts the hot partial one. */
+	HT_EXPECT_TRUE(t, hvn_storm_expire(&s, &cfg, 16 * MS, true, &r));
+	HT_EXPECT_EQ(t, r.count, 17);
+	HT_EXPECT_EQ(t, r.start, 0);
+	HT_EXPECT_EQ(t, r.duration, 10 * MS + 5 * MS * 6 / 7);
+	HT_EXPECT_FALSE(t, s.active);
+	/* A cold partial window is not counted. */
+	s = (struct hvn_storm){ 0 };
+	burst(&s, 0, 10 * MS, 10, &r);
+	burst(&s, 10 * MS, 5 * MS, 2, &r);
+	HT_EXPECT_TRUE(t, hvn_storm_expire(&s, &cfg, 16 * MS, true, &r));
+	HT_EXPECT_EQ(t, r.count, 10);
+}
+
+static void storm_many_at_once(struct hvn_test *t)
+{
+	struct hvn_storm s = { 0 };
+	struct hvn_storm_report r = { 0 };
+	unsigned int i, begins = 0;
+
+	/* 100000 interrupts with the same timestamp: one begin, no end. */
+	for (i = 0; i < 100000; i++)
+		begins += !!(hvn_storm_irq(&s, &cfg, 7 * MS, &r) & HVN_STORM_BEGIN);
+	HT_EXPECT_EQ(t, begins, 1);
+	HT_EXPECT_TRUE(t, hvn_storm_expire(&s, &cfg, 30 * MS, false, &r));
+	HT_EXPECT_EQ(t, r.count, 100000);
+	HT_EXPECT_EQ(t, r.duration, 0);
+	HT_EXPECT_EQ(t, r.peak_rate, 10000000);
+}
+
+static void storm_threshold_from_rate(struct hvn_test *t)
+{
+	HT_EXPECT_EQ(t, hvn_storm_threshold(10000, 100 * MS), 1000);
+	HT_EXPECT_EQ(t, hvn_storm_threshold(10001, 100 * MS), 1001);	/* ceil */
+	HT_EXPECT_EQ(t, hvn_storm_threshold(1, 1 * MS), 1);
+	HT_EXPECT_EQ(t, hvn_storm_threshold(0, 1 * MS), 1);
+}
+
+static struct ht_case storm_cases[] = {
+	HT_CASE(storm_threshold_exactly_equal),
+	HT_CASE(storm_window_edge_belongs_to_next),
+	HT_CASE(storm_ends_on_cold_window),
+	HT_CASE(storm_ends_on_empty_window),
+	HT_CASE(storm_end_and_begin_at_once),
+	HT_CASE(storm_expire_when_quiet),
+	HT_CASE(storm_cpu_offline_mid_storm),
+	HT_CASE(storm_many_at_once),
+	HT_CASE(storm_threshold_from_rate),
+	{}
+};
+
+HT_SUITE(storm, storm_cases);
