@@ -4,6 +4,7 @@
 #define HVNOISE_H
 
 #include <linux/mutex.h>
+#include <linux/workqueue.h>
 #include "lib/devlist.h"
 #include "lib/watchset.h"
 
@@ -42,6 +43,8 @@ int hvn_watch_start(void);
 void hvn_watch_stop(void);
 void hvn_watch_exit(void);
 void hvn_watch_kick(unsigned long delay);
+void hvn_watch_redetect(void);
+void hvn_queue_housekeeping(struct delayed_work *dw, unsigned long delay);
 void hvn_watch_request_emit(void);
 void hvn_watch_emit(void);
 int hvn_watch_format_cpus(char *buf, size_t len);

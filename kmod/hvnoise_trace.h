@@ -12,8 +12,21 @@
 #define HVNOISE_TRACE_H
 
 #include <linux/tracepoint.h>
+#include "hvnoise/events.h"
 #include "hvnoise/watch.h"
 #include "lib/watchset.h"
+
+#include "lib/lost.h"
+#include "lib/storm.h"
+
+#define HVN_PRINT_SRC(src)					\
+	__print_symbolic(src,					\
+			 { HVN_SRC_IRQ, "irq" },		\
+			 { HVN_SRC_ALL, "all" },		\
+			 { HVN_SRC_TIMER, "local_timer" },	\
+			 { HVN_SRC_RESCHED, "reschedule" },	\
+			 { HVN_SRC_CALLFUNC, "call_function" },	\
+			 { HVN_SRC_CALLFUNC1, "call_function_single" })
 
 int hvn_watch_event_reg(void);
 void hvn_watch_event_unreg(void);
@@ -73,6 +86,176 @@ TRACE_EVENT_FN(watch,
 		  __entry->node, __entry->irq, __entry->nirqs, __entry->name),
 
 	hvn_watch_event_reg, hvn_watch_event_unreg
+);
+
+/*
+ * hvnoise:steal - time the hypervisor reported it took from a watched vCPU
+ * within one sampling interval [start, start + window].
+ */
+TRACE_EVENT(steal,
+
+	TP_PROTO(int cpu, u64 start, u64 window, u64 steal, u8 source),
+
+	TP_ARGS(cpu, start, window, steal, source),
+
+	TP_STRUCT__entry(
+		__field(s32, cpu)
+		__field(u8, source)
+		__field(u64, start)
+		__field(u64, window)
+		__field(u64, duration)
+	),
+
+	TP_fast_assign(
+		__entry->cpu = cpu;
+		__entry->source = source;
+		__entry->start = start;
+		__entry->window = window;
+		__entry->duration = steal;
+	),
+
+	TP_printk("cpu=%d start=%llu duration=%llu window=%llu source=%s",
+		  __entry->cpu, __entry->start, __entry->duration,
+		  __entry->window,
+		  __print_symbolic(__entry->source,
+				   { HVN_STEAL_KVM, "kvm" },
+				   { HVN_STEAL_KCPUSTAT, "kcpustat" }))
+);
+
+/*
+ * hvnoise:lost - a hard timer on a watched CPU fired late: duration ns
+ * after start, of which irq_ns the guest spent in interrupts, steal_ns the
+ * hypervisor reported as steal, and unexplained_ns nobody accounts for.
+ */
+TRACE_EVENT(lost,
+
+	TP_PROTO(int cpu, const struct hvn_lost_report *r),
+
+	TP_ARGS(cpu, r),
+
+	TP_STRUCT__entry(
+		__field(s32, cpu)
+		__field(u64, start)
+		__field(u64, duration)
+		__field(u64, irq_ns)
+		__field(u64, steal_ns)
+		__field(u64, unexplained_ns)
+	),
+
+	TP_fast_assign(
+		__entry->cpu = cpu;
+		__entry->start = r->start;
+		__entry->duration = r->duration;
+		__entry->irq_ns = r->irq_ns;
+		__entry->steal_ns = r->steal_ns;
+		__entry->unexplained_ns = r->unexplained_ns;
+	),
+
+	TP_printk("cpu=%d start=%llu duration=%llu irq_ns=%llu steal_ns=%llu unexplained_ns=%llu",
+		  __entry->cpu, __entry->start, __entry->duration,
+		  __entry->irq_ns, __entry->steal_ns, __entry->unexplained_ns)
+);
+
+/* hvnoise:irq_storm_begin - a storm just began (its end comes as irq_storm). */
+TRACE_EVENT(irq_storm_begin,
+
+	TP_PROTO(int cpu, u8 source, int irq, const char *name, u64 start,
+		 u32 threshold),
+
+	TP_ARGS(cpu, source, irq, name, start, threshold),
+
+	TP_STRUCT__entry(
+		__field(s32, cpu)
+		__field(u8, source)
+		__field(s32, irq)
+		__field(u32, threshold)
+		__field(u64, start)
+		__array(char, name, HVN_IRQ_NAME_LEN)
+	),
+
+	TP_fast_assign(
+		__entry->cpu = cpu;
+		__entry->source = source;
+		__entry->irq = irq;
+		__entry->threshold = threshold;
+		__entry->start = start;
+		strscpy(__entry->name, name, HVN_IRQ_NAME_LEN);
+	),
+
+	TP_printk("cpu=%d source=%s irq=%d name=%s start=%llu threshold=%u",
+		  __entry->cpu, HVN_PRINT_SRC(__entry->source), __entry->irq,
+		  __entry->name, __entry->start, __entry->threshold)
+);
+
+/* hvnoise:irq_storm - a storm ended: when, how long, how many, how fast. */
+TRACE_EVENT(irq_storm,
+
+	TP_PROTO(int cpu, u8 source, int irq, const char *name,
+		 const struct hvn_storm_report *r),
+
+	TP_ARGS(cpu, source, irq, name, r),
+
+	TP_STRUCT__entry(
+		__field(s32, cpu)
+		__field(u8, source)
+		__field(s32, irq)
+		__field(u64, start)
+		__field(u64, duration)
+		__field(u64, count)
+		__field(u64, peak_rate)
+		__array(char, name, HVN_IRQ_NAME_LEN)
+	),
+
+	TP_fast_assign(
+		__entry->cpu = cpu;
+		__entry->source = source;
+		__entry->irq = irq;
+		__entry->start = r->start;
+		__entry->duration = r->duration;
+		__entry->count = r->count;
+		__entry->peak_rate = r->peak_rate;
+		strscpy(__entry->name, name, HVN_IRQ_NAME_LEN);
+	),
+
+	TP_printk("cpu=%d source=%s irq=%d name=%s start=%llu duration=%llu count=%llu peak_rate=%llu",
+		  __entry->cpu, HVN_PRINT_SRC(__entry->source), __entry->irq,
+		  __entry->name, __entry->start, __entry->duration,
+		  __entry->count, __entry->peak_rate)
+);
+
+/* hvnoise:irq_migrate - a watched device's IRQ moved to another CPU. */
+TRACE_EVENT(irq_migrate,
+
+	TP_PROTO(int irq, const char *name, u32 dev, int from, int to, u8 how),
+
+	TP_ARGS(irq, name, dev, from, to, how),
+
+	TP_STRUCT__entry(
+		__field(s32, irq)
+		__field(u32, dev)
+		__field(s32, from_cpu)
+		__field(s32, to_cpu)
+		__field(u8, how)
+		__array(char, name, HVN_IRQ_NAME_LEN)
+	),
+
+	TP_fast_assign(
+		__entry->irq = irq;
+		__entry->dev = dev;
+		__entry->from_cpu = from;
+		__entry->to_cpu = to;
+		__entry->how = how;
+		strscpy(__entry->name, name, HVN_IRQ_NAME_LEN);
+	),
+
+	TP_printk("irq=%d name=%s dev=%04x:%02x:%02x.%x from_cpu=%d to_cpu=%d how=%s",
+		  __entry->irq, __entry->name, __entry->dev >> 16,
+		  (__entry->dev >> 8) & 0xff, (__entry->dev >> 3) & 0x1f,
+		  __entry->dev & 0x7, __entry->from_cpu, __entry->to_cpu,
+		  __print_symbolic(__entry->how,
+				   { HVN_MIG_VECTOR, "vector_update" },
+				   { HVN_MIG_HANDLED, "handled" },
+				   { HVN_MIG_POLL, "poll" }))
 );
 
 #endif /* HVNOISE_TRACE_H */

@@ -7,6 +7,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
+#include "detect.h"
 #include "hvnoise.h"
 
 static int __init hvn_init(void)
@@ -17,15 +18,22 @@ static int __init hvn_init(void)
 	ret = hvn_watch_init();
 	if (ret)
 		return ret;
+	ret = hvn_steal_init();
+	if (ret)
+		goto fail_watch;
+	ret = hvn_detect_init();
+	if (ret)
+		goto fail_steal;
 	mutex_lock(&hvn_lock);
 	ret = hvn_watch_update(hvn_config(), true, err, sizeof(err));
 	if (ret) {
 		mutex_unlock(&hvn_lock);
-		hvn_watch_exit();
 		pr_err("not loaded: %s\n", err);
-		return ret == -ENOMEM ? ret : -EINVAL;
+		ret = ret == -ENOMEM ? ret : -EINVAL;
+		goto fail_detect;
 	}
 	hvn_live = true;
+	hvn_steal_kick();
 	if (hvn_watch_format_cpus(cpus, sizeof(cpus)) < 0)
 		strscpy(cpus, "(too many to list)", sizeof(cpus));
 	mutex_unlock(&hvn_lock);
@@ -35,13 +43,20 @@ static int __init hvn_init(void)
 		mutex_lock(&hvn_lock);
 		hvn_live = false;
 		mutex_unlock(&hvn_lock);
-		hvn_watch_exit();
 		pr_err("not loaded: cannot register hotplug/PCI callbacks (%d)\n",
 		       ret);
-		return ret;
+		goto fail_detect;
 	}
 	pr_info("loaded, watching CPUs %s\n", cpus);
 	return 0;
+
+fail_detect:
+	hvn_detect_exit();
+fail_steal:
+	hvn_steal_exit();
+fail_watch:
+	hvn_watch_exit();
+	return ret;
 }
 
 static void __exit hvn_exit(void)
@@ -49,7 +64,9 @@ static void __exit hvn_exit(void)
 	mutex_lock(&hvn_lock);
 	hvn_live = false;
 	mutex_unlock(&hvn_lock);
+	hvn_detect_exit();	/* probes off first: nothing fires after */
 	hvn_watch_stop();
+	hvn_steal_exit();
 	hvn_watch_exit();
 }
 

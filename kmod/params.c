@@ -12,6 +12,7 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/string.h>
+#include "detect.h"
 #include "hvnoise.h"
 #include "lib/cpulist.h"
 
@@ -223,6 +224,82 @@ static int emit_set(const char *val, const struct kernel_param *kp)
 	return 0;
 }
 
+/* A detector setting: an unsigned int within [min, max], or 0 if allowed. */
+struct uint_param {
+	unsigned int *val;
+	unsigned int min, max;
+	bool zero_off;		/* 0 turns the feature off */
+	void (*changed)(void);	/* with hvn_lock held, when live */
+};
+
+static int uint_set(const char *val, const struct kernel_param *kp)
+{
+	const struct uint_param *u = kp->arg;
+	char why[80];
+	unsigned int v;
+
+	if (kstrtouint(val, 0, &v) || ((v || !u->zero_off) &&
+					(v < u->min || v > u->max))) {
+		snprintf(why, sizeof(why), "want %s%u..%u",
+			 u->zero_off ? "0 (off) or " : "", u->min, u->max);
+		reject(kp->name, val, why);
+		return -EINVAL;
+	}
+	mutex_lock(&hvn_lock);
+	WRITE_ONCE(*u->val, v);
+	if (hvn_live) {
+		hvn_detect_cfg_changed();
+		if (u->changed)
+			u->changed();
+	}
+	mutex_unlock(&hvn_lock);
+	return 0;
+}
+
+static int uint_get(char *buf, const struct kernel_param *kp)
+{
+	const struct uint_param *u = kp->arg;
+
+	return sprintf(buf, "%u\n", READ_ONCE(*u->val));
+}
+
+static const struct kernel_param_ops uint_ops = {
+	.set = uint_set,
+	.get = uint_get,
+};
+
+static int stats_get(char *buf, const struct kernel_param *kp)
+{
+	return hvn_detect_format_stats(buf, PAGE_SIZE);
+}
+
+static const struct kernel_param_ops stats_ops = {
+	.get = stats_get,
+};
+
+#define HVN_UINT_PARAM(name, lo, hi, off, fn, desc)			\
+	static const struct uint_param name##_p = {			\
+		.val = &hvn_dcfg.name, .min = lo, .max = hi,		\
+		.zero_off = off, .changed = fn,				\
+	};								\
+	module_param_cb(name, &uint_ops, (void *)&name##_p, 0600);	\
+	MODULE_PARM_DESC(name, desc)
+
+HVN_UINT_PARAM(storm_rate, 1, 100000000, false, NULL,
+	       "interrupts/s of one IRQ or vector on a CPU that make a storm (default 20000)");
+HVN_UINT_PARAM(storm_all_rate, 1, 100000000, false, NULL,
+	       "interrupts/s of all sources on a CPU that make a storm (default 100000)");
+HVN_UINT_PARAM(storm_window_ms, 1, 10000, false, NULL,
+	       "storm detection window in ms (default 100)");
+HVN_UINT_PARAM(lost_threshold_us, 10, 10000000, false, NULL,
+	       "smallest lost time reported, in us (default 1000)");
+HVN_UINT_PARAM(sample_us, 100, 1000000, true, hvn_watch_redetect,
+	       "period of a pinned sampling timer on watched CPUs in us, 0 off (default 0)");
+HVN_UINT_PARAM(steal_ms, 10, 60000, true, hvn_steal_kick,
+	       "steal sampling period in ms, 0 off (default 100)");
+HVN_UINT_PARAM(steal_threshold_us, 1, 10000000, false, NULL,
+	       "smallest steal per sampling period reported, in us (default 1000)");
+
 static const struct kernel_param_ops devices_ops = {
 	.set = devices_set,
 	.get = devices_get,
@@ -265,4 +342,6 @@ MODULE_PARM_DESC(resolve_ms,
 module_param_cb(emit, &emit_ops, NULL, 0200);
 MODULE_PARM_DESC(emit, "write 1 to emit hvnoise:watch for the current set");
 module_param_cb(watched, &watched_ops, NULL, 0400);
+module_param_cb(stats, &stats_ops, NULL, 0400);
+MODULE_PARM_DESC(stats, "what the detectors could not do, counted (read-only)");
 MODULE_PARM_DESC(watched, "the CPUs watched now (read-only)");

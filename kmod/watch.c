@@ -14,6 +14,7 @@
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
+#include "detect.h"
 #include "hvnoise.h"
 #include "hvnoise_trace.h"
 #include "lib/cpulist.h"
@@ -64,6 +65,7 @@ int hvn_watch_update(const struct hvn_config *cfg, bool strict,
 	ws->gen = old ? old->gen + 1 : 1;
 	rcu_assign_pointer(hvn_ws, ws);
 	hvn_trace_watch(ws);
+	hvn_detect_update(ws);
 	if (old) {
 		synchronize_rcu();
 		hvn_ws_free(old);
@@ -103,6 +105,21 @@ static int housekeeping_cpu(void)
 			if ((unsigned int)cpu < ws->nbits && !ws->why[cpu])
 				return cpu;
 	return WORK_CPU_UNBOUND;
+}
+
+/* Queue @dw on a housekeeping CPU; called with hvn_lock held. */
+void hvn_queue_housekeeping(struct delayed_work *dw, unsigned long delay)
+{
+	queue_delayed_work_on(housekeeping_cpu(), hvn_wq, dw, delay);
+}
+
+/* Re-apply the current set to the detectors (a setting changed). */
+void hvn_watch_redetect(void)
+{
+	struct hvn_watchset *ws = current_ws();
+
+	if (ws)
+		hvn_detect_update(ws);
 }
 
 static void hvn_poll_fn(struct work_struct *w)
@@ -193,7 +210,8 @@ static int hvn_cpu_online(unsigned int cpu)
 
 static int hvn_cpu_dead(unsigned int cpu)
 {
-	/* The CPU is gone and its IRQs have moved: resolve now. */
+	/* End its storms; the CPU is gone and its IRQs have moved. */
+	hvn_detect_cpu_dead(cpu);
 	hvn_watch_kick(0);
 	return 0;
 }

@@ -11,9 +11,9 @@ bool hvn_steal_area_read(const struct hvn_steal_area_ops *ops, const void *area,
 
 	for (i = 0; i < max_tries; i++) {
 		v1 = ops->version(area);
-		ops->rmb();
+		ops->read_barrier();
 		st = ops->steal(area);
-		ops->rmb();
+		ops->read_barrier();
 		v2 = ops->version(area);
 		if (!(v1 & 1) && v1 == v2) {
 			*steal = st;

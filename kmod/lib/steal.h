@@ -16,7 +16,7 @@
 struct hvn_steal_area_ops {
 	u32 (*version)(const void *area);
 	u64 (*steal)(const void *area);
-	void (*rmb)(void);
+	void (*read_barrier)(void);
 };
 
 /*

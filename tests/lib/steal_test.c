@@ -40,7 +40,7 @@ static void fake_rmb(void)
 }
 
 static const struct hvn_steal_area_ops ops = {
-	.version = fake_version, .steal = fake_steal, .rmb = fake_rmb,
+	.version = fake_version, .steal = fake_steal, .read_barrier = fake_rmb,
 };
 
 static void steal_area_stable(struct hvn_test *t)

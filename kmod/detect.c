@@ -1,0 +1,569 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The hot-path detectors, attached to the kernel's own tracepoints by name
+ * (for_each_kernel_tracepoint(), as lttng-modules does; they are not
+ * exported to modules):
+ *
+ *  - interrupt storms per device IRQ, per x86 system vector and for all
+ *    interrupts of a CPU (irq_handler_entry, irq_vectors:*_entry);
+ *  - lost time: lateness of hard hrtimers minus the interrupt, softirq and
+ *    NMI time the guest spent meanwhile (hrtimer_expire_entry);
+ *  - IRQ migrations of watched device IRQs (irq_vectors:vector_update, the
+ *    first interrupt handled on a new CPU, and the watched-set poll).
+ *
+ * A CPU outside the watched set pays one per-CPU load per event.  A
+ * watched CPU pays O(1) per-CPU updates with interrupts off: no lock, no
+ * allocation, no event unless a threshold is crossed.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/cpu.h>
+#include <linux/hrtimer.h>
+#include <linux/interrupt.h>
+#include <linux/percpu.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
+#include <linux/timekeeping.h>
+#include <linux/tracepoint.h>
+#include "compat.h"
+#include "detect.h"
+#include "hvnoise.h"
+#include "hvnoise_trace.h"
+#include "lib/lost.h"
+#include "lib/storm.h"
+
+#define NSEC_PER_MSEC_ULL	1000000ULL
+
+/* Device IRQs tracked for storms per CPU at once (direct-mapped by irq). */
+#define HVN_STORM_SLOTS		16
+#define HVN_NR_VEC		4	/* timer, resched, callfunc, callfunc1 */
+
+struct hvn_slot {
+	int irq;			/* -1: free */
+	char name[HVN_IRQ_NAME_LEN];
+	struct hvn_storm st;
+};
+
+struct hvn_pcpu {
+	bool watched;			/* the one check unwatched CPUs pay */
+	unsigned int nactive;		/* storms under way on this CPU */
+	struct hvn_ivl_ring ivl;	/* irq/softirq/vector intervals */
+	struct hvn_ivl_ring nmi;	/* NMI intervals, written from NMI only */
+	struct hvn_lost_cpu lost;
+	u64 steal_snap;			/* steal counter at the last timer */
+	struct hvn_storm all;
+	struct hvn_storm vec[HVN_NR_VEC];
+	struct hvn_slot slot[HVN_STORM_SLOTS];
+	struct hrtimer sampler;
+	bool sampler_ready;
+};
+
+static DEFINE_PER_CPU(struct hvn_pcpu, hvn_pcpu);
+
+struct hvn_detect_cfg hvn_dcfg = {
+	.storm_rate = 20000,
+	.storm_all_rate = 100000,
+	.storm_window_ms = 100,
+	.lost_threshold_us = 1000,
+	.sample_us = 0,
+	.steal_ms = 100,
+	.steal_threshold_us = 1000,
+};
+
+/* Derived from hvn_dcfg; read racily by the hot path (word-sized fields). */
+static struct hvn_storm_cfg storm_cfg, storm_all_cfg;
+static struct hvn_lost_cfg lost_cfg;
+
+/* Counted, never silent: what the detectors could not do. */
+static atomic64_t hvn_untracked;	/* IRQs with no free storm slot */
+
+/* Watched device IRQs, indexed by IRQ number: their last known CPU. */
+struct hvn_irqent {
+	atomic_t cpu;			/* -1: unknown */
+	u32 dev;
+	bool used;
+	char name[HVN_IRQ_NAME_LEN];
+};
+
+struct hvn_irqtab {
+	struct rcu_head rcu;
+	unsigned int n;
+	struct hvn_irqent e[];
+};
+
+static struct hvn_irqtab __rcu *hvn_irqtab;
+
+static const char * const vec_names[HVN_NR_VEC] = {
+	"local_timer", "reschedule", "call_function", "call_function_single",
+};
+
+static const u8 vec_src[HVN_NR_VEC] = {
+	HVN_SRC_TIMER, HVN_SRC_RESCHED, HVN_SRC_CALLFUNC, HVN_SRC_CALLFUNC1,
+};
+
+void hvn_detect_cfg_changed(void)
+{
+	u64 win = (u64)READ_ONCE(hvn_dcfg.storm_window_ms) * NSEC_PER_MSEC_ULL;
+
+	storm_cfg.threshold = hvn_storm_threshold(READ_ONCE(hvn_dcfg.storm_rate), win);
+	storm_all_cfg.threshold = hvn_storm_threshold(READ_ONCE(hvn_dcfg.storm_all_rate),
+						      win);
+	WRITE_ONCE(storm_cfg.window_ns, win);
+	WRITE_ONCE(storm_all_cfg.window_ns, win);
+	WRITE_ONCE(lost_cfg.threshold_ns,
+		   (u64)READ_ONCE(hvn_dcfg.lost_threshold_us) * 1000);
+}
+
+/* --- storms ------------------------------------------------------------ */
+
+static void storm_count(struct hvn_pcpu *p, struct hvn_storm *st,
+			const struct hvn_storm_cfg *c, u8 src, int irq,
+			const char *name, u64 now)
+{
+	struct hvn_storm_report rep;
+	unsigned int f;
+	int cpu = smp_processor_id();
+
+	f = hvn_storm_irq(st, c, now, &rep);
+	if (f & HVN_STORM_END) {
+		p->nactive--;
+		trace_irq_storm(cpu, src, irq, name, &rep);
+	}
+	if (f & HVN_STORM_BEGIN) {
+		p->nactive++;
+		trace_irq_storm_begin(cpu, src, irq, name, st->start,
+				      c->threshold);
+	}
+}
+
+/* End storms whose windows are over (@force: all of them). */
+static void storm_expire(struct hvn_pcpu *p, int cpu, u64 now, bool force)
+{
+	struct hvn_storm_report rep;
+	unsigned int i;
+
+	if (!p->nactive)
+		return;
+	if (hvn_storm_expire(&p->all, &storm_all_cfg, now, force, &rep)) {
+		p->nactive--;
+		trace_irq_storm(cpu, HVN_SRC_ALL, -1, "all", &rep);
+	}
+	for (i = 0; i < HVN_NR_VEC; i++)
+		if (hvn_storm_expire(&p->vec[i], &storm_cfg, now, force, &rep)) {
+			p->nactive--;
+			trace_irq_storm(cpu, vec_src[i], -1, vec_names[i], &rep);
+		}
+	for (i = 0; i < HVN_STORM_SLOTS; i++) {
+		struct hvn_slot *s = &p->slot[i];
+
+		if (hvn_storm_expire(&s->st, &storm_cfg, now, force, &rep)) {
+			p->nactive--;
+			trace_irq_storm(cpu, HVN_SRC_IRQ, s->irq, s->name, &rep);
+		}
+	}
+}
+
+static void count_all(struct hvn_pcpu *p, u64 now)
+{
+	storm_expire(p, smp_processor_id(), now, false);
+	storm_count(p, &p->all, &storm_all_cfg, HVN_SRC_ALL, -1, "all", now);
+}
+
+/* --- migrations ---------------------------------------------------------- */
+
+static void migrate_seen(int irq, int cpu, u8 how)
+{
+	struct hvn_irqtab *t;
+	struct hvn_irqent *e;
+	int old;
+
+	rcu_read_lock();
+	t = rcu_dereference(hvn_irqtab);
+	if (t && irq >= 0 && (unsigned int)irq < t->n && t->e[irq].used) {
+		e = &t->e[irq];
+		old = atomic_xchg(&e->cpu, cpu);
+		if (old >= 0 && old != cpu)
+			trace_irq_migrate(irq, e->name, e->dev, old, cpu, how);
+	}
+	rcu_read_unlock();
+}
+
+/* --- probes -------------------------------------------------------------- */
+
+static void probe_irq_entry(void *data, int irq, struct irqaction *action)
+{
+	struct hvn_pcpu *p = this_cpu_ptr(&hvn_pcpu);
+	struct hvn_slot *s;
+	u64 now;
+
+	if (!READ_ONCE(p->watched))
+		return;
+	now = ktime_get_mono_fast_ns();
+	hvn_ivl_enter(&p->ivl, now);
+	count_all(p, now);
+	s = &p->slot[irq & (HVN_STORM_SLOTS - 1)];
+	if (s->irq != irq) {
+		if (s->st.active) {
+			atomic64_inc(&hvn_untracked);
+			goto migrate;
+		}
+		memset(&s->st, 0, sizeof(s->st));
+		s->irq = irq;
+		strscpy(s->name, action && action->name ? action->name : "",
+			sizeof(s->name));
+	}
+	storm_count(p, &s->st, &storm_cfg, HVN_SRC_IRQ, irq, s->name, now);
+migrate:
+	migrate_seen(irq, smp_processor_id(), HVN_MIG_HANDLED);
+}
+
+static void probe_irq_exit(void *data, int irq, struct irqaction *action,
+			   int ret)
+{
+	struct hvn_pcpu *p = this_cpu_ptr(&hvn_pcpu);
+
+	if (READ_ONCE(p->watched))
+		hvn_ivl_exit(&p->ivl, ktime_get_mono_fast_ns());
+}
+
+/* Softirqs run with interrupts on: keep the ring update atomic. */
+static void probe_softirq_entry(void *data, unsigned int vec)
+{
+	struct hvn_pcpu *p = this_cpu_ptr(&hvn_pcpu);
+	unsigned long flags;
+
+	if (!READ_ONCE(p->watched))
+		return;
+	local_irq_save(flags);
+	hvn_ivl_enter(&p->ivl, ktime_get_mono_fast_ns());
+	local_irq_restore(flags);
+}
+
+static void probe_softirq_exit(void *data, unsigned int vec)
+{
+	struct hvn_pcpu *p = this_cpu_ptr(&hvn_pcpu);
+	unsigned long flags;
+
+	if (!READ_ONCE(p->watched))
+		return;
+	local_irq_save(flags);
+	hvn_ivl_exit(&p->ivl, ktime_get_mono_fast_ns());
+	local_irq_restore(flags);
+}
+
+static void probe_nmi(void *data, void *handler, s64 delta_ns, int handled)
+{
+	struct hvn_pcpu *p = this_cpu_ptr(&hvn_pcpu);
+	u64 now;
+
+	if (!READ_ONCE(p->watched) || delta_ns <= 0)
+		return;
+	now = ktime_get_mono_fast_ns();
+	hvn_ivl_add(&p->nmi, now - delta_ns, now);
+}
+
+static void vec_entry(int i)
+{
+	struct hvn_pcpu *p = this_cpu_ptr(&hvn_pcpu);
+	u64 now;
+
+	if (!READ_ONCE(p->watched))
+		return;
+	now = ktime_get_mono_fast_ns();
+	hvn_ivl_enter(&p->ivl, now);
+	count_all(p, now);
+	storm_count(p, &p->vec[i], &storm_cfg, vec_src[i], -1, vec_names[i],
+		    now);
+}
+
+static void vec_exit(void)
+{
+	struct hvn_pcpu *p = this_cpu_ptr(&hvn_pcpu);
+
+	if (READ_ONCE(p->watched))
+		hvn_ivl_exit(&p->ivl, ktime_get_mono_fast_ns());
+}
+
+static void probe_timer_entry(void *data, int vector) { vec_entry(0); }
+static void probe_resched_entry(void *data, int vector) { vec_entry(1); }
+static void probe_callfunc_entry(void *data, int vector) { vec_entry(2); }
+static void probe_callfunc1_entry(void *data, int vector) { vec_entry(3); }
+static void probe_vec_exit(void *data, int vector) { vec_exit(); }
+
+static void probe_vector_update(void *data, unsigned int irq,
+				unsigned int vector, unsigned int cpu,
+				unsigned int prev_vector, unsigned int prev_cpu)
+{
+	/* prev_vector 0: first activation, not a move. */
+	if (prev_vector && cpu != prev_cpu)
+		migrate_seen(irq, cpu, HVN_MIG_VECTOR);
+}
+
+static void probe_hrtimer_expire(void *data, struct hrtimer *t, ktime_t *now)
+{
+	struct hvn_pcpu *p = this_cpu_ptr(&hvn_pcpu);
+	struct hvn_lost_report rep;
+	s64 late;
+	u64 mono, steal, irq_ns;
+	u8 src;
+	int cpu;
+
+	if (!READ_ONCE(p->watched) || t->is_soft)
+		return;
+	cpu = smp_processor_id();
+	late = ktime_to_ns(ktime_sub(*now, hrtimer_get_expires(t)));
+	steal = hvn_steal_read_cpu(cpu, &src);
+	if (late >= (s64)READ_ONCE(lost_cfg.threshold_ns)) {
+		mono = ktime_get_mono_fast_ns();
+		if (hvn_lost_check(&p->lost, &p->ivl, &lost_cfg, mono, late,
+				   steal - p->steal_snap, &rep)) {
+			/* NMIs are kept apart: they nest anywhere. */
+			irq_ns = hvn_ivl_covered(&p->nmi, rep.start, mono);
+			irq_ns = min(irq_ns, rep.steal_ns + rep.unexplained_ns);
+			if (rep.unexplained_ns >= irq_ns) {
+				rep.irq_ns += irq_ns;
+				rep.unexplained_ns -= irq_ns;
+			}
+			trace_lost(cpu, &rep);
+		}
+	}
+	p->steal_snap = steal;
+}
+
+struct hvn_probe {
+	const char *name;
+	void *fn;
+	bool x86_only;
+	struct tracepoint *tp;
+	bool registered;
+};
+
+static struct hvn_probe hvn_probes[] = {
+	{ "irq_handler_entry", probe_irq_entry },
+	{ "irq_handler_exit", probe_irq_exit },
+	{ "softirq_entry", probe_softirq_entry },
+	{ "softirq_exit", probe_softirq_exit },
+	{ "hrtimer_expire_entry", probe_hrtimer_expire },
+	{ "nmi_handler", probe_nmi, true },
+	{ "local_timer_entry", probe_timer_entry, true },
+	{ "local_timer_exit", probe_vec_exit, true },
+	{ "reschedule_entry", probe_resched_entry, true },
+	{ "reschedule_exit", probe_vec_exit, true },
+	{ "call_function_entry", probe_callfunc_entry, true },
+	{ "call_function_exit", probe_vec_exit, true },
+	{ "call_function_single_entry", probe_callfunc1_entry, true },
+	{ "call_function_single_exit", probe_vec_exit, true },
+	{ "vector_update", probe_vector_update, true },
+};
+
+static void find_tp(struct tracepoint *tp, void *priv)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(hvn_probes); i++)
+		if (!hvn_probes[i].tp && !strcmp(tp->name, hvn_probes[i].name))
+			hvn_probes[i].tp = tp;
+}
+
+/* --- the sampling timer -------------------------------------------------- */
+
+static enum hrtimer_restart sampler_fn(struct hrtimer *t)
+{
+	struct hvn_pcpu *p = container_of(t, struct hvn_pcpu, sampler);
+	unsigned int us = READ_ONCE(hvn_dcfg.sample_us);
+
+	/* Migrated off its dead CPU, unwatched, or turned off: stop. */
+	if (p != this_cpu_ptr(&hvn_pcpu) || !READ_ONCE(p->watched) || !us)
+		return HRTIMER_NORESTART;
+	hrtimer_forward_now(t, ns_to_ktime((u64)us * 1000));
+	return HRTIMER_RESTART;
+}
+
+/* --- watched set changes (IPIs only on a change) ------------------------- */
+
+static void cpu_enter(void *unused)
+{
+	struct hvn_pcpu *p = this_cpu_ptr(&hvn_pcpu);
+	unsigned int us = READ_ONCE(hvn_dcfg.sample_us);
+	unsigned int i;
+
+	if (!p->watched) {
+		memset(&p->ivl, 0, sizeof(p->ivl));
+		memset(&p->nmi, 0, sizeof(p->nmi));
+		memset(&p->lost, 0, sizeof(p->lost));
+		memset(&p->all, 0, sizeof(p->all));
+		memset(&p->vec, 0, sizeof(p->vec));
+		for (i = 0; i < HVN_STORM_SLOTS; i++) {
+			memset(&p->slot[i].st, 0, sizeof(p->slot[i].st));
+			p->slot[i].irq = -1;
+		}
+		p->nactive = 0;
+		p->steal_snap = hvn_steal_read_cpu(smp_processor_id(), NULL);
+		WRITE_ONCE(p->watched, true);
+	}
+	if (us && p->sampler_ready && !hrtimer_active(&p->sampler))
+		hrtimer_start(&p->sampler, ns_to_ktime((u64)us * 1000),
+			      HRTIMER_MODE_REL_PINNED_HARD);
+}
+
+static void cpu_leave(void *unused)
+{
+	struct hvn_pcpu *p = this_cpu_ptr(&hvn_pcpu);
+
+	if (!p->watched)
+		return;
+	WRITE_ONCE(p->watched, false);
+	storm_expire(p, smp_processor_id(), ktime_get_mono_fast_ns(), true);
+}
+
+static struct hvn_irqtab *build_irqtab(const struct hvn_watchset *ws)
+{
+	struct hvn_irqtab *t;
+	unsigned int i, n = 0;
+
+	for (i = 0; i < ws->nirq; i++)
+		if (ws->irq[i].irq >= 0 && (unsigned int)ws->irq[i].irq + 1 > n)
+			n = ws->irq[i].irq + 1;
+	t = kzalloc(struct_size(t, e, n), GFP_KERNEL);
+	if (!t)
+		return NULL;
+	t->n = n;
+	for (i = 0; i < n; i++)
+		atomic_set(&t->e[i].cpu, -1);
+	for (i = 0; i < ws->nirq; i++) {
+		struct hvn_irqent *e = &t->e[ws->irq[i].irq];
+
+		if (ws->irq[i].irq < 0 || e->used)
+			continue;	/* first CPU of a multi-CPU IRQ */
+		e->used = true;
+		e->dev = ws->irq[i].dev;
+		atomic_set(&e->cpu, ws->irq[i].cpu);
+		strscpy(e->name, ws->irq[i].name, sizeof(e->name));
+	}
+	return t;
+}
+
+void hvn_detect_update(const struct hvn_watchset *ws)
+{
+	struct hvn_irqtab *t, *ot;
+	unsigned int i;
+	int cpu;
+
+	/*
+	 * Moves the poll saw and no probe reported yet; an IRQ routed to
+	 * several CPUs counts by its first (records are sorted by irq, cpu).
+	 */
+	for (i = 0; i < ws->nirq; i++)
+		if (ws->irq[i].cpu >= 0 &&
+		    (!i || ws->irq[i - 1].irq != ws->irq[i].irq))
+			migrate_seen(ws->irq[i].irq, ws->irq[i].cpu, HVN_MIG_POLL);
+
+	t = build_irqtab(ws);
+	ot = rcu_dereference_protected(hvn_irqtab, lockdep_is_held(&hvn_lock));
+	if (t || !ot) {
+		rcu_assign_pointer(hvn_irqtab, t);
+		if (ot)
+			kfree_rcu(ot, rcu);
+	}
+
+	hvn_steal_watch(ws);
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		bool want = (unsigned int)cpu < ws->nbits && ws->why[cpu];
+		struct hvn_pcpu *p = per_cpu_ptr(&hvn_pcpu, cpu);
+
+		if (want)
+			smp_call_function_single(cpu, cpu_enter, NULL, 1);
+		else if (READ_ONCE(p->watched))
+			smp_call_function_single(cpu, cpu_leave, NULL, 1);
+		if ((!want || !READ_ONCE(hvn_dcfg.sample_us)) &&
+		    p->sampler_ready)
+			hrtimer_try_to_cancel(&p->sampler);
+	}
+	cpus_read_unlock();
+}
+
+/* From the CPU hotplug "dead" callback: the CPU is gone, touch its state. */
+void hvn_detect_cpu_dead(unsigned int cpu)
+{
+	struct hvn_pcpu *p = per_cpu_ptr(&hvn_pcpu, cpu);
+
+	if (!p->watched)
+		return;
+	WRITE_ONCE(p->watched, false);
+	storm_expire(p, cpu, ktime_get_mono_fast_ns(), true);
+}
+
+int hvn_detect_format_stats(char *buf, size_t len)
+{
+	return snprintf(buf, len, "untracked_irqs=%lld\n",
+			(long long)atomic64_read(&hvn_untracked));
+}
+
+int hvn_detect_init(void)
+{
+	unsigned int i;
+	int cpu, ret;
+
+	hvn_detect_cfg_changed();
+	for_each_possible_cpu(cpu) {
+		struct hvn_pcpu *p = per_cpu_ptr(&hvn_pcpu, cpu);
+
+		hrtimer_init(&p->sampler, CLOCK_MONOTONIC,
+			     HRTIMER_MODE_REL_PINNED_HARD);
+		p->sampler.function = sampler_fn;
+		p->sampler_ready = true;
+	}
+	for_each_kernel_tracepoint(find_tp, NULL);
+	for (i = 0; i < ARRAY_SIZE(hvn_probes); i++) {
+		struct hvn_probe *pr = &hvn_probes[i];
+
+		if (!pr->tp) {
+			if (!pr->x86_only || IS_ENABLED(CONFIG_X86))
+				pr_warn("tracepoint %s not found; its detector is off\n",
+					pr->name);
+			continue;
+		}
+		ret = tracepoint_probe_register(pr->tp, pr->fn, NULL);
+		if (ret) {
+			pr_err("cannot attach to tracepoint %s (%d)\n",
+			       pr->name, ret);
+			hvn_detect_exit();
+			return ret;
+		}
+		pr->registered = true;
+	}
+	return 0;
+}
+
+void hvn_detect_exit(void)
+{
+	struct hvn_irqtab *t;
+	unsigned int i;
+	int cpu;
+
+	for (i = 0; i < ARRAY_SIZE(hvn_probes); i++) {
+		if (hvn_probes[i].registered)
+			tracepoint_probe_unregister(hvn_probes[i].tp,
+						    hvn_probes[i].fn, NULL);
+		hvn_probes[i].registered = false;
+	}
+	/* No probe runs past this point. */
+	tracepoint_synchronize_unregister();
+	for_each_possible_cpu(cpu) {
+		struct hvn_pcpu *p = per_cpu_ptr(&hvn_pcpu, cpu);
+
+		if (p->sampler_ready)
+			hrtimer_cancel(&p->sampler);
+		/* Report storms cut short by the unload. */
+		if (p->watched) {
+			WRITE_ONCE(p->watched, false);
+			storm_expire(p, cpu, ktime_get_mono_fast_ns(), true);
+		}
+	}
+	t = rcu_dereference_protected(hvn_irqtab, 1);
+	RCU_INIT_POINTER(hvn_irqtab, NULL);
+	synchronize_rcu();
+	kfree(t);
+	rcu_barrier();	/* kfree_rcu() of older tables */
+}

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The detectors: interrupt storms, IRQ migrations, lost time, steal. */
+#ifndef HVNOISE_DETECT_H
+#define HVNOISE_DETECT_H
+
+#include "lib/watchset.h"
+
+/* Detector settings, from the module parameters (see params.c). */
+struct hvn_detect_cfg {
+	unsigned int storm_rate;	/* IRQs/s of one source that storm */
+	unsigned int storm_all_rate;	/* IRQs/s of all sources together */
+	unsigned int storm_window_ms;
+	unsigned int lost_threshold_us;
+	unsigned int sample_us;		/* pinned sampling timer, 0: off */
+	unsigned int steal_ms;		/* steal sampling period, 0: off */
+	unsigned int steal_threshold_us;
+};
+
+extern struct hvn_detect_cfg hvn_dcfg;
+
+int hvn_detect_init(void);		/* attach probes */
+void hvn_detect_exit(void);		/* detach, end storms, free */
+/* The watched set changed (hvn_lock held, process context). */
+void hvn_detect_update(const struct hvn_watchset *ws);
+void hvn_detect_cpu_dead(unsigned int cpu);
+void hvn_detect_cfg_changed(void);
+int hvn_detect_format_stats(char *buf, size_t len);
+
+/* steal.c */
+int hvn_steal_init(void);
+void hvn_steal_exit(void);
+void hvn_steal_watch(const struct hvn_watchset *ws);
+void hvn_steal_kick(void);
+u64 hvn_steal_read_cpu(unsigned int cpu, u8 *source);
+
+#endif /* HVNOISE_DETECT_H */
