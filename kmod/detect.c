@@ -13,7 +13,10 @@
  *
  * A CPU outside the watched set pays one per-CPU load per event.  A
  * watched CPU pays O(1) per-CPU updates with interrupts off: no lock, no
- * allocation, no event unless a threshold is crossed.
+ * allocation, no event unless a threshold is crossed.  The hot path keeps
+ * time with local_clock() (the TSC where there is one), not the
+ * clocksource, which may be a slow HPET; event times are converted to
+ * CLOCK_MONOTONIC only when an event is emitted.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -21,6 +24,7 @@
 #include <linux/hrtimer.h>
 #include <linux/interrupt.h>
 #include <linux/percpu.h>
+#include <linux/sched/clock.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/timekeeping.h>
@@ -92,6 +96,7 @@ struct hvn_irqtab {
 };
 
 static struct hvn_irqtab __rcu *hvn_irqtab;
+static bool hvn_have_vector_update;
 
 static const char * const vec_names[HVN_NR_VEC] = {
 	"local_timer", "reschedule", "call_function", "call_function_single",
@@ -114,7 +119,20 @@ void hvn_detect_cfg_changed(void)
 		   (u64)READ_ONCE(hvn_dcfg.lost_threshold_us) * 1000);
 }
 
+/* A local_clock() time @t, taken before @now, as CLOCK_MONOTONIC ns. */
+static u64 to_mono(u64 t, u64 now)
+{
+	return ktime_get_mono_fast_ns() - (now - t);
+}
+
 /* --- storms ------------------------------------------------------------ */
+
+static void emit_storm_end(int cpu, u8 src, int irq, const char *name,
+			   struct hvn_storm_report *rep, u64 now)
+{
+	rep->start = to_mono(rep->start, now);
+	trace_irq_storm(cpu, src, irq, name, rep);
+}
 
 static void storm_count(struct hvn_pcpu *p, struct hvn_storm *st,
 			const struct hvn_storm_cfg *c, u8 src, int irq,
@@ -127,12 +145,12 @@ static void storm_count(struct hvn_pcpu *p, struct hvn_storm *st,
 	f = hvn_storm_irq(st, c, now, &rep);
 	if (f & HVN_STORM_END) {
 		p->nactive--;
-		trace_irq_storm(cpu, src, irq, name, &rep);
+		emit_storm_end(cpu, src, irq, name, &rep, now);
 	}
 	if (f & HVN_STORM_BEGIN) {
 		p->nactive++;
-		trace_irq_storm_begin(cpu, src, irq, name, st->start,
-				      c->threshold);
+		trace_irq_storm_begin(cpu, src, irq, name,
+				      to_mono(st->start, now), c->threshold);
 	}
 }
 
@@ -146,19 +164,21 @@ static void storm_expire(struct hvn_pcpu *p, int cpu, u64 now, bool force)
 		return;
 	if (hvn_storm_expire(&p->all, &storm_all_cfg, now, force, &rep)) {
 		p->nactive--;
-		trace_irq_storm(cpu, HVN_SRC_ALL, -1, "all", &rep);
+		emit_storm_end(cpu, HVN_SRC_ALL, -1, "all", &rep, now);
 	}
 	for (i = 0; i < HVN_NR_VEC; i++)
 		if (hvn_storm_expire(&p->vec[i], &storm_cfg, now, force, &rep)) {
 			p->nactive--;
-			trace_irq_storm(cpu, vec_src[i], -1, vec_names[i], &rep);
+			emit_storm_end(cpu, vec_src[i], -1, vec_names[i], &rep,
+				       now);
 		}
 	for (i = 0; i < HVN_STORM_SLOTS; i++) {
 		struct hvn_slot *s = &p->slot[i];
 
 		if (hvn_storm_expire(&s->st, &storm_cfg, now, force, &rep)) {
 			p->nactive--;
-			trace_irq_storm(cpu, HVN_SRC_IRQ, s->irq, s->name, &rep);
+			emit_storm_end(cpu, HVN_SRC_IRQ, s->irq, s->name, &rep,
+				       now);
 		}
 	}
 }
@@ -198,7 +218,7 @@ static void probe_irq_entry(void *data, int irq, struct irqaction *action)
 
 	if (!READ_ONCE(p->watched))
 		return;
-	now = ktime_get_mono_fast_ns();
+	now = local_clock();
 	hvn_ivl_enter(&p->ivl, now);
 	count_all(p, now);
 	s = &p->slot[irq & (HVN_STORM_SLOTS - 1)];
@@ -214,7 +234,12 @@ static void probe_irq_entry(void *data, int irq, struct irqaction *action)
 	}
 	storm_count(p, &s->st, &storm_cfg, HVN_SRC_IRQ, irq, s->name, now);
 migrate:
-	migrate_seen(irq, smp_processor_id(), HVN_MIG_HANDLED);
+	/*
+	 * Where vector_update reports moves, the old CPU may still handle an
+	 * interrupt or two after it: only that observer then counts.
+	 */
+	if (!hvn_have_vector_update)
+		migrate_seen(irq, smp_processor_id(), HVN_MIG_HANDLED);
 }
 
 static void probe_irq_exit(void *data, int irq, struct irqaction *action,
@@ -223,7 +248,7 @@ static void probe_irq_exit(void *data, int irq, struct irqaction *action,
 	struct hvn_pcpu *p = this_cpu_ptr(&hvn_pcpu);
 
 	if (READ_ONCE(p->watched))
-		hvn_ivl_exit(&p->ivl, ktime_get_mono_fast_ns());
+		hvn_ivl_exit(&p->ivl, local_clock());
 }
 
 /* Softirqs run with interrupts on: keep the ring update atomic. */
@@ -235,7 +260,7 @@ static void probe_softirq_entry(void *data, unsigned int vec)
 	if (!READ_ONCE(p->watched))
 		return;
 	local_irq_save(flags);
-	hvn_ivl_enter(&p->ivl, ktime_get_mono_fast_ns());
+	hvn_ivl_enter(&p->ivl, local_clock());
 	local_irq_restore(flags);
 }
 
@@ -247,7 +272,7 @@ static void probe_softirq_exit(void *data, unsigned int vec)
 	if (!READ_ONCE(p->watched))
 		return;
 	local_irq_save(flags);
-	hvn_ivl_exit(&p->ivl, ktime_get_mono_fast_ns());
+	hvn_ivl_exit(&p->ivl, local_clock());
 	local_irq_restore(flags);
 }
 
@@ -258,7 +283,7 @@ static void probe_nmi(void *data, void *handler, s64 delta_ns, int handled)
 
 	if (!READ_ONCE(p->watched) || delta_ns <= 0)
 		return;
-	now = ktime_get_mono_fast_ns();
+	now = local_clock();
 	hvn_ivl_add(&p->nmi, now - delta_ns, now);
 }
 
@@ -269,7 +294,7 @@ static void vec_entry(int i)
 
 	if (!READ_ONCE(p->watched))
 		return;
-	now = ktime_get_mono_fast_ns();
+	now = local_clock();
 	hvn_ivl_enter(&p->ivl, now);
 	count_all(p, now);
 	storm_count(p, &p->vec[i], &storm_cfg, vec_src[i], -1, vec_names[i],
@@ -281,7 +306,7 @@ static void vec_exit(void)
 	struct hvn_pcpu *p = this_cpu_ptr(&hvn_pcpu);
 
 	if (READ_ONCE(p->watched))
-		hvn_ivl_exit(&p->ivl, ktime_get_mono_fast_ns());
+		hvn_ivl_exit(&p->ivl, local_clock());
 }
 
 static void probe_timer_entry(void *data, int vector) { vec_entry(0); }
@@ -304,7 +329,7 @@ static void probe_hrtimer_expire(void *data, struct hrtimer *t, ktime_t *now)
 	struct hvn_pcpu *p = this_cpu_ptr(&hvn_pcpu);
 	struct hvn_lost_report rep;
 	s64 late;
-	u64 mono, steal, irq_ns;
+	u64 lnow, steal, irq_ns;
 	u8 src;
 	int cpu;
 
@@ -314,16 +339,18 @@ static void probe_hrtimer_expire(void *data, struct hrtimer *t, ktime_t *now)
 	late = ktime_to_ns(ktime_sub(*now, hrtimer_get_expires(t)));
 	steal = hvn_steal_read_cpu(cpu, &src);
 	if (late >= (s64)READ_ONCE(lost_cfg.threshold_ns)) {
-		mono = ktime_get_mono_fast_ns();
-		if (hvn_lost_check(&p->lost, &p->ivl, &lost_cfg, mono, late,
-				   steal - p->steal_snap, &rep)) {
+		lnow = local_clock();
+		if (hvn_lost_check(&p->lost, &p->ivl, &lost_cfg, lnow,
+				   ktime_to_ns(*now), late, steal - p->steal_snap,
+				   &rep)) {
 			/* NMIs are kept apart: they nest anywhere. */
-			irq_ns = hvn_ivl_covered(&p->nmi, rep.start, mono);
+			irq_ns = hvn_ivl_covered(&p->nmi, rep.start, lnow);
 			irq_ns = min(irq_ns, rep.steal_ns + rep.unexplained_ns);
 			if (rep.unexplained_ns >= irq_ns) {
 				rep.irq_ns += irq_ns;
 				rep.unexplained_ns -= irq_ns;
 			}
+			rep.start = ktime_get_mono_fast_ns() - rep.duration;
 			trace_lost(cpu, &rep);
 		}
 	}
@@ -413,7 +440,7 @@ static void cpu_leave(void *unused)
 	if (!p->watched)
 		return;
 	WRITE_ONCE(p->watched, false);
-	storm_expire(p, smp_processor_id(), ktime_get_mono_fast_ns(), true);
+	storm_expire(p, smp_processor_id(), local_clock(), true);
 }
 
 static struct hvn_irqtab *build_irqtab(const struct hvn_watchset *ws)
@@ -491,7 +518,7 @@ void hvn_detect_cpu_dead(unsigned int cpu)
 	if (!p->watched)
 		return;
 	WRITE_ONCE(p->watched, false);
-	storm_expire(p, cpu, ktime_get_mono_fast_ns(), true);
+	storm_expire(p, cpu, cpu_clock(cpu), true);
 }
 
 int hvn_detect_format_stats(char *buf, size_t len)
@@ -532,6 +559,8 @@ int hvn_detect_init(void)
 			return ret;
 		}
 		pr->registered = true;
+		if (pr->fn == probe_vector_update)
+			hvn_have_vector_update = true;
 	}
 	return 0;
 }
@@ -558,7 +587,7 @@ void hvn_detect_exit(void)
 		/* Report storms cut short by the unload. */
 		if (p->watched) {
 			WRITE_ONCE(p->watched, false);
-			storm_expire(p, cpu, ktime_get_mono_fast_ns(), true);
+			storm_expire(p, cpu, cpu_clock(cpu), true);
 		}
 	}
 	t = rcu_dereference_protected(hvn_irqtab, 1);

@@ -119,6 +119,27 @@ else
 	fail "vm/completed (no 6.1 kernel or module build)"
 fi
 
+# --- 5. detectors against real noise -------------------------------------------
+step "VM detectors: storms, migrations, injected hypervisor noise"
+if [ -n "$k61" ] && [ -f build/kbuild-6.1/kmod/hvnoise.ko ] &&
+	gcc -O2 -Wall -Wextra -Werror -static -o "$out/rawsend" tests/vm/tools/rawsend.c &&
+	gcc -O2 -Wall -Wextra -Werror -static -o "$out/dread" tests/vm/tools/dread.c &&
+	gcc -O2 -Wall -Wextra -Werror -o "$out/hog" tests/vm/tools/hog.c; then
+	kver=$(basename "$k61" | sed 's/^linux-headers-//')
+	tests/vm/mkinitramfs.sh "$out/detect-initrd.gz" --kver "$kver" \
+		--kmod virtio_pci --kmod virtio_net --kmod virtio_blk \
+		--file tests/vm/guest-detectors.sh=/lib/hvnoise/guest.sh \
+		--file "$out/rawsend=/lib/hvnoise/rawsend" \
+		--file "$out/dread=/lib/hvnoise/dread" \
+		--file build/kbuild-6.1/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko
+	tests/vm/detectors.py "/boot/vmlinuz-$kver" "$out/detect-initrd.gz" "$out" "$out/hog" \
+		>"$out/detectors.log" 2>&1
+	grep -E "^(PASS|FAIL): " "$out/detectors.log" | tee -a "$results"
+	grep -E "^(BASELINE|QUIET|STORM|MIGRATE|  |PAUSE|HOG)" "$out/detectors.log"
+else
+	fail "vm-detect/completed (no 6.1 kernel, module or test tools)"
+fi
+
 npass=$(grep -c "^PASS: " "$results")
 nfail=$(grep -c "^FAIL: " "$results")
 echo

@@ -45,16 +45,16 @@ u64 hvn_ivl_covered(const struct hvn_ivl_ring *r, u64 from, u64 to)
 }
 
 bool hvn_lost_check(struct hvn_lost_cpu *lc, const struct hvn_ivl_ring *r,
-		    const struct hvn_lost_cfg *c, u64 now, u64 lateness,
-		    u64 steal_ns, struct hvn_lost_report *rep)
+		    const struct hvn_lost_cfg *c, u64 now, u64 batch,
+		    u64 lateness, u64 steal_ns, struct hvn_lost_report *rep)
 {
 	u64 from, irq_ns, lost;
 
-	if (now == lc->last_now)
+	if (batch == lc->last_batch)
 		return false;	/* a later timer of the batch already seen */
 	if (lateness < c->threshold_ns || lateness > now)
 		return false;
-	lc->last_now = now;
+	lc->last_batch = batch;
 	from = now - lateness;
 	irq_ns = hvn_ivl_covered(r, from, now);
 	lost = lateness - irq_ns;

@@ -50,17 +50,18 @@ struct hvn_lost_report {
 };
 
 struct hvn_lost_cpu {
-	u64 last_now;		/* the interrupt batch last reported */
+	u64 last_batch;		/* the interrupt batch last reported */
 };
 
 /*
  * A hard timer fired at @now, @lateness ns after its expiry; @steal_ns was
- * reported as steal meanwhile.  Timers expiring in one interrupt share
- * @now: only the first (the earliest expiry) of a batch is considered.
- * Returns true and fills @rep if the time lost reaches the threshold.
+ * reported as steal meanwhile.  Timers expiring in one hrtimer interrupt
+ * share @batch (the expiry clock the interrupt read once): only the first
+ * of a batch, the earliest expiry, is reported.  Returns true and fills
+ * @rep if the time lost reaches the threshold.
  */
 bool hvn_lost_check(struct hvn_lost_cpu *lc, const struct hvn_ivl_ring *r,
-		    const struct hvn_lost_cfg *c, u64 now, u64 lateness,
-		    u64 steal_ns, struct hvn_lost_report *rep);
+		    const struct hvn_lost_cfg *c, u64 now, u64 batch,
+		    u64 lateness, u64 steal_ns, struct hvn_lost_report *rep);
 
 #endif /* HVN_LOST_H */

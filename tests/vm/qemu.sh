@@ -15,9 +15,10 @@ disk=$(dirname "$log")/vm-disk.img
 [ -f "$disk" ] || truncate -s 16M "$disk"
 
 args=(-accel tcg -smp "${HVN_VM_CPUS:-4}" -m 1024 -no-reboot
+      -name hvnoise-vm,debug-threads=on
       -display none -monitor none -serial "file:$log"
       -kernel "$kernel" -initrd "$initrd"
-      -append "console=ttyS0 loglevel=4 panic=-1 hvn.run=$run"
+      -append "console=ttyS0 loglevel=${HVN_VM_LOGLEVEL:-4} tsc=reliable panic=-1 hvn.run=$run"
       -netdev hubport,id=n0,hubid=0
       -device virtio-net-pci,netdev=n0,addr=04
       -netdev hubport,id=n1,hubid=0

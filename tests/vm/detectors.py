@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""Hypervisor-noise injection for the detector VM test (host side).
+
+usage: detectors.py KERNEL INITRD OUTDIR HOG
+
+Boots the VM (tests/vm/qemu.sh, 2 vCPUs) with tests/vm/guest-detectors.sh.
+When the guest prints HVN-INJECT-PAUSE, stops the whole QEMU process with
+SIGSTOP/SIGCONT for known times (every vCPU loses that time); on
+HVN-INJECT-HOG, pins vCPU 1's thread alone on host core 1 and takes that
+core with a SCHED_FIFO spinner (HOG, tests/vm/tools/hog.c) in bursts (only
+vCPU 1 loses time).  Then matches the guest's hvnoise:lost events against
+the injections: every injection must give a lost event on each affected
+CPU with a duration within 20% or 2 ms, and nothing else may appear.
+Prints PASS:/FAIL: lines, and the injected-versus-detected table.
+"""
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+PAUSES_MS = [20, 50, 100, 200]
+HOG_MS, HOG_GAP_MS, HOG_COUNT = 30, 2000, 4
+GAP_S = 2.0
+CLUSTER_NS = 500_000_000   # lost events of one injection start within this
+
+
+def check(ok, name):
+    print(("PASS: " if ok else "FAIL: ") + "vm-detect/" + name, flush=True)
+    return ok
+
+
+def wait_marker(log, marker, proc, timeout=400):
+    end = time.time() + timeout
+    while time.time() < end:
+        if proc.poll() is not None:
+            return False
+        try:
+            if marker in open(log, errors="replace").read():
+                return True
+        except FileNotFoundError:
+            pass
+        time.sleep(0.05)
+    return False
+
+
+def qemu_threads(pid):
+    out = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            out[int(tid)] = open(f"/proc/{pid}/task/{tid}/comm").read().strip()
+        except OSError:
+            pass
+    return out
+
+
+def inject_pause(pid):
+    done = []
+    for ms in PAUSES_MS:
+        t0 = time.monotonic_ns()
+        os.kill(pid, signal.SIGSTOP)
+        while time.monotonic_ns() - t0 < ms * 1_000_000:
+            pass
+        os.kill(pid, signal.SIGCONT)
+        done.append((time.monotonic_ns() - t0) / 1e6)
+        time.sleep(GAP_S)
+    return done
+
+
+def inject_hog(pid, hog):
+    threads = qemu_threads(pid)
+    vcpu1 = [t for t, c in threads.items() if c.startswith("CPU 1/")]
+    if not vcpu1:
+        return None, "no 'CPU 1/...' thread in QEMU"
+    for tid in threads:
+        os.sched_setaffinity(tid, {1} if tid == vcpu1[0] else {0})
+    try:
+        out = subprocess.run([hog, "1", str(HOG_MS), str(HOG_GAP_MS), str(HOG_COUNT)],
+                             capture_output=True, text=True, check=True).stdout
+    finally:
+        for tid in threads:
+            try:
+                os.sched_setaffinity(tid, set(range(os.cpu_count())))
+            except OSError:
+                pass
+    return [float(m) for m in re.findall(r"burst \d+ on core \d+: ([0-9.]+) ms", out)], None
+
+
+def lost_events(console, phase):
+    m = re.search(rf"HVN-RESULTS-{phase}\n(.*?)HVN-END-{phase}", console, re.S)
+    evs = []
+    for line in (m.group(1) if m else "").splitlines():
+        f = dict(re.findall(r"(\w+)=(-?\d+)", line))
+        if line.startswith("LOST") and "cpu" in f:
+            evs.append({k: int(v) for k, v in f.items()})
+    return evs, m is not None
+
+
+def clusters(evs):
+    out = []
+    for e in sorted(evs, key=lambda e: e["start"]):
+        if out and e["start"] - out[-1][0]["start"] < CLUSTER_NS:
+            out[-1].append(e)
+        else:
+            out.append([e])
+    return out
+
+
+def judge(phase, injected_ms, cpus, evs):
+    """Match clusters of lost events to injections, in order."""
+    cl = clusters(evs)
+    print(f"\n{phase}: injected vs detected (hvnoise:lost duration per CPU, ms)")
+    print(f"  {'injected':>9}  " + "  ".join(f"cpu{c:<7}" for c in cpus) + "  verdict")
+    hits = 0
+    for i, inj in enumerate(injected_ms):
+        got = {}
+        if i < len(cl):
+            for e in cl[i]:
+                got[e["cpu"]] = max(got.get(e["cpu"], 0), e["duration"] / 1e6)
+        ok = all(c in got and abs(got[c] - inj) <= max(0.2 * inj, 2.0) for c in cpus)
+        hits += ok
+        print(f"  {inj:9.2f}  " + "  ".join(
+            f"{got[c]:<10.2f}" if c in got else f"{'-':<10}" for c in cpus) +
+            ("  ok" if ok else "  MISS"))
+    extra = max(0, len(cl) - len(injected_ms))
+    for c in cl[len(injected_ms):]:
+        print("  extra:   " + ", ".join(f"cpu{e['cpu']} {e['duration'] / 1e6:.2f}" for e in c))
+    print(f"  recall {hits}/{len(injected_ms)}, false positives {extra}")
+    check(hits == len(injected_ms),
+          f"{phase}: every injection gives a lost event on CPUs {cpus} within 20%/2 ms "
+          f"(recall {hits}/{len(injected_ms)})")
+    check(extra == 0, f"{phase}: no lost events beyond the injections ({extra})")
+
+
+def main():
+    kernel, initrd, outdir, hog = sys.argv[1:5]
+    log = os.path.join(outdir, "detect-console.log")
+    pidfile = os.path.join(outdir, "detect-qemu.pid")
+    for f in (log, pidfile):
+        if os.path.exists(f):
+            os.unlink(f)
+    env = dict(os.environ, HVN_VM_CPUS="2")
+    here = os.path.dirname(os.path.abspath(__file__))
+    proc = subprocess.Popen([os.path.join(here, "qemu.sh"), kernel, initrd, log,
+                             "/lib/hvnoise/guest.sh", "900", pidfile], env=env)
+    injected = {}
+    if wait_marker(log, "HVN-INJECT-PAUSE", proc):
+        pid = int(open(pidfile).read())
+        injected["PAUSE"] = inject_pause(pid)
+    if wait_marker(log, "HVN-INJECT-HOG", proc):
+        pid = int(open(pidfile).read())
+        bursts, err = inject_hog(pid, hog)
+        if err:
+            check(False, "HOG: " + err)
+        injected["HOG"] = bursts or []
+    proc.wait()
+    console = open(log, errors="replace").read()
+    for line in console.splitlines():
+        if line.startswith(("PASS: ", "FAIL: ", "BASELINE", "QUIET", "STORM", "MIGRATE", "irq=")):
+            print(line)
+    for phase, cpus in (("PAUSE", [0, 1]), ("HOG", [1])):
+        evs, seen = lost_events(console, phase)
+        if not check(seen and phase in injected, f"{phase}: injection ran and results came back"):
+            continue
+        judge(phase, injected[phase], cpus, evs)
+    check("HVNOISE-VM-DONE" in console, "completed")
+
+
+if __name__ == "__main__":
+    main()
