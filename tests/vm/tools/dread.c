@@ -8,12 +8,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 int main(int argc, char **argv)
 {
 	long count, i, done = 0;
+	struct timespec t0, t1;
 	off_t size, off = 0;
+	double ns;
 	void *buf;
 	int fd;
 
@@ -32,6 +35,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dread: %s too small or no memory\n", argv[1]);
 		return 1;
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < count; i++) {
 		if (pread(fd, buf, 4096, off) == 4096)
 			done++;
@@ -39,6 +43,9 @@ int main(int argc, char **argv)
 		if (off + 4096 > size)
 			off = 0;
 	}
-	printf("dread: %ld of %ld reads\n", done, count);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ns = (double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec);
+	printf("dread: %ld of %ld reads, %.0f ns/read\n", done, count,
+	       count ? ns / (double)count : 0.0);
 	return done == count ? 0 : 1;
 }
