@@ -136,6 +136,19 @@ if [ -n "$k61" ] && [ -f build/kbuild-6.1/kmod/hvnoise.ko ] &&
 		>"$out/detectors.log" 2>&1
 	grep -E "^(PASS|FAIL): " "$out/detectors.log" | tee -a "$results"
 	grep -E "^(BASELINE|QUIET|STORM|MIGRATE|  |PAUSE|HOG)" "$out/detectors.log"
+
+	step "VM: 100 load/unload cycles under an IRQ storm, with CPU hotplug"
+	tests/vm/mkinitramfs.sh "$out/cycles-initrd.gz" --kver "$kver" \
+		--kmod virtio_pci --kmod virtio_net --kmod virtio_blk \
+		--file tests/vm/guest-cycles.sh=/lib/hvnoise/guest.sh \
+		--file "$out/dread=/lib/hvnoise/dread" \
+		--file build/kbuild-6.1/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko
+	HVN_VM_ACCEL=tcg,thread=single HVN_VM_CPUS=2 tests/vm/qemu.sh "/boot/vmlinuz-$kver" \
+		"$out/cycles-initrd.gz" "$out/cycles-console.log" /lib/hvnoise/guest.sh 600 \
+		2>"$out/cycles-qemu.err"
+	grep -E "^(PASS|FAIL): " "$out/cycles-console.log" | tee -a "$results"
+	grep -q "HVNOISE-VM-DONE" "$out/cycles-console.log" && pass "vm-cycles/completed" ||
+		{ tail -30 "$out/cycles-console.log"; fail "vm-cycles/completed"; }
 else
 	fail "vm-detect/completed (no 6.1 kernel, module or test tools)"
 fi

@@ -124,34 +124,6 @@ done
 [ $ok = $moves ]
 check $? "one irq_migrate per move with the right CPUs ($ok of $moves)"
 
-# --- Unload/load cycles under a disk interrupt storm, with CPU hotplug ------
-# (An endless raw-frame flood livelocks this TCG guest with or without the
-# module loaded, so the storm here is the disk's.)
-echo 0 >$T/events/hvnoise/enable
-/lib/hvnoise/dread /dev/vda 100000000 >/dev/null &
-disk=$!
-rmmod hvnoise
-cycles=0
-i=0
-while [ $i -lt 100 ]; do
-	insmod $KO devices=$NIC,$BLK cpus=0-$((ncpu - 1)) sample_us=1000 storm_rate=500 || break
-	echo 1 >$T/events/hvnoise/enable
-	if [ $((i % 10)) = 0 ]; then
-		echo 0 >/sys/devices/system/cpu/cpu1/online
-		echo 1 >/sys/devices/system/cpu/cpu1/online
-	fi
-	rmmod hvnoise || break
-	cycles=$((cycles + 1))
-	i=$((i + 1))
-done
-kill $disk 2>/dev/null
-[ $cycles = 100 ]
-check $? "100 load/unload cycles under a disk IRQ storm with CPU 1 hotplug ($cycles)"
-insmod $KO devices=$NIC,$BLK cpus=0-$((ncpu - 1)) sample_us=1000 \
-	lost_threshold_us=$TEST_LOST_US storm_rate=500
-echo 1 >$T/events/hvnoise/enable
-
-
 # --- Hypervisor noise, injected by the host ---------------------------------
 echo 500 >$P/storm_rate
 for phase in PAUSE HOG; do

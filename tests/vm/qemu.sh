@@ -14,7 +14,7 @@ kernel=$1 initrd=$2 log=$3 run=$4 timeout_s=${5:-600} pidfile=${6:-}
 disk=$(dirname "$log")/vm-disk.img
 [ -f "$disk" ] || truncate -s 16M "$disk"
 
-args=(-accel tcg -smp "${HVN_VM_CPUS:-4}" -m 1024 -no-reboot
+args=(-accel "${HVN_VM_ACCEL:-tcg}" -smp "${HVN_VM_CPUS:-4}" -m 1024 -no-reboot
       -name hvnoise-vm,debug-threads=on
       -display none -monitor none -serial "file:$log"
       -kernel "$kernel" -initrd "$initrd"
