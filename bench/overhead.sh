@@ -28,18 +28,4 @@ tests/vm/mkinitramfs.sh "$out/initrd.gz" --kver "$kver" \
 HVN_VM_CPUS=2 tests/vm/qemu.sh "/boot/vmlinuz-$kver" "$out/initrd.gz" \
 	"$out/console.log" /lib/hvnoise/guest.sh 900 2>"$out/qemu.err"
 grep "^bench:" "$out/console.log"
-grep "^BENCH " "$out/console.log" | python3 -c '
-import statistics, sys
-runs = {}
-for line in sys.stdin:
-    _, name, ns = line.split()
-    runs.setdefault(name, []).append(int(ns))
-base = statistics.median(runs["none"])
-print(f"{\"configuration\":<18} {\"runs\":>4} {\"ns/read (median)\":>17} {\"vs none\":>8}")
-for name in ("none", "module-unwatched", "module-watched", "ftrace-irq"):
-    m = statistics.median(runs.get(name, [0]))
-    print(f"{name:<18} {len(runs.get(name, [])):>4} {m:>17.0f} {m / base - 1:>+8.1%}")
-w, f = statistics.median(runs["module-watched"]), statistics.median(runs["ftrace-irq"])
-print(f"module-watched extra per read / ftrace-irq extra per read: "
-      f"{(w - base) / (f - base) if f != base else float(\"nan\"):.2f}")
-'
+bench/table.py "$out/console.log"

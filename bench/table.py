@@ -1,0 +1,38 @@
+#!/usr/bin/env python3
+"""Turn the BENCH lines of bench/guest-overhead.sh into the overhead table.
+
+usage: table.py CONSOLE_LOG
+"""
+import statistics
+import sys
+
+CONFIGS = ("none", "module-unwatched", "module-watched", "ftrace-irq")
+
+
+def main():
+    runs = {}
+    for line in open(sys.argv[1], errors="replace"):
+        parts = line.split()
+        if len(parts) == 3 and parts[0] == "BENCH" and parts[2].isdigit():
+            runs.setdefault(parts[1], []).append(int(parts[2]))
+    if "none" not in runs:
+        print("table: no baseline runs in the log", file=sys.stderr)
+        return 1
+    base = statistics.median(runs["none"])
+    print(f"{'configuration':<18} {'runs':>4} {'ns/read (median)':>17} {'vs none':>8}")
+    for name in CONFIGS:
+        vals = runs.get(name, [])
+        if not vals:
+            continue
+        m = statistics.median(vals)
+        print(f"{name:<18} {len(vals):>4} {m:>17.0f} {m / base - 1:>+8.1%}")
+    if "module-watched" in runs and "ftrace-irq" in runs:
+        w = statistics.median(runs["module-watched"]) - base
+        f = statistics.median(runs["ftrace-irq"]) - base
+        ratio = f"{w / f:.2f}" if f > 0 else "n/a (ftrace-irq added nothing measurable)"
+        print(f"extra ns/read, module-watched / ftrace-irq: {ratio}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
