@@ -2,7 +2,8 @@
 # make demo: build hvnoise.ko for Debian's stock kernel, boot it in QEMU with
 # a virtio NIC and disk standing for a GPU host's NIC and GPU, load the
 # module on them, change the host under it (IRQ moves, CPU hotplug, driver
-# rebind) and print what it watched and recorded, as trace-cmd reports it.
+# rebind), pause the VM from the host as a hypervisor would, and print what
+# the module watched and recorded, as trace-cmd reports it.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,10 +25,30 @@ tests/vm/mkinitramfs.sh "$out/initrd.gz" --kver "$kver" \
 
 echo "== booting Debian's $kver in QEMU (TCG, 4 vCPUs); guest output follows"
 : >"$out/console.log"
+rm -f "$out/qemu.pid"
 tests/vm/qemu.sh "/boot/vmlinuz-$kver" "$out/initrd.gz" "$out/console.log" \
-	/lib/hvnoise/guest.sh 300 2>"$out/qemu.err" &
+	/lib/hvnoise/guest.sh 300 "$out/qemu.pid" 2>"$out/qemu.err" &
 vm=$!
-tail -n +1 -f --pid=$vm "$out/console.log" 2>/dev/null | sed -u '/^\[ *[0-9.]*\] /d'
+
+# The hypervisor noise: when the guest asks, pause the whole VM twice.
+(
+	while kill -0 $vm 2>/dev/null && ! grep -q HVN-DEMO-PAUSE "$out/console.log"; do
+		sleep 0.2
+	done
+	kill -0 $vm 2>/dev/null || exit 0
+	pid=$(cat "$out/qemu.pid")
+	for ms in 50 120; do
+		sleep 2
+		t0=$(date +%s%N)
+		kill -STOP "$pid"
+		sleep "0.$(printf '%03d' $ms)"
+		kill -CONT "$pid"
+		t1=$(date +%s%N)
+		echo "  host: paused the VM for $(( (t1 - t0) / 1000000 )) ms (asked $ms ms)"
+	done
+) &
+tail -n +1 -f --pid=$vm "$out/console.log" 2>/dev/null |
+	sed -u '/^\[ *[0-9.]*\] /d; /^HVN-DEMO-/d'
 wait $vm
 grep -q "HVNOISE-VM-DONE rc=0" "$out/console.log" || { echo "demo: the VM run failed; see $out/console.log" >&2; exit 1; }
 echo "== done; console log: $out/console.log"
