@@ -499,9 +499,17 @@ void hvn_detect_update(const struct hvn_watchset *ws)
 		bool want = (unsigned int)cpu < ws->nbits && ws->why[cpu];
 		struct hvn_pcpu *p = per_cpu_ptr(&hvn_pcpu, cpu);
 
-		if (want)
-			smp_call_function_single(cpu, cpu_enter, NULL, 1);
-		else if (READ_ONCE(p->watched))
+		/*
+		 * IPI a watched CPU only when cpu_enter() has work there (first
+		 * watch, or a sampler to arm): a set change must not become
+		 * noise on the CPUs it watches.
+		 */
+		if (want) {
+			if (!READ_ONCE(p->watched) ||
+			    (READ_ONCE(hvn_dcfg.sample_us) && p->sampler_ready &&
+			     !hrtimer_active(&p->sampler)))
+				smp_call_function_single(cpu, cpu_enter, NULL, 1);
+		} else if (READ_ONCE(p->watched))
 			smp_call_function_single(cpu, cpu_leave, NULL, 1);
 		if ((!want || !READ_ONCE(hvn_dcfg.sample_us)) &&
 		    p->sampler_ready)
