@@ -16,7 +16,14 @@ USER_CFLAGS := -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -g -O1 \
 LIB_SRCS := $(wildcard kmod/lib/*.c)
 UNIT_SRCS := tests/unit/runner.c $(wildcard tests/lib/*_test.c)
 
-.PHONY: all module clean check demo deps unit unit-build
+TOOL_SRCS := $(wildcard tools/hvnoise/*.c)
+TOOL_HDRS := $(wildcard tools/hvnoise/*.h include/hvnoise/*.h)
+TOOL_PKGS := libtracefs libtraceevent
+TOOL_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -Iinclude \
+	       $(shell pkg-config --cflags $(TOOL_PKGS) 2>/dev/null)
+TOOL_LIBS := $(shell pkg-config --libs $(TOOL_PKGS) 2>/dev/null) -lzstd -lz
+
+.PHONY: all module clean check demo deps unit unit-build tools
 
 all: module
 
@@ -27,6 +34,18 @@ module:
 build/unit/hvnoise-unit: $(LIB_SRCS) $(UNIT_SRCS) $(wildcard kmod/lib/*.h include/hvnoise/*.h tests/lib/*.h)
 	@mkdir -p $(dir $@)
 	$(CC_USER) $(USER_CFLAGS) -o $@ $(UNIT_SRCS) $(LIB_SRCS)
+
+# The hvnoise command: optimised, and a sanitised build for the tests.
+tools: build/tools/hvnoise build/tools-asan/hvnoise
+
+build/tools/hvnoise: $(TOOL_SRCS) $(TOOL_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC_USER) $(TOOL_CFLAGS) -O2 -o $@ $(TOOL_SRCS) $(TOOL_LIBS)
+
+build/tools-asan/hvnoise: $(TOOL_SRCS) $(TOOL_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC_USER) $(TOOL_CFLAGS) -O1 -fsanitize=address,undefined \
+		-fno-sanitize-recover=all -o $@ $(TOOL_SRCS) $(TOOL_LIBS)
 
 unit-build: build/unit/hvnoise-unit
 

@@ -1,0 +1,482 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-CPU accounting of hvnoise events, shared by report and top.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <traceevent/event-parse.h>
+
+#include "hvnoise/events.h"
+#include "hvnoise/watch.h"
+#include "analysis.h"
+
+/* Field names per event, in the order of the indexes below. */
+static const char *const field_names[HVN_EV_NR][HVN_MAX_FIELDS + 1] = {
+	[HVN_EV_WATCH] = { "gen", "idx", "count", "kind", "why", "node",
+			   "cpu", "irq", "dev", "nirqs", "name" },
+	[HVN_EV_STEAL] = { "cpu", "source", "start", "window", "duration" },
+	[HVN_EV_LOST] = { "cpu", "start", "duration", "irq_ns", "steal_ns",
+			  "unexplained_ns" },
+	[HVN_EV_STORM_BEGIN] = { "cpu", "source", "irq", "threshold", "start",
+				 "name" },
+	[HVN_EV_STORM] = { "cpu", "source", "irq", "start", "duration",
+			   "count", "peak_rate", "name" },
+	[HVN_EV_MIGRATE] = { "irq", "dev", "from_cpu", "to_cpu", "how",
+			     "name" },
+	[HVN_EV_IRQ] = { "irq" },
+};
+
+enum { W_GEN, W_IDX, W_COUNT, W_KIND, W_WHY, W_NODE, W_CPU, W_IRQ, W_DEV,
+       W_NIRQS, W_NAME };
+enum { S_CPU, S_SOURCE, S_START, S_WINDOW, S_DUR };
+enum { L_CPU, L_START, L_DUR, L_IRQ, L_STEAL, L_UNEXPL };
+enum { T_CPU, T_SOURCE, T_IRQ, T_START, T_DUR, T_COUNT, T_PEAK, T_NAME };
+enum { M_IRQ, M_DEV, M_FROM, M_TO, M_HOW, M_NAME };
+
+static const struct {
+	const char *sys, *name;
+} event_names[HVN_EV_NR] = {
+	[HVN_EV_WATCH] = { "hvnoise", "watch" },
+	[HVN_EV_STEAL] = { "hvnoise", "steal" },
+	[HVN_EV_LOST] = { "hvnoise", "lost" },
+	[HVN_EV_STORM_BEGIN] = { "hvnoise", "irq_storm_begin" },
+	[HVN_EV_STORM] = { "hvnoise", "irq_storm" },
+	[HVN_EV_MIGRATE] = { "hvnoise", "irq_migrate" },
+	[HVN_EV_IRQ] = { "irq", "irq_handler_entry" },
+};
+
+int hvn_schema_bind(struct hvn_schema *s, struct tep_handle *tep)
+{
+	memset(s, 0, sizeof(*s));
+	for (int k = HVN_EV_WATCH; k < HVN_EV_NR; k++) {
+		struct tep_event *ev;
+
+		ev = tep_find_event_by_name(tep, event_names[k].sys,
+					    event_names[k].name);
+		if (!ev || ev->id < 0 || ev->id > 65535)
+			continue;
+		s->kind[ev->id] = k;
+		s->found++;
+		for (int i = 0; field_names[k][i]; i++) {
+			struct tep_format_field *f;
+
+			f = tep_find_field(ev, field_names[k][i]);
+			/* A field we cannot read as a plain number or array
+			 * stays absent: reading it yields 0 and counts. */
+			if (!f || f->offset < 0 || f->offset > 65535 ||
+			    f->size <= 0 || f->size > 65535 ||
+			    (f->flags & TEP_FIELD_IS_DYNAMIC))
+				continue;
+			s->f[k][i].off = f->offset;
+			s->f[k][i].size = f->size;
+			s->f[k][i].is_signed = f->flags & TEP_FIELD_IS_SIGNED;
+		}
+	}
+	return s->found;
+}
+
+/* A field's value; a record too short for its format reads as 0. */
+static inline uint64_t fld(const struct hvn_field *f, const uint8_t *d,
+			   uint32_t len, bool *bad)
+{
+	uint64_t v = 0;
+
+	if (!f->size || (uint32_t)f->off + f->size > len) {
+		*bad = true;
+		return 0;
+	}
+	switch (f->size) {
+	case 1:
+		return f->is_signed ? (uint64_t)(int64_t)(int8_t)d[f->off] :
+				      d[f->off];
+	case 2: {
+		uint16_t x;
+
+		memcpy(&x, d + f->off, 2);
+		return f->is_signed ? (uint64_t)(int64_t)(int16_t)x : x;
+	}
+	case 4: {
+		uint32_t x;
+
+		memcpy(&x, d + f->off, 4);
+		return f->is_signed ? (uint64_t)(int64_t)(int32_t)x : x;
+	}
+	case 8:
+		memcpy(&v, d + f->off, 8);
+		return v;
+	}
+	*bad = true;
+	return 0;
+}
+
+static void fld_str(const struct hvn_field *f, const uint8_t *d, uint32_t len,
+		    char *out, size_t outlen, bool *bad)
+{
+	size_t n;
+
+	out[0] = 0;
+	if (!f->size || (uint32_t)f->off + f->size > len) {
+		*bad = true;
+		return;
+	}
+	n = f->size < outlen - 1 ? f->size : outlen - 1;
+	memcpy(out, d + f->off, n);
+	out[n] = 0;
+	/* Names come from the kernel: keep them printable. */
+	for (char *p = out; *p; p++)
+		if (*p < 0x20 || *p > 0x7e)
+			*p = '?';
+}
+
+int hvn_an_init(struct hvn_analysis *an, const struct hvn_schema *s)
+{
+	memset(an, 0, sizeof(*an));
+	an->schema = s;
+	an->until = UINT64_MAX;
+	an->top_max = 10;
+	an->max_cpu = -1;
+	an->ncpu = 64;
+	an->cpu = calloc(an->ncpu, sizeof(*an->cpu));
+	return an->cpu ? 0 : -1;
+}
+
+void hvn_an_free(struct hvn_analysis *an)
+{
+	free(an->cpu);
+	free(an->watch);
+	free(an->irq_count);
+	free(an->clk);
+	free(an->mig);
+	memset(an, 0, sizeof(*an));
+}
+
+/* Counters only: top keeps the watched set and the clock pairs. */
+void hvn_an_reset_counts(struct hvn_analysis *an)
+{
+	memset(an->cpu, 0, an->ncpu * sizeof(*an->cpu));
+	if (an->irq_count)
+		memset(an->irq_count, 0, an->irq_cap * sizeof(*an->irq_count));
+	memset(an->by_kind, 0, sizeof(an->by_kind));
+	an->records = an->in_window = an->bad_records = 0;
+	an->first_ts = an->last_ts = 0;
+	an->ntop = 0;
+	an->nmig = 0;
+	an->max_cpu = -1;
+}
+
+/* The accounting slot of @cpu, or NULL for a CPU number no machine has. */
+static struct hvn_cpu *cpu_slot(struct hvn_analysis *an, int64_t cpu)
+{
+	if (cpu < 0 || cpu >= HVN_MAX_CPUS)
+		return NULL;
+	if (cpu >= an->ncpu) {
+		int n = an->ncpu;
+		struct hvn_cpu *c;
+
+		while (n <= cpu)
+			n *= 2;
+		c = realloc(an->cpu, n * sizeof(*c));
+		if (!c)
+			return NULL;
+		memset(c + an->ncpu, 0, (n - an->ncpu) * sizeof(*c));
+		an->cpu = c;
+		an->ncpu = n;
+	}
+	if (cpu > an->max_cpu)
+		an->max_cpu = cpu;
+	an->cpu[cpu].seen = true;
+	return &an->cpu[cpu];
+}
+
+static void top_add(struct hvn_analysis *an, const struct hvn_episode *e)
+{
+	int i;
+
+	if (an->ntop == an->top_max && e->dur <= an->top[an->ntop - 1].dur)
+		return;
+	if (an->ntop < an->top_max)
+		an->ntop++;
+	for (i = an->ntop - 1; i > 0 && an->top[i - 1].dur < e->dur; i--)
+		an->top[i] = an->top[i - 1];
+	an->top[i] = *e;
+}
+
+static void worst(struct hvn_cpu *c, int slot, const struct hvn_episode *e)
+{
+	if (e->dur > c->worst[slot].dur)
+		c->worst[slot] = *e;
+}
+
+static void watch_rec(struct hvn_analysis *an, const uint8_t *d, uint32_t len,
+		      bool *bad)
+{
+	const struct hvn_field *f = an->schema->f[HVN_EV_WATCH];
+	uint32_t gen = fld(&f[W_GEN], d, len, bad);
+	struct hvn_watch_rec *w;
+
+	/* Events come per CPU, not in time order: keep the newest set. */
+	if (an->watch_seen && gen < an->watch_gen)
+		return;
+	if (!an->watch_seen || gen > an->watch_gen) {
+		an->nwatch = 0;
+		an->watch_gen = gen;
+		an->watch_seen = true;
+	}
+	if (an->nwatch == an->watch_cap) {
+		int n = an->watch_cap ? an->watch_cap * 2 : 64;
+
+		if (n > 65536)
+			return;
+		w = realloc(an->watch, n * sizeof(*w));
+		if (!w)
+			return;
+		an->watch = w;
+		an->watch_cap = n;
+	}
+	w = &an->watch[an->nwatch++];
+	w->kind = fld(&f[W_KIND], d, len, bad);
+	w->why = fld(&f[W_WHY], d, len, bad);
+	w->cpu = fld(&f[W_CPU], d, len, bad);
+	w->irq = fld(&f[W_IRQ], d, len, bad);
+	w->node = fld(&f[W_NODE], d, len, bad);
+	w->dev = fld(&f[W_DEV], d, len, bad);
+	w->nirqs = fld(&f[W_NIRQS], d, len, bad);
+	fld_str(&f[W_NAME], d, len, w->name, sizeof(w->name), bad);
+}
+
+static void irq_count(struct hvn_analysis *an, int64_t irq)
+{
+	if (irq < 0 || irq >= 1 << 20)
+		return;
+	if (irq >= an->irq_cap) {
+		int n = an->irq_cap ? an->irq_cap : 256;
+		uint64_t *p;
+
+		while (n <= irq)
+			n *= 2;
+		p = realloc(an->irq_count, n * sizeof(*p));
+		if (!p)
+			return;
+		memset(p + an->irq_cap, 0, (n - an->irq_cap) * sizeof(*p));
+		an->irq_count = p;
+		an->irq_cap = n;
+	}
+	an->irq_count[irq]++;
+}
+
+static void mig_add(struct hvn_analysis *an, const struct hvn_episode *e)
+{
+	if (an->nmig == an->mig_cap) {
+		int n = an->mig_cap ? an->mig_cap * 2 : 16;
+		struct hvn_episode *p;
+
+		if (n > 1 << 20)
+			return;
+		p = realloc(an->mig, n * sizeof(*p));
+		if (!p)
+			return;
+		an->mig = p;
+		an->mig_cap = n;
+	}
+	an->mig[an->nmig++] = *e;
+}
+
+void hvn_an_event(void *ctx, int rcpu, uint64_t ts, const uint8_t *d,
+		  uint32_t len)
+{
+	struct hvn_analysis *an = ctx;
+	const struct hvn_schema *s = an->schema;
+	struct hvn_episode e;
+	struct hvn_cpu *c;
+	uint16_t id;
+	bool bad = false;
+	int k;
+
+	an->records++;
+	if (ts < an->since || ts > an->until || len < 2)
+		return;
+	an->in_window++;
+	if (!an->first_ts || ts < an->first_ts)
+		an->first_ts = ts;
+	if (ts > an->last_ts)
+		an->last_ts = ts;
+	c = cpu_slot(an, rcpu);
+	if (c)
+		c->records++;
+	memcpy(&id, d, 2);
+	k = s->kind[id];
+	an->by_kind[k]++;
+	if (k == HVN_EV_OTHER)
+		return;
+
+	const struct hvn_field *f = s->f[k];
+
+	memset(&e, 0, sizeof(e));
+	switch (k) {
+	case HVN_EV_IRQ:
+		if (c)
+			c->irqs++;
+		irq_count(an, (int64_t)fld(&f[0], d, len, &bad));
+		break;
+	case HVN_EV_WATCH:
+		watch_rec(an, d, len, &bad);
+		break;
+	case HVN_EV_STEAL:
+		e.kind = HVN_EP_STEAL;
+		e.cpu = fld(&f[S_CPU], d, len, &bad);
+		e.source = fld(&f[S_SOURCE], d, len, &bad);
+		e.start = fld(&f[S_START], d, len, &bad);
+		e.a = fld(&f[S_WINDOW], d, len, &bad);
+		e.dur = fld(&f[S_DUR], d, len, &bad);
+		c = cpu_slot(an, e.cpu);
+		if (!c || bad)
+			break;
+		c->steal_ns += e.dur;
+		c->steal_n++;
+		worst(c, 0, &e);
+		top_add(an, &e);
+		break;
+	case HVN_EV_LOST:
+		e.kind = HVN_EP_LOST;
+		e.cpu = fld(&f[L_CPU], d, len, &bad);
+		e.start = fld(&f[L_START], d, len, &bad);
+		e.dur = fld(&f[L_DUR], d, len, &bad);
+		e.c = fld(&f[L_IRQ], d, len, &bad);
+		e.b = fld(&f[L_STEAL], d, len, &bad);
+		e.a = fld(&f[L_UNEXPL], d, len, &bad);
+		c = cpu_slot(an, e.cpu);
+		if (!c || bad)
+			break;
+		c->lost_ns += e.dur;
+		c->lost_unexpl_ns += e.a;
+		c->lost_steal_ns += e.b;
+		c->lost_irq_ns += e.c;
+		c->lost_n++;
+		worst(c, 1, &e);
+		top_add(an, &e);
+		break;
+	case HVN_EV_STORM_BEGIN:
+		/* Counted by kind; the end event carries the numbers. */
+		break;
+	case HVN_EV_STORM:
+		e.kind = HVN_EP_STORM;
+		e.cpu = fld(&f[T_CPU], d, len, &bad);
+		e.source = fld(&f[T_SOURCE], d, len, &bad);
+		e.irq = fld(&f[T_IRQ], d, len, &bad);
+		e.start = fld(&f[T_START], d, len, &bad);
+		e.dur = fld(&f[T_DUR], d, len, &bad);
+		e.a = fld(&f[T_COUNT], d, len, &bad);
+		e.b = fld(&f[T_PEAK], d, len, &bad);
+		fld_str(&f[T_NAME], d, len, e.name, sizeof(e.name), &bad);
+		c = cpu_slot(an, e.cpu);
+		if (!c || bad)
+			break;
+		c->storms++;
+		c->storm_irqs += e.a;
+		worst(c, 2, &e);
+		top_add(an, &e);
+		break;
+	case HVN_EV_MIGRATE: {
+		struct hvn_cpu *from;
+
+		e.kind = HVN_EP_MIGRATE;
+		e.irq = fld(&f[M_IRQ], d, len, &bad);
+		e.cpu2 = fld(&f[M_FROM], d, len, &bad);
+		e.cpu = fld(&f[M_TO], d, len, &bad);
+		e.source = fld(&f[M_HOW], d, len, &bad);
+		e.start = ts;
+		fld_str(&f[M_NAME], d, len, e.name, sizeof(e.name), &bad);
+		c = cpu_slot(an, e.cpu);
+		if (!c || bad)
+			break;
+		c->mig_in++;
+		mig_add(an, &e);
+		/* from_cpu is -1 when the IRQ had no CPU before. */
+		from = e.cpu2 >= 0 ? cpu_slot(an, e.cpu2) : NULL;
+		if (from)
+			from->mig_out++;
+		break;
+	}
+	}
+	if (bad)
+		an->bad_records++;
+}
+
+void hvn_an_add_clock(struct hvn_analysis *an, uint64_t mono, uint64_t real)
+{
+	if (an->nclk == an->clk_cap) {
+		int n = an->clk_cap ? an->clk_cap * 2 : 16;
+		struct hvn_clock_pair *p = realloc(an->clk, n * sizeof(*p));
+
+		if (!p)
+			return;
+		an->clk = p;
+		an->clk_cap = n;
+	}
+	an->clk[an->nclk].mono = mono;
+	an->clk[an->nclk].real = real;
+	an->nclk++;
+}
+
+/* The pair nearest to @t on the given side (0 mono, 1 real). */
+static const struct hvn_clock_pair *nearest(const struct hvn_analysis *an,
+					    uint64_t t, int real)
+{
+	const struct hvn_clock_pair *best = NULL;
+	uint64_t bd = UINT64_MAX;
+
+	for (int i = 0; i < an->nclk; i++) {
+		uint64_t v = real ? an->clk[i].real : an->clk[i].mono;
+		uint64_t dist = v > t ? v - t : t - v;
+
+		if (dist < bd) {
+			bd = dist;
+			best = &an->clk[i];
+		}
+	}
+	return best;
+}
+
+uint64_t hvn_an_mono_to_real(const struct hvn_analysis *an, uint64_t mono)
+{
+	const struct hvn_clock_pair *p = nearest(an, mono, 0);
+
+	return p ? p->real + (mono - p->mono) : 0;
+}
+
+uint64_t hvn_an_real_to_mono(const struct hvn_analysis *an, uint64_t real)
+{
+	const struct hvn_clock_pair *p = nearest(an, real, 1);
+
+	return p ? p->mono + (real - p->real) : 0;
+}
+
+/* Fill in what each CPU is watched for and the IRQs it serves. */
+void hvn_an_finish(struct hvn_analysis *an)
+{
+	for (int i = 0; i < an->ncpu; i++) {
+		an->cpu[i].serves[0] = 0;
+		an->cpu[i].watched = false;
+	}
+	for (int i = 0; i < an->nwatch; i++) {
+		const struct hvn_watch_rec *w = &an->watch[i];
+		struct hvn_cpu *c;
+		size_t l;
+
+		if (w->kind != HVN_WATCH_CPU && w->kind != HVN_WATCH_IRQ)
+			continue;
+		c = cpu_slot(an, w->cpu);
+		if (!c)
+			continue;
+		if (w->kind == HVN_WATCH_CPU) {
+			c->watched = true;
+			c->why = w->why;
+			continue;
+		}
+		l = strlen(c->serves);
+		if (l + strlen(w->name) + 2 < sizeof(c->serves))
+			snprintf(c->serves + l, sizeof(c->serves) - l, "%s%s",
+				 l ? "," : "", w->name);
+	}
+}

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hvnoise(8): record, report and watch live the noise hvnoise.ko sees on
+ * the CPUs that serve GPUs and NICs.
+ */
+#include <string.h>
+
+#include "hvnoise.h"
+
+static const char usage[] =
+"usage: hvnoise COMMAND [ARGS]\n"
+"  record   record hvnoise (and kernel) events into a trace.dat\n"
+"  report   per-CPU steal, lost time, storms and migrations from trace.dat\n"
+"  top      live per-CPU view\n"
+"  status   module, watched set, parameters, tracefs, and what is missing\n"
+"  version  print the version\n"
+"hvnoise COMMAND --help for a command's options; man hvnoise for the rest.\n";
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(int, char **);
+	} cmds[] = {
+		{ "record", cmd_record },
+		{ "report", cmd_report },
+		{ "top", cmd_top },
+		{ "status", cmd_status },
+	};
+
+	if (argc < 2) {
+		fputs(usage, stderr);
+		return HVN_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+	    !strcmp(argv[1], "help")) {
+		fputs(usage, stdout);
+		return HVN_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+		printf("hvnoise %s\n", HVN_VERSION);
+		return HVN_EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].fn(argc - 1, argv + 1);
+	hvn_err("unknown command \"%s\"", argv[1]);
+	fputs(usage, stderr);
+	return HVN_EXIT_USAGE;
+}

@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hvnoise record: our own instance, trace_clock=mono, the events read a
+ * page at a time into per-CPU files beside the output, then assembled into
+ * a trace.dat with the context the report needs (clock pairs, host, kernel,
+ * watched set) in an option of its own.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <tracefs/tracefs.h>
+
+#include "session.h"
+#include "tracedat.h"
+
+#define POLL_MS		200
+#define CLOCK_EVERY_NS	5000000000ull
+
+static volatile sig_atomic_t stop_sig;
+
+static void on_signal(int sig)
+{
+	stop_sig = sig;
+}
+
+static const char usage[] =
+"usage: hvnoise record [-o FILE] [-d SECONDS] [--cpus LIST] [--devices BDF,...]\n"
+"                      [-e SYS[:EVENT]]... [-b KB] [-- CMD [ARGS...]]\n"
+"  -o, --output FILE    trace.dat to write (default trace.dat)\n"
+"  -d, --duration SEC   stop after SEC seconds (default: CMD exits or Ctrl-C)\n"
+"      --cpus LIST      set hvnoise.ko's cpus= first (e.g. 0-3,8)\n"
+"      --devices LIST   set hvnoise.ko's devices= first (PCI addresses)\n"
+"  -e, --event SPEC     record SYS:EVENT or a whole SYS, repeatable\n"
+"                       (default: hvnoise, or irq:irq_handler_entry without\n"
+"                       the module)\n"
+"  -b, --buffer KB      ring buffer per CPU (default: the kernel's)\n";
+
+/* (CLOCK_MONOTONIC, CLOCK_REALTIME), the former taken around the latter. */
+static void clock_pair(FILE *meta)
+{
+	uint64_t m1 = hvn_now(CLOCK_MONOTONIC);
+	uint64_t r = hvn_now(CLOCK_REALTIME);
+	uint64_t m2 = hvn_now(CLOCK_MONOTONIC);
+
+	fprintf(meta, "clock %llu %llu\n",
+		(unsigned long long)(m1 + (m2 - m1) / 2),
+		(unsigned long long)r);
+}
+
+struct cpu_out {
+	char *path;
+	int fd;
+	uint64_t pages;
+};
+
+static int drain(struct hvn_session *s, struct cpu_out *co, void *page)
+{
+	for (int c = 0; c < s->ncpus; c++) {
+		int r;
+
+		while ((r = hvn_session_read(s, c, page)) > 0) {
+			if (write(co[c].fd, page, s->page_size) !=
+			    (ssize_t)s->page_size) {
+				hvn_err("writing %s: %s", co[c].path,
+					strerror(errno));
+				return HVN_EXIT_FAIL;
+			}
+			co[c].pages++;
+		}
+		if (r < 0) {
+			hvn_err("reading CPU %d's buffer: %s", c,
+				strerror(errno));
+			return HVN_EXIT_FAIL;
+		}
+	}
+	return 0;
+}
+
+static pid_t spawn(char **argv)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execvp(argv[0], argv);
+		fprintf(stderr, "hvnoise record: cannot run %s: %s\n", argv[0],
+			strerror(errno));
+		_exit(127);
+	}
+	if (pid < 0)
+		hvn_err("fork: %s", strerror(errno));
+	return pid;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "cpus", required_argument, NULL, 'C' },
+		{ "devices", required_argument, NULL, 'D' },
+		{ "event", required_argument, NULL, 'e' },
+		{ "buffer", required_argument, NULL, 'b' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct hvn_session_opts o = { .prefix = "hvnoise-record" };
+	const char *out = "trace.dat";
+	double duration = 0;
+	struct hvn_session s;
+	struct cpu_out *co = NULL;
+	struct tdat_meta_buf { char *buf; size_t len; } mb = { 0 };
+	struct hvn_tdat_meta m = { 0 };
+	struct utsname u;
+	char uname_str[512], **files = NULL, *clock = NULL;
+	uint64_t start, last_clock, pages = 0;
+	FILE *meta;
+	void *page = NULL;
+	pid_t child = 0;
+	int opt, ret, child_status = 0;
+
+	while ((opt = getopt_long(argc, argv, "+o:d:e:b:h", lo, NULL)) != -1) {
+		char *end;
+
+		switch (opt) {
+		case 'o':
+			out = optarg;
+			break;
+		case 'd':
+			duration = strtod(optarg, &end);
+			if (*end || duration <= 0) {
+				hvn_err("-d %s: not a positive number of seconds",
+					optarg);
+				return HVN_EXIT_USAGE;
+			}
+			break;
+		case 'C':
+			o.cpus = optarg;
+			break;
+		case 'D':
+			o.devices = optarg;
+			break;
+		case 'e':
+			o.events = realloc(o.events,
+					   (o.nevents + 1) * sizeof(char *));
+			o.events[o.nevents++] = optarg;
+			break;
+		case 'b':
+			o.buffer_kb = strtol(optarg, &end, 10);
+			if (*end || o.buffer_kb <= 0) {
+				hvn_err("-b %s: not a size in KB", optarg);
+				return HVN_EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return HVN_EXIT_OK;
+		default:
+			fputs(usage, stderr);
+			return HVN_EXIT_USAGE;
+		}
+	}
+
+	ret = hvn_session_start(&s, &o);
+	free(o.events);
+	if (ret)
+		return ret;
+
+	meta = open_memstream(&mb.buf, &mb.len);
+	uname(&u);
+	snprintf(uname_str, sizeof(uname_str), "%s %s %s %s %s", u.sysname,
+		 u.nodename, u.release, u.version, u.machine);
+	fprintf(meta, "hvnoise-record %s\nhost %s\nkernel %s\n", HVN_VERSION,
+		u.nodename, u.release);
+	if (s.module) {
+		char *w = hvn_module_param("watched");
+		char *d = hvn_module_param("devices");
+
+		fprintf(meta, "watched %s\ndevices %s\n", w ? w : "",
+			d ? d : "");
+		free(w);
+		free(d);
+	}
+	for (int i = 0; i < s.nenabled; i++)
+		fprintf(meta, "event %s\n", s.enabled[i]);
+	clock_pair(meta);
+
+	co = calloc(s.ncpus, sizeof(*co));
+	files = calloc(s.ncpus, sizeof(*files));
+	page = malloc(s.page_size);
+	if (!co || !files || !page)
+		return HVN_EXIT_FAIL;
+	for (int c = 0; c < s.ncpus; c++) {
+		if (asprintf(&co[c].path, "%s.cpu%d.hvnoise-tmp", out, c) < 0)
+			return HVN_EXIT_FAIL;
+		co[c].fd = open(co[c].path,
+				O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (co[c].fd < 0) {
+			hvn_err("cannot create %s: %s", co[c].path,
+				strerror(errno));
+			ret = HVN_EXIT_FAIL;
+			goto out;
+		}
+		files[c] = co[c].path;
+	}
+
+	{
+		struct sigaction sa = { .sa_handler = on_signal };
+
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+	}
+	if (optind < argc) {
+		child = spawn(argv + optind);
+		if (child < 0) {
+			ret = HVN_EXIT_FAIL;
+			goto out;
+		}
+	}
+	start = last_clock = hvn_now(CLOCK_MONOTONIC);
+	fprintf(stderr, "hvnoise record: recording %s into %s%s\n", s.name,
+		out, duration || child ? "" : " (Ctrl-C stops)");
+
+	while (!stop_sig) {
+		uint64_t now;
+
+		ret = drain(&s, co, page);
+		if (ret)
+			goto out;
+		now = hvn_now(CLOCK_MONOTONIC);
+		if (now - last_clock >= CLOCK_EVERY_NS) {
+			clock_pair(meta);
+			last_clock = now;
+		}
+		if (duration && now - start >= duration * 1e9)
+			break;
+		if (child && waitpid(child, &child_status, WNOHANG) == child) {
+			child = 0;
+			break;
+		}
+		poll(NULL, 0, POLL_MS);
+	}
+	hvn_session_stop(&s);
+	ret = drain(&s, co, page);
+	if (ret)
+		goto out;
+	clock_pair(meta);
+	if (child) {
+		kill(child, SIGTERM);
+		waitpid(child, &child_status, 0);
+	}
+
+	m.cpustat = calloc(s.ncpus, sizeof(char *));
+	for (int c = 0; c < s.ncpus; c++) {
+		m.cpustat[c] = s.tcpu[c] ? hvn_session_cpustat(&s, c) : NULL;
+		pages += co[c].pages;
+	}
+	fclose(meta);
+	meta = NULL;
+	clock = tracefs_instance_file_read(s.inst, "trace_clock", NULL);
+	m.uname = uname_str;
+	m.clock = clock;
+	m.meta = mb.buf;
+	m.ncpus = s.ncpus;
+	if (hvn_tdat_write(out, s.tdir, s.systems, s.nsystems, &m, files,
+			   s.page_size))
+		ret = HVN_EXIT_FAIL;
+	else
+		fprintf(stderr, "hvnoise record: wrote %s: %llu pages of %u bytes from %d CPUs%s%s\n",
+			out, (unsigned long long)pages, s.page_size, s.ncpus,
+			stop_sig ? ", stopped by signal " : "",
+			stop_sig ? strsignal(stop_sig) : "");
+	if (m.cpustat)
+		for (int c = 0; c < s.ncpus; c++)
+			free(m.cpustat[c]);
+	free(m.cpustat);
+out:
+	if (meta)
+		fclose(meta);
+	free(mb.buf);
+	free(clock);
+	for (int c = 0; co && c < s.ncpus; c++) {
+		if (co[c].fd > 0)
+			close(co[c].fd);
+		if (co[c].path)
+			unlink(co[c].path);
+		free(co[c].path);
+	}
+	free(co);
+	free(files);
+	free(page);
+	hvn_session_end(&s);
+	if (!ret && WIFEXITED(child_status) && WEXITSTATUS(child_status))
+		fprintf(stderr, "hvnoise record: the command exited with %d\n",
+			WEXITSTATUS(child_status));
+	return ret;
+}

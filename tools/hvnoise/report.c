@@ -1,0 +1,726 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hvnoise report: per-CPU totals and the worst episodes from trace.dat
+ * files, as text or as JSON (schema in hvnoise(8)).  One streaming pass per
+ * file; a file that stops early is reported up to where it stops.
+ */
+#include <ctype.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hvnoise/events.h"
+#include "hvnoise/watch.h"
+#include "analysis.h"
+#include "report.h"
+#include "tracedat.h"
+
+#define SCHEMA_VERSION	1
+
+static const char usage[] =
+"usage: hvnoise report [--json] [--since WHEN] [--until WHEN] [--top N] [FILE...]\n"
+"  FILE          trace.dat from hvnoise record or trace-cmd record\n"
+"                (default trace.dat)\n"
+"  --json        machine-readable output (schema \"hvnoise-report\" 1)\n"
+"  --since WHEN, --until WHEN\n"
+"                only events in the window; WHEN is +SECONDS after the start,\n"
+"                HH:MM[:SS[.frac]] or 'YYYY-MM-DD HH:MM[:SS[.frac]]' local\n"
+"                time, @EPOCH seconds, or mono:SECONDS (a trace timestamp)\n"
+"  --top N       episodes listed (default 10, at most 50)\n";
+
+static const char *const steal_src[] = { "kvm", "kcpustat" };
+static const char *const storm_src[] = { "irq", "all", "timer", "resched",
+					 "callfunc", "callfunc1" };
+static const char *const mig_how[] = { "vector_update", "handled", "poll" };
+static const char *const ep_kind[] = { "steal", "lost", "storm", "migrate" };
+
+#define NAME_OF(tab, i) ((i) < sizeof(tab) / sizeof(tab[0]) ? tab[i] : "?")
+
+const char *hvn_storm_source(unsigned int s) { return NAME_OF(storm_src, s); }
+const char *hvn_ep_kind(unsigned int k) { return NAME_OF(ep_kind, k); }
+
+/* What the file says about where and how it was recorded. */
+struct context {
+	char host[128], kernel[128], recorder[64], clock[32];
+	char watched[256], devices[256];
+	uint64_t overrun, dropped;
+	char overrun_cpus[256];
+	uint64_t start;			/* recording start, mono ns */
+};
+
+static void parse_meta(struct hvn_analysis *an, struct context *cx,
+		       const struct hvn_tdat *t)
+{
+	char *dup, *line, *save;
+
+	memset(cx, 0, sizeof(*cx));
+	strcpy(cx->recorder, "trace-cmd");
+	if (t->uname) {
+		char sys[64], host[128], rel[128];
+
+		if (sscanf(t->uname, "%63s %127s %127s", sys, host, rel) == 3) {
+			snprintf(cx->host, sizeof(cx->host), "%s", host);
+			snprintf(cx->kernel, sizeof(cx->kernel), "%s", rel);
+		}
+	}
+	if (t->clock) {
+		const char *a = strchr(t->clock, '['), *b;
+
+		b = a ? strchr(a, ']') : NULL;
+		if (a && b && b - a - 1 < (int)sizeof(cx->clock))
+			snprintf(cx->clock, sizeof(cx->clock), "%.*s",
+				 (int)(b - a - 1), a + 1);
+	}
+	if (!cx->clock[0])
+		strcpy(cx->clock, "unknown");
+	for (int i = 0; i < t->ncpustat; i++) {
+		const char *o = strstr(t->cpustat[i], "\noverrun: ");
+		const char *d = strstr(t->cpustat[i], "dropped events: ");
+		unsigned long long ov = o ? strtoull(o + 10, NULL, 10) : 0;
+		unsigned long long dr = d ? strtoull(d + 16, NULL, 10) : 0;
+		int cpu = -1;
+
+		sscanf(t->cpustat[i], "CPU: %d", &cpu);
+		cx->overrun += ov;
+		cx->dropped += dr;
+		if (ov + dr) {
+			size_t l = strlen(cx->overrun_cpus);
+
+			snprintf(cx->overrun_cpus + l,
+				 sizeof(cx->overrun_cpus) - l, "%s%d",
+				 l ? "," : "", cpu);
+		}
+	}
+	if (!t->meta)
+		return;
+	dup = strdup(t->meta);
+	for (line = strtok_r(dup, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long m, r;
+
+		if (sscanf(line, "clock %llu %llu", &m, &r) == 2) {
+			hvn_an_add_clock(an, m, r);
+			if (!cx->start || m < cx->start)
+				cx->start = m;
+		} else if (!strncmp(line, "host ", 5)) {
+			snprintf(cx->host, sizeof(cx->host), "%s", line + 5);
+		} else if (!strncmp(line, "kernel ", 7)) {
+			snprintf(cx->kernel, sizeof(cx->kernel), "%s",
+				 line + 7);
+		} else if (!strncmp(line, "watched ", 8)) {
+			snprintf(cx->watched, sizeof(cx->watched), "%s",
+				 line + 8);
+		} else if (!strncmp(line, "devices ", 8)) {
+			snprintf(cx->devices, sizeof(cx->devices), "%s",
+				 line + 8);
+		} else if (!strncmp(line, "hvnoise-record ", 15)) {
+			snprintf(cx->recorder, sizeof(cx->recorder),
+				 "hvnoise record %s", line + 15);
+		}
+	}
+	free(dup);
+}
+
+/* Seconds with an optional fraction, to ns; -1 if malformed. */
+static int parse_secs(const char *s, uint64_t *ns)
+{
+	char *end;
+	double v;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	v = strtod(s, &end);
+	if (*end == 's')
+		end++;
+	if (*end || v < 0 || v > 1e11)
+		return -1;
+	*ns = (uint64_t)(v * 1e9 + 0.5);
+	return 0;
+}
+
+/* A wall-clock time in local time, to CLOCK_REALTIME ns; -1 if malformed. */
+static int parse_wall(const char *s, uint64_t day_of, uint64_t *ns)
+{
+	struct tm tm = { 0 };
+	const char *p;
+	double sec = 0;
+	char *end;
+	time_t t;
+
+	if (strlen(s) > 10 && s[4] == '-' && (s[10] == ' ' || s[10] == 'T')) {
+		p = strptime(s, "%Y-%m-%d", &tm);
+		if (!p)
+			return -1;
+		p++;
+	} else {
+		time_t d = day_of / 1000000000ull;
+
+		localtime_r(&d, &tm);
+		p = s;
+	}
+	if (!isdigit((unsigned char)p[0]))
+		return -1;
+	tm.tm_hour = strtol(p, &end, 10);
+	if (*end != ':')
+		return -1;
+	tm.tm_min = strtol(end + 1, &end, 10);
+	if (*end == ':') {
+		sec = strtod(end + 1, &end);
+		if (sec < 0 || sec >= 61)
+			return -1;
+	}
+	if (*end || tm.tm_hour > 23 || tm.tm_min > 59)
+		return -1;
+	tm.tm_sec = 0;
+	tm.tm_isdst = -1;
+	t = mktime(&tm);
+	if (t == (time_t)-1)
+		return -1;
+	*ns = (uint64_t)t * 1000000000ull + (uint64_t)(sec * 1e9 + 0.5);
+	return 0;
+}
+
+/* WHEN to a trace timestamp (ns), or an error message. */
+static const char *resolve_when(const char *w, const struct hvn_analysis *an,
+				const struct context *cx, uint64_t *out)
+{
+	uint64_t ns;
+
+	if (w[0] == '+') {
+		if (parse_secs(w + 1, &ns))
+			return "not +SECONDS";
+		if (!cx->start)
+			return "the file has no recording start (not written by hvnoise record): use mono:SECONDS";
+		*out = cx->start + ns;
+		return NULL;
+	}
+	if (!strncmp(w, "mono:", 5)) {
+		if (parse_secs(w + 5, &ns))
+			return "not mono:SECONDS";
+		*out = ns;
+		return NULL;
+	}
+	if (w[0] == '@') {
+		if (parse_secs(w + 1, &ns))
+			return "not @EPOCH";
+	} else if (parse_wall(w, an->nclk ? an->clk[0].real : 0, &ns)) {
+		return "not a time (see --help)";
+	}
+	if (!an->nclk)
+		return "the file has no clock pairs (not written by hvnoise record): use mono:SECONDS";
+	*out = hvn_an_real_to_mono(an, ns);
+	return NULL;
+}
+
+/* "14:02:07.123456" for a mono time, or "mono 1234.567890". */
+void hvn_fmt_time(const struct hvn_analysis *an, uint64_t mono, char *buf,
+		  size_t len, bool date)
+{
+	uint64_t real = hvn_an_mono_to_real(an, mono);
+	struct tm tm;
+	time_t t;
+
+	if (!real) {
+		snprintf(buf, len, "mono %llu.%06llu",
+			 (unsigned long long)(mono / 1000000000ull),
+			 (unsigned long long)(mono % 1000000000ull / 1000));
+		return;
+	}
+	t = real / 1000000000ull;
+	localtime_r(&t, &tm);
+	snprintf(buf, len, "%04d-%02d-%02d %02d:%02d:%02d.%06llu",
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		 tm.tm_min, tm.tm_sec,
+		 (unsigned long long)(real % 1000000000ull / 1000));
+	if (!date)
+		memmove(buf, buf + 11, strlen(buf + 11) + 1);
+}
+
+static double ms(uint64_t ns)
+{
+	return ns / 1e6;
+}
+
+void hvn_fmt_episode(const struct hvn_analysis *an, const struct hvn_episode *e,
+		     char *buf, size_t len)
+{
+	char when[40];
+
+	hvn_fmt_time(an, e->start, when, sizeof(when), false);
+	switch (e->kind) {
+	case HVN_EP_LOST:
+		snprintf(buf, len, "%s  CPU %-3d lost  %9.3f ms: unexplained %.3f, steal %.3f, irq %.3f",
+			 when, e->cpu, ms(e->dur), ms(e->a), ms(e->b),
+			 ms(e->c));
+		break;
+	case HVN_EP_STEAL:
+		snprintf(buf, len, "%s  CPU %-3d steal %9.3f ms in %.0f ms (%s)",
+			 when, e->cpu, ms(e->dur), ms(e->a),
+			 NAME_OF(steal_src, e->source));
+		break;
+	case HVN_EP_STORM:
+		snprintf(buf, len, "%s  CPU %-3d storm %9.3f ms: %s %d %s, %llu IRQs, peak %llu/s",
+			 when, e->cpu, ms(e->dur),
+			 NAME_OF(storm_src, e->source), e->irq, e->name,
+			 (unsigned long long)e->a, (unsigned long long)e->b);
+		break;
+	default:
+		snprintf(buf, len, "%s  IRQ %d %s: CPU %d -> %d (%s)", when,
+			 e->irq, e->name, e->cpu2, e->cpu,
+			 NAME_OF(mig_how, e->source));
+	}
+}
+
+static bool cpu_active(const struct hvn_cpu *c)
+{
+	return c->seen && (c->watched || c->steal_n || c->lost_n ||
+			   c->storms || c->mig_in || c->mig_out || c->irqs);
+}
+
+static int cmp_mig(const void *a, const void *b)
+{
+	const struct hvn_episode *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int cmp_irq_desc(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return x[1] < y[1] ? 1 : x[1] > y[1] ? -1 : 0;
+}
+
+static void print_text(const struct hvn_tdat *t, const struct hvn_rb *rb,
+		       const struct hvn_analysis *an, const struct context *cx)
+{
+	char a[40], b[40], line[256];
+	int shown = 0;
+
+	printf("hvnoise report: %s\n", t->path);
+	printf("  host %s, kernel %s, trace_clock %s, recorded by %s\n",
+	       cx->host[0] ? cx->host : "?", cx->kernel[0] ? cx->kernel : "?",
+	       cx->clock, cx->recorder);
+	if (an->in_window) {
+		hvn_fmt_time(an, an->first_ts, a, sizeof(a), true);
+		hvn_fmt_time(an, an->last_ts, b, sizeof(b), false);
+		printf("  events %s .. %s (%.3f s), %llu records",
+		       a, b, (an->last_ts - an->first_ts) / 1e9,
+		       (unsigned long long)an->in_window);
+		if (an->in_window != an->records)
+			printf(" in the window (of %llu)",
+			       (unsigned long long)an->records);
+		printf("\n");
+	} else {
+		printf("  no events%s\n", an->records ? " in the window" : "");
+	}
+	if (cx->watched[0] || an->watch_seen)
+		printf("  watched CPUs %s%s%s\n",
+		       cx->watched[0] ? cx->watched : "(see below)",
+		       cx->devices[0] ? ", devices " : "",
+		       cx->devices[0] ? cx->devices : "");
+	if (!cx->overrun && !cx->dropped && !rb->missed_pages)
+		printf("  overruns: none\n");
+	else
+		printf("  OVERRUNS: %llu events overwritten, %llu dropped (CPUs %s), %llu pages after lost events (%llu counted)\n",
+		       (unsigned long long)cx->overrun,
+		       (unsigned long long)cx->dropped,
+		       cx->overrun_cpus[0] ? cx->overrun_cpus : "-",
+		       (unsigned long long)rb->missed_pages,
+		       (unsigned long long)rb->missed_events);
+	if (rb->bad_pages || an->bad_records)
+		printf("  CORRUPT: %llu unreadable pages, %llu short records skipped\n",
+		       (unsigned long long)rb->bad_pages,
+		       (unsigned long long)an->bad_records);
+	if (t->stopped[0])
+		printf("  INCOMPLETE: %s; the numbers cover what was read\n",
+		       t->stopped);
+	if (!an->schema->found)
+		printf("  the file holds neither hvnoise nor irq_handler_entry events\n");
+
+	printf("\n CPU   steal ms    lost ms  unexpl ms  storms  storm IRQs  migr in/out  serves\n");
+	for (int i = 0; i <= an->max_cpu; i++) {
+		const struct hvn_cpu *c = &an->cpu[i];
+
+		if (!cpu_active(c))
+			continue;
+		shown++;
+		printf("%4d%c %9.3f %10.3f %10.3f %7llu %11llu %7llu/%-4llu %s\n",
+		       i, c->watched ? '*' : ' ', ms(c->steal_ns),
+		       ms(c->lost_ns), ms(c->lost_unexpl_ns),
+		       (unsigned long long)c->storms,
+		       (unsigned long long)c->storm_irqs,
+		       (unsigned long long)c->mig_in,
+		       (unsigned long long)c->mig_out, c->serves);
+	}
+	if (!shown)
+		printf("   (no CPU has events)\n");
+	else
+		printf("  * watched\n");
+
+	printf("\nWorst episode per CPU and kind:\n");
+	shown = 0;
+	for (int i = 0; i <= an->max_cpu; i++)
+		for (int k = 0; k < 3; k++) {
+			if (!an->cpu[i].worst[k].dur)
+				continue;
+			hvn_fmt_episode(an, &an->cpu[i].worst[k], line,
+					sizeof(line));
+			printf("  %s\n", line);
+			shown++;
+		}
+	if (!shown)
+		printf("  none\n");
+
+	printf("\nTop episodes:\n");
+	for (int i = 0; i < an->ntop; i++) {
+		hvn_fmt_episode(an, &an->top[i], line, sizeof(line));
+		printf("  %2d. %s\n", i + 1, line);
+	}
+	if (!an->ntop)
+		printf("  none\n");
+
+	if (an->nmig) {
+		printf("\nIRQ migrations:\n");
+		for (int i = 0; i < an->nmig && i < 50; i++) {
+			hvn_fmt_episode(an, &an->mig[i], line, sizeof(line));
+			printf("  %s\n", line);
+		}
+		if (an->nmig > 50)
+			printf("  ... %d more (--json lists all)\n",
+			       an->nmig - 50);
+	}
+	if (an->by_kind[HVN_EV_IRQ]) {
+		uint64_t (*top)[2] = calloc(an->irq_cap, sizeof(*top));
+		int n = 0;
+
+		printf("\nIRQs (irq:irq_handler_entry): %llu\n  per CPU:",
+		       (unsigned long long)an->by_kind[HVN_EV_IRQ]);
+		for (int i = 0; i <= an->max_cpu; i++)
+			if (an->cpu[i].irqs)
+				printf(" %d:%llu", i,
+				       (unsigned long long)an->cpu[i].irqs);
+		for (int i = 0; top && i < an->irq_cap; i++)
+			if (an->irq_count[i]) {
+				top[n][0] = i;
+				top[n++][1] = an->irq_count[i];
+			}
+		if (top)
+			qsort(top, n, sizeof(*top), cmp_irq_desc);
+		printf("\n  busiest:");
+		for (int i = 0; i < n && i < 8; i++)
+			printf(" irq %llu:%llu", (unsigned long long)top[i][0],
+			       (unsigned long long)top[i][1]);
+		printf("\n");
+		free(top);
+	}
+}
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char ch = *s;
+
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch < 0x20 || ch > 0x7e)
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('"');
+}
+
+static void json_episode(const struct hvn_analysis *an,
+			 const struct hvn_episode *e)
+{
+	uint64_t real = hvn_an_mono_to_real(an, e->start);
+
+	printf("{\"kind\":\"%s\",\"cpu\":%d,\"start_ns\":%llu,",
+	       hvn_ep_kind(e->kind), e->cpu, (unsigned long long)e->start);
+	if (real)
+		printf("\"start_realtime_ns\":%llu,", (unsigned long long)real);
+	switch (e->kind) {
+	case HVN_EP_LOST:
+		printf("\"duration_ns\":%llu,\"unexplained_ns\":%llu,\"steal_ns\":%llu,\"irq_ns\":%llu}",
+		       (unsigned long long)e->dur, (unsigned long long)e->a,
+		       (unsigned long long)e->b, (unsigned long long)e->c);
+		break;
+	case HVN_EP_STEAL:
+		printf("\"duration_ns\":%llu,\"window_ns\":%llu,\"source\":\"%s\"}",
+		       (unsigned long long)e->dur, (unsigned long long)e->a,
+		       NAME_OF(steal_src, e->source));
+		break;
+	case HVN_EP_STORM:
+		printf("\"duration_ns\":%llu,\"source\":\"%s\",\"irq\":%d,\"name\":",
+		       (unsigned long long)e->dur,
+		       NAME_OF(storm_src, e->source), e->irq);
+		json_str(e->name);
+		printf(",\"count\":%llu,\"peak_rate\":%llu}",
+		       (unsigned long long)e->a, (unsigned long long)e->b);
+		break;
+	default:
+		printf("\"from_cpu\":%d,\"irq\":%d,\"name\":", e->cpu2, e->irq);
+		json_str(e->name);
+		printf(",\"how\":\"%s\"}", NAME_OF(mig_how, e->source));
+	}
+}
+
+static void print_json(const struct hvn_tdat *t, const struct hvn_rb *rb,
+		       const struct hvn_analysis *an, const struct context *cx,
+		       bool first)
+{
+	bool sep = false;
+
+	printf("%s{\"file\":", first ? "" : ",\n");
+	json_str(t->path);
+	printf(",\"trace_version\":%d,\"host\":", t->version);
+	json_str(cx->host);
+	printf(",\"kernel\":");
+	json_str(cx->kernel);
+	printf(",\"trace_clock\":");
+	json_str(cx->clock);
+	printf(",\"recorded_by\":");
+	json_str(cx->recorder);
+	printf(",\"complete\":%s,", t->stopped[0] ? "false" : "true");
+	if (t->stopped[0]) {
+		printf("\"stopped\":");
+		json_str(t->stopped);
+		putchar(',');
+	}
+	printf("\"records\":%llu,\"records_in_window\":%llu,\"first_ns\":%llu,\"last_ns\":%llu,",
+	       (unsigned long long)an->records,
+	       (unsigned long long)an->in_window,
+	       (unsigned long long)an->first_ts,
+	       (unsigned long long)an->last_ts);
+	printf("\"window\":{\"since_ns\":%llu,\"until_ns\":",
+	       (unsigned long long)an->since);
+	if (an->until == UINT64_MAX)
+		printf("null},");
+	else
+		printf("%llu},", (unsigned long long)an->until);
+	printf("\"clock_pairs\":[");
+	for (int i = 0; i < an->nclk; i++)
+		printf("%s[%llu,%llu]", i ? "," : "",
+		       (unsigned long long)an->clk[i].mono,
+		       (unsigned long long)an->clk[i].real);
+	printf("],\"overruns\":{\"overwritten\":%llu,\"dropped\":%llu,\"pages_after_lost_events\":%llu,\"lost_events_counted\":%llu,\"unreadable_pages\":%llu,\"short_records\":%llu},",
+	       (unsigned long long)cx->overrun, (unsigned long long)cx->dropped,
+	       (unsigned long long)rb->missed_pages,
+	       (unsigned long long)rb->missed_events,
+	       (unsigned long long)rb->bad_pages,
+	       (unsigned long long)an->bad_records);
+	printf("\"watched\":[");
+	for (int i = 0; i < an->nwatch; i++) {
+		const struct hvn_watch_rec *w = &an->watch[i];
+		static const char *const kinds[] = { "cpu", "device", "irq" };
+
+		printf("%s{\"kind\":\"%s\",\"cpu\":%d,\"why\":%u,\"dev\":\"%04x:%02x:%02x.%x\",\"irq\":%d,\"name\":",
+		       i ? "," : "", NAME_OF(kinds, w->kind), w->cpu, w->why,
+		       HVN_PCI_DOMAIN(w->dev), HVN_PCI_BUS(w->dev),
+		       HVN_PCI_SLOT(w->dev), HVN_PCI_FUNC(w->dev), w->irq);
+		json_str(w->name);
+		putchar('}');
+	}
+	printf("],\"events\":{\"watch\":%llu,\"steal\":%llu,\"lost\":%llu,\"irq_storm_begin\":%llu,\"irq_storm\":%llu,\"irq_migrate\":%llu,\"irq_handler_entry\":%llu,\"other\":%llu},",
+	       (unsigned long long)an->by_kind[HVN_EV_WATCH],
+	       (unsigned long long)an->by_kind[HVN_EV_STEAL],
+	       (unsigned long long)an->by_kind[HVN_EV_LOST],
+	       (unsigned long long)an->by_kind[HVN_EV_STORM_BEGIN],
+	       (unsigned long long)an->by_kind[HVN_EV_STORM],
+	       (unsigned long long)an->by_kind[HVN_EV_MIGRATE],
+	       (unsigned long long)an->by_kind[HVN_EV_IRQ],
+	       (unsigned long long)an->by_kind[HVN_EV_OTHER]);
+	printf("\"cpus\":[");
+	for (int i = 0; i <= an->max_cpu; i++) {
+		const struct hvn_cpu *c = &an->cpu[i];
+
+		if (!cpu_active(c))
+			continue;
+		printf("%s{\"cpu\":%d,\"watched\":%s,\"serves\":", sep ? "," : "",
+		       i, c->watched ? "true" : "false");
+		sep = true;
+		json_str(c->serves);
+		printf(",\"steal_ns\":%llu,\"steal_events\":%llu,\"lost_ns\":%llu,\"lost_unexplained_ns\":%llu,\"lost_steal_ns\":%llu,\"lost_irq_ns\":%llu,\"lost_events\":%llu,\"storms\":%llu,\"storm_irqs\":%llu,\"migrations_in\":%llu,\"migrations_out\":%llu,\"irqs\":%llu,\"worst\":{",
+		       (unsigned long long)c->steal_ns,
+		       (unsigned long long)c->steal_n,
+		       (unsigned long long)c->lost_ns,
+		       (unsigned long long)c->lost_unexpl_ns,
+		       (unsigned long long)c->lost_steal_ns,
+		       (unsigned long long)c->lost_irq_ns,
+		       (unsigned long long)c->lost_n,
+		       (unsigned long long)c->storms,
+		       (unsigned long long)c->storm_irqs,
+		       (unsigned long long)c->mig_in,
+		       (unsigned long long)c->mig_out,
+		       (unsigned long long)c->irqs);
+		for (int k = 0; k < 3; k++) {
+			printf("%s\"%s\":", k ? "," : "", hvn_ep_kind(k));
+			if (c->worst[k].dur)
+				json_episode(an, &c->worst[k]);
+			else
+				printf("null");
+		}
+		printf("}}");
+	}
+	printf("],\"top\":[");
+	for (int i = 0; i < an->ntop; i++) {
+		if (i)
+			putchar(',');
+		json_episode(an, &an->top[i]);
+	}
+	printf("],\"migrations\":[");
+	for (int i = 0; i < an->nmig; i++) {
+		if (i)
+			putchar(',');
+		json_episode(an, &an->mig[i]);
+	}
+	printf("],\"irqs\":{");
+	sep = false;
+	for (int i = 0; i < an->irq_cap; i++)
+		if (an->irq_count[i]) {
+			printf("%s\"%d\":%llu", sep ? "," : "", i,
+			       (unsigned long long)an->irq_count[i]);
+			sep = true;
+		}
+	printf("}}");
+}
+
+static int report_file(const char *path, const char *since,
+		       const char *until, int top, bool json, bool first,
+		       bool *printed)
+{
+	struct hvn_schema *schema = malloc(sizeof(*schema));
+	struct hvn_analysis an;
+	struct context cx;
+	struct hvn_tdat t;
+	struct hvn_rb rb = { .event = hvn_an_event };
+	int ret, sret;
+
+	if (!schema)
+		return HVN_EXIT_FAIL;
+	ret = hvn_tdat_open(&t, path);
+	if (ret)
+		goto out_t;
+	hvn_schema_bind(schema, t.tep);
+	if (hvn_an_init(&an, schema)) {
+		ret = HVN_EXIT_FAIL;
+		goto out_t;
+	}
+	an.top_max = top;
+	rb.ctx = &an;
+	parse_meta(&an, &cx, &t);
+	if (!cx.start) {
+		/* trace-cmd files: the earliest first page is the start. */
+		for (int i = 0; i < t.ncpu_data; i++) {
+			uint64_t ts;
+
+			if (t.cpus[i].size && !strcmp(t.comp[0] ? t.comp : "none", "none") &&
+			    pread(t.fd, &ts, 8, t.cpus[i].off) == 8 &&
+			    (!cx.start || ts < cx.start))
+				cx.start = ts;
+		}
+	}
+	for (int i = 0; i < 2; i++) {
+		const char *w = i ? until : since;
+		const char *err;
+
+		if (!w)
+			continue;
+		err = resolve_when(w, &an, &cx, i ? &an.until : &an.since);
+		if (err) {
+			hvn_err("%s %s: %s", i ? "--until" : "--since", w, err);
+			ret = HVN_EXIT_USAGE;
+			goto out_an;
+		}
+	}
+	sret = hvn_tdat_stream(&t, &rb);
+	hvn_an_finish(&an);
+	if (an.nmig)
+		qsort(an.mig, an.nmig, sizeof(*an.mig), cmp_mig);
+	if (json)
+		print_json(&t, &rb, &an, &cx, first);
+	else
+		print_text(&t, &rb, &an, &cx);
+	*printed = true;
+	if (sret) {
+		hvn_err("%s: %s", path, t.stopped[0] ? t.stopped : "read error");
+		ret = sret;
+	}
+out_an:
+	hvn_an_free(&an);
+out_t:
+	hvn_tdat_close(&t);
+	free(schema);
+	return ret;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "since", required_argument, NULL, 's' },
+		{ "until", required_argument, NULL, 'u' },
+		{ "top", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *since = NULL, *until = NULL;
+	char *def[] = { "trace.dat" };
+	char **files;
+	int opt, top = 10, nfiles, ret = 0;
+	bool json = false;
+
+	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
+		char *end;
+
+		switch (opt) {
+		case 'j':
+			json = true;
+			break;
+		case 's':
+			since = optarg;
+			break;
+		case 'u':
+			until = optarg;
+			break;
+		case 't':
+			top = strtol(optarg, &end, 10);
+			if (*end || top < 1 || top > HVN_TOP_MAX) {
+				hvn_err("--top %s: not 1..%d", optarg,
+					HVN_TOP_MAX);
+				return HVN_EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return HVN_EXIT_OK;
+		default:
+			fputs(usage, stderr);
+			return HVN_EXIT_USAGE;
+		}
+	}
+	files = optind < argc ? argv + optind : def;
+	nfiles = optind < argc ? argc - optind : 1;
+	if (json)
+		printf("{\"schema\":\"hvnoise-report\",\"schema_version\":%d,\"reports\":[",
+		       SCHEMA_VERSION);
+	for (int i = 0, printed = 0; i < nfiles; i++) {
+		bool done = false;
+		int r;
+
+		if (!json && printed)
+			printf("\n");
+		r = report_file(files[i], since, until, top, json, !printed,
+				&done);
+		printed += done;
+		if (r && (!ret || r == HVN_EXIT_BADFILE))
+			ret = r;
+	}
+	if (json)
+		printf("]}\n");
+	return ret;
+}

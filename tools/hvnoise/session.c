@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Tracing sessions on our own tracefs instance.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <tracefs/tracefs.h>
+
+#include "session.h"
+
+static struct hvn_session *live;
+
+static void cleanup(void)
+{
+	if (live)
+		hvn_session_end(live);
+}
+
+int hvn_session_check_access(void)
+{
+	if (!tracefs_tracing_dir()) {
+		hvn_err("tracefs is not mounted: mount -t tracefs nodev /sys/kernel/tracing");
+		return HVN_EXIT_FAIL;
+	}
+	if (geteuid() != 0 || access(tracefs_tracing_dir(), W_OK)) {
+		hvn_err("%s is not writable: run as root",
+			tracefs_tracing_dir());
+		return HVN_EXIT_FAIL;
+	}
+	return 0;
+}
+
+static int add_str(char ***list, int *n, const char *s)
+{
+	char **l;
+
+	for (int i = 0; i < *n; i++)
+		if (!strcmp((*list)[i], s))
+			return 0;
+	l = realloc(*list, (*n + 1) * sizeof(*l));
+	if (!l)
+		return -1;
+	*list = l;
+	l[(*n)++] = strdup(s);
+	return 0;
+}
+
+static int set_param(const char *name, const char *val)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "/sys/module/hvnoise/parameters/%s",
+		 name);
+	if (hvn_write_str(path, val)) {
+		hvn_err("the module refused %s=%s: %s (its reason is in dmesg)",
+			name, val, strerror(errno));
+		return HVN_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* Limit a kernel event to the watched CPUs; unfiltered if refused. */
+static void cpu_filter(struct hvn_session *s, const char *sys,
+		       const char *ev)
+{
+	char *f = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&f, &len);
+
+	if (!m)
+		return;
+	for (int c = 0, first = 1; c < HVN_MAX_CPUS; c++)
+		if (s->filter_cpus[c]) {
+			fprintf(m, "%sCPU == %d", first ? "" : " || ", c);
+			first = 0;
+		}
+	fclose(m);
+	if (tracefs_event_file_write(s->inst, sys, ev, "filter", f) < 0)
+		hvn_warn("cannot limit %s:%s to the watched CPUs; recording it on all",
+			 sys, ev ? ev : "*");
+	free(f);
+}
+
+static int enable(struct hvn_session *s, const char *spec)
+{
+	char *sys = strdup(spec), *ev = strchr(sys, ':');
+	int ret = 0;
+
+	if (ev)
+		*ev++ = 0;
+	if (ev && (!*ev || !strcmp(ev, "*")))
+		ev = NULL;
+	if (tracefs_event_enable(s->inst, sys, ev)) {
+		hvn_err("no such event %s in %s/events", spec, s->tdir);
+		ret = HVN_EXIT_USAGE;
+	} else {
+		add_str(&s->systems, &s->nsystems, sys);
+		add_str(&s->enabled, &s->nenabled, spec);
+		/* hvnoise events concern watched CPUs already, and some are
+		 * emitted from housekeeping CPUs: never filter them. */
+		if (s->have_filter && strcmp(sys, "hvnoise") && ev)
+			cpu_filter(s, sys, ev);
+	}
+	free(sys);
+	return ret;
+}
+
+int hvn_session_start(struct hvn_session *s, const struct hvn_session_opts *o)
+{
+	int ret;
+
+	memset(s, 0, sizeof(*s));
+	ret = hvn_session_check_access();
+	if (ret)
+		return ret;
+	s->tdir = tracefs_tracing_dir();
+	s->module = hvn_module_loaded();
+	if ((o->cpus || o->devices) && !s->module) {
+		hvn_err("--cpus and --devices configure hvnoise.ko, which is not loaded: insmod hvnoise.ko first");
+		return HVN_EXIT_NOMODULE;
+	}
+	if (o->cpus && (ret = set_param("cpus", o->cpus)))
+		return ret;
+	if (o->devices && (ret = set_param("devices", o->devices)))
+		return ret;
+
+	if (s->module) {
+		char *w = hvn_module_param("watched");
+
+		if (w && *w && !hvn_parse_cpulist(w, s->filter_cpus,
+						  HVN_MAX_CPUS))
+			s->have_filter = true;
+		free(w);
+	} else if (o->cpus) {
+		s->have_filter = true;
+	}
+	if (!s->module && o->cpus &&
+	    hvn_parse_cpulist(o->cpus, s->filter_cpus, HVN_MAX_CPUS)) {
+		hvn_err("--cpus %s: not a CPU list", o->cpus);
+		return HVN_EXIT_USAGE;
+	}
+
+	snprintf(s->name, sizeof(s->name), "%s-%d", o->prefix, getpid());
+	s->inst = tracefs_instance_create(s->name);
+	if (!s->inst) {
+		hvn_err("cannot create tracefs instance %s: %s", s->name,
+			strerror(errno));
+		return HVN_EXIT_FAIL;
+	}
+	live = s;
+	atexit(cleanup);
+	tracefs_trace_off(s->inst);
+	if (tracefs_instance_file_write(s->inst, "trace_clock", "mono") < 0) {
+		hvn_err("cannot set trace_clock=mono in %s: %s", s->name,
+			strerror(errno));
+		return HVN_EXIT_FAIL;
+	}
+	if (o->buffer_kb > 0 &&
+	    tracefs_instance_set_buffer_size(s->inst, o->buffer_kb, -1)) {
+		hvn_err("cannot set a %d KB buffer per CPU", o->buffer_kb);
+		return HVN_EXIT_FAIL;
+	}
+	if (o->nevents) {
+		for (int i = 0; i < o->nevents; i++)
+			if ((ret = enable(s, o->events[i])))
+				return ret;
+	} else if (s->module) {
+		ret = enable(s, "hvnoise");
+	} else {
+		ret = enable(s, "irq:irq_handler_entry");
+	}
+	if (ret)
+		return ret;
+
+	s->ncpus = sysconf(_SC_NPROCESSORS_CONF);
+	if (s->ncpus < 1 || s->ncpus > HVN_MAX_CPUS)
+		s->ncpus = 1;
+	s->tcpu = calloc(s->ncpus, sizeof(*s->tcpu));
+	if (!s->tcpu)
+		return HVN_EXIT_FAIL;
+	for (int c = 0; c < s->ncpus; c++) {
+		/* Offline CPUs have no buffer to open: they record nothing. */
+		s->tcpu[c] = tracefs_cpu_open(s->inst, c, true);
+		if (s->tcpu[c] && !s->page_size)
+			s->page_size = tracefs_cpu_read_size(s->tcpu[c]);
+	}
+	if (!s->page_size) {
+		hvn_err("cannot open the per-CPU buffers of %s", s->name);
+		return HVN_EXIT_FAIL;
+	}
+	if (tracefs_trace_on(s->inst)) {
+		hvn_err("cannot turn tracing on in %s", s->name);
+		return HVN_EXIT_FAIL;
+	}
+	/* The module re-emits its watched set into every enabled buffer. */
+	if (s->module && tracefs_event_file_exists(s->inst, "hvnoise",
+						    "watch", "enable"))
+		hvn_write_str("/sys/module/hvnoise/parameters/emit", "1");
+	return 0;
+}
+
+int hvn_session_read(struct hvn_session *s, int cpu, void *page)
+{
+	int r;
+
+	if (!s->tcpu[cpu])
+		return 0;
+	r = tracefs_cpu_read(s->tcpu[cpu], page, true);
+	if (r > 0)
+		return 1;
+	if (r < 0 && errno != EAGAIN && errno != EINTR)
+		return -1;
+	return 0;
+}
+
+int hvn_session_stop(struct hvn_session *s)
+{
+	return tracefs_trace_off(s->inst);
+}
+
+char *hvn_session_cpustat(struct hvn_session *s, int cpu)
+{
+	char file[64], *stats, *out;
+
+	snprintf(file, sizeof(file), "per_cpu/cpu%d/stats", cpu);
+	stats = tracefs_instance_file_read(s->inst, file, NULL);
+	if (!stats)
+		return NULL;
+	if (asprintf(&out, "CPU: %d\n%s", cpu, stats) < 0)
+		out = NULL;
+	free(stats);
+	return out;
+}
+
+struct tep_handle *hvn_session_tep(struct hvn_session *s)
+{
+	const char *sys[s->nsystems + 2];
+
+	for (int i = 0; i < s->nsystems; i++)
+		sys[i] = s->systems[i];
+	sys[s->nsystems] = "ftrace";
+	sys[s->nsystems + 1] = NULL;
+	return tracefs_local_events_system(NULL, sys);
+}
+
+void hvn_session_end(struct hvn_session *s)
+{
+	if (s->tcpu) {
+		for (int c = 0; c < s->ncpus; c++)
+			if (s->tcpu[c])
+				tracefs_cpu_close(s->tcpu[c]);
+		free(s->tcpu);
+		s->tcpu = NULL;
+	}
+	if (s->inst) {
+		tracefs_trace_off(s->inst);
+		tracefs_instance_destroy(s->inst);
+		tracefs_instance_free(s->inst);
+		s->inst = NULL;
+	}
+	for (int i = 0; i < s->nsystems; i++)
+		free(s->systems[i]);
+	free(s->systems);
+	s->systems = NULL;
+	s->nsystems = 0;
+	for (int i = 0; i < s->nenabled; i++)
+		free(s->enabled[i]);
+	free(s->enabled);
+	s->enabled = NULL;
+	s->nenabled = 0;
+	if (live == s)
+		live = NULL;
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A tracing session of record or top: our own tracefs instance with the
+ * events enabled, read a page at a time per CPU.  The instance is removed
+ * on every exit path (atexit), never touching the top-level buffer.
+ */
+#ifndef HVNOISE_SESSION_H
+#define HVNOISE_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hvnoise.h"
+
+struct tracefs_instance;
+struct tracefs_cpu;
+struct tep_handle;
+
+struct hvn_session_opts {
+	const char *prefix;		/* instance name prefix */
+	char **events;			/* SYS or SYS:EVENT; NULL: defaults */
+	int nevents;
+	const char *cpus;		/* module cpus= to set, or NULL */
+	const char *devices;		/* module devices= to set, or NULL */
+	int buffer_kb;			/* per CPU, 0: kernel default */
+};
+
+struct hvn_session {
+	struct tracefs_instance *inst;
+	char name[64];
+	const char *tdir;
+	char **systems;			/* systems with enabled events */
+	int nsystems;
+	char **enabled;			/* "sys:event" or "sys" as enabled */
+	int nenabled;
+	int ncpus;
+	struct tracefs_cpu **tcpu;
+	uint32_t page_size;
+	uint8_t filter_cpus[HVN_MAX_CPUS];
+	bool have_filter;
+	bool module;
+};
+
+/* 0 or an HVN_EXIT_* code, with the reason printed. */
+int hvn_session_check_access(void);
+int hvn_session_start(struct hvn_session *s,
+		      const struct hvn_session_opts *o);
+/* One page of @cpu into @page (page_size bytes): 1, 0 if none, -1. */
+int hvn_session_read(struct hvn_session *s, int cpu, void *page);
+int hvn_session_stop(struct hvn_session *s);
+char *hvn_session_cpustat(struct hvn_session *s, int cpu);
+/* A libtraceevent handle holding the formats of the enabled systems. */
+struct tep_handle *hvn_session_tep(struct hvn_session *s);
+void hvn_session_end(struct hvn_session *s);
+
+#endif

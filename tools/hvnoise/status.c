@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hvnoise status: what is there, what is missing, and the fix for each.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <tracefs/tracefs.h>
+
+#include "hvnoise.h"
+
+static const char *const params[] = {
+	"devices", "cpus", "local_cpus", "resolve_ms", "storm_rate",
+	"storm_all_rate", "storm_window_ms", "lost_threshold_us", "sample_us",
+	"steal_ms", "steal_threshold_us",
+};
+
+static const char *const events[] = {
+	"watch", "steal", "lost", "irq_storm_begin", "irq_storm",
+	"irq_migrate",
+};
+
+static const char usage[] =
+"usage: hvnoise status\n"
+"  whether hvnoise.ko is loaded, what it watches, its parameters, whether\n"
+"  tracefs is usable, and the fix for whatever is missing.\n"
+"  Exit: 0 ready, 4 module not loaded, 1 tracefs unusable.\n";
+
+/* hvnoise instances whose recorder is gone (killed with SIGKILL). */
+static void stale_instances(const char *tdir)
+{
+	char path[4096];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/instances", tdir);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		const char *dash = strrchr(de->d_name, '-');
+		int pid;
+
+		if (strncmp(de->d_name, "hvnoise-", 8) || !dash)
+			continue;
+		pid = atoi(dash + 1);
+		if (pid > 0 && (kill(pid, 0) == 0 || errno == EPERM)) {
+			printf("instance   %s (in use by process %d)\n",
+			       de->d_name, pid);
+			continue;
+		}
+		printf("instance   %s is left over from a killed recorder\n"
+		       "           fix: rmdir %s/%s\n", de->d_name, path,
+		       de->d_name);
+	}
+	closedir(d);
+}
+
+int cmd_status(int argc, char **argv)
+{
+	const char *tdir;
+	int ret = HVN_EXIT_OK;
+	bool mod;
+
+	if (argc > 1) {
+		if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+			fputs(usage, stdout);
+			return HVN_EXIT_OK;
+		}
+		fputs(usage, stderr);
+		return HVN_EXIT_USAGE;
+	}
+
+	mod = hvn_module_loaded();
+	if (mod) {
+		char *v = hvn_read_file("/sys/module/hvnoise/version", NULL);
+
+		printf("module     hvnoise loaded%s%.*s\n", v ? ", version " : "",
+		       v ? (int)strcspn(v, "\n") : 0, v ? v : "");
+		free(v);
+	} else {
+		printf("module     hvnoise is not loaded\n"
+		       "           fix: insmod hvnoise.ko [cpus=LIST] [devices=BDF,...]"
+		       " (see hvnoise(8)); without it, record and top use the kernel's irq events\n");
+		ret = HVN_EXIT_NOMODULE;
+	}
+
+	tdir = tracefs_tracing_dir();
+	if (!tdir) {
+		printf("tracefs    not mounted\n"
+		       "           fix: mount -t tracefs nodev /sys/kernel/tracing\n");
+		return HVN_EXIT_FAIL;
+	}
+	if (geteuid() != 0 || access(tdir, W_OK)) {
+		printf("tracefs    %s, not writable by this user\n"
+		       "           fix: run hvnoise as root\n", tdir);
+		ret = HVN_EXIT_FAIL;
+	} else {
+		printf("tracefs    %s, writable\n", tdir);
+	}
+
+	if (mod) {
+		char path[4200];
+		int missing = 0;
+
+		printf("events    ");
+		for (size_t i = 0; i < sizeof(events) / sizeof(*events); i++) {
+			snprintf(path, sizeof(path), "%s/events/hvnoise/%s",
+				 tdir, events[i]);
+			if (access(path, F_OK)) {
+				missing++;
+				printf(" %s(missing)", events[i]);
+			} else {
+				printf(" hvnoise:%s", events[i]);
+			}
+		}
+		printf("\n");
+		if (missing)
+			printf("           fix: reload hvnoise.ko; its events did not register (see dmesg)\n");
+
+		char *w = hvn_module_param("watched");
+
+		printf("watched    CPUs %s\n", w && *w ? w : "(none)");
+		free(w);
+		printf("parameters");
+		for (size_t i = 0; i < sizeof(params) / sizeof(*params); i++) {
+			char *v = hvn_module_param(params[i]);
+
+			if (v)
+				printf(" %s=%s", params[i], v);
+			free(v);
+		}
+		printf("\n");
+
+		char *st = hvn_module_param("stats");
+
+		if (st) {
+			for (char *p = st; *p; p++)
+				if (*p == '\n')
+					*p = ' ';
+			printf("stats      %s\n", st);
+		}
+		free(st);
+	}
+	stale_instances(tdir);
+	return ret;
+}

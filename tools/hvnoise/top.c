@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hvnoise top: a live per-CPU view from our own instance, refreshed every
+ * interval, in 80 columns; q or Ctrl-C quits.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <traceevent/event-parse.h>
+
+#include "analysis.h"
+#include "report.h"
+#include "ringbuf.h"
+#include "session.h"
+
+static volatile sig_atomic_t quit;
+static struct termios saved_tty;
+static bool tty_raw;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	quit = 1;
+}
+
+static void restore_tty(void)
+{
+	if (tty_raw)
+		tcsetattr(0, TCSANOW, &saved_tty);
+	tty_raw = false;
+}
+
+static const char usage[] =
+"usage: hvnoise top [-i SECONDS] [-n COUNT] [--cpus LIST] [-e SYS[:EVENT]]...\n"
+"  -i, --interval SEC   refresh period (default 1)\n"
+"  -n, --count N        quit after N refreshes\n"
+"      --cpus LIST      set hvnoise.ko's cpus= first\n"
+"  -e, --event SPEC     as in hvnoise record\n"
+"  q or Ctrl-C quits\n";
+
+struct both {
+	struct hvn_analysis cur, tot;
+};
+
+static void feed(void *ctx, int cpu, uint64_t ts, const uint8_t *d,
+		 uint32_t len)
+{
+	struct both *b = ctx;
+
+	hvn_an_event(&b->cur, cpu, ts, d, len);
+	hvn_an_event(&b->tot, cpu, ts, d, len);
+}
+
+static void draw(const struct hvn_session *s, struct both *b, double ivl,
+		 uint64_t elapsed, uint64_t missed)
+{
+	const struct hvn_analysis *cur = &b->cur, *tot = &b->tot;
+	char now[32], line[256];
+	time_t t = time(NULL);
+	struct tm tm;
+	int rows = 0;
+
+	localtime_r(&t, &tm);
+	strftime(now, sizeof(now), "%H:%M:%S", &tm);
+	printf("\033[H\033[2J");
+	printf("hvnoise top  %s  every %.1f s  up %llus  %s  q quits\n", now,
+	       ivl, (unsigned long long)(elapsed / 1000000000ull),
+	       s->module ? "module loaded" : "no module: IRQs only");
+	printf(" CPU  steal ms/s  lost ms/s  worst ms  storms  migr  IRQ/s   lost ms total\n");
+	for (int i = 0; i <= tot->max_cpu && rows < 40; i++) {
+		const struct hvn_cpu *c = &tot->cpu[i];
+		const struct hvn_cpu *n = i <= cur->max_cpu ? &cur->cpu[i] :
+				NULL;
+		static const struct hvn_cpu zero;
+
+		if (!c->seen || !(c->watched || c->lost_n || c->steal_n ||
+				  c->storms || c->irqs || c->mig_in))
+			continue;
+		if (!n)
+			n = &zero;
+		rows++;
+		printf("%4d%c %10.2f %10.2f %9.2f %7llu %5llu %7.0f %15.2f\n", i,
+		       c->watched ? '*' : ' ', n->steal_ns / 1e6 / ivl,
+		       n->lost_ns / 1e6 / ivl, c->worst[1].dur / 1e6,
+		       (unsigned long long)c->storms,
+		       (unsigned long long)(c->mig_in + c->mig_out) / 1,
+		       n->irqs / ivl, c->lost_ns / 1e6);
+	}
+	if (!rows)
+		printf("   (no events yet)\n");
+	printf("\nLast worst episodes:\n");
+	for (int i = 0; i < tot->ntop && i < 5; i++) {
+		hvn_fmt_episode(tot, &tot->top[i], line, sizeof(line));
+		printf("  %.76s\n", line);
+	}
+	if (!tot->ntop)
+		printf("  none\n");
+	if (missed)
+		printf("\nOVERRUN: %llu pages came after lost events\n",
+		       (unsigned long long)missed);
+	fflush(stdout);
+}
+
+int cmd_top(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "interval", required_argument, NULL, 'i' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "cpus", required_argument, NULL, 'C' },
+		{ "event", required_argument, NULL, 'e' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct hvn_session_opts o = { .prefix = "hvnoise-top" };
+	struct hvn_schema *schema;
+	struct hvn_session s;
+	struct hvn_rb rb = { .event = feed };
+	struct tep_handle *tep;
+	struct both b;
+	double ivl = 1;
+	long count = 0, done = 0;
+	uint64_t start;
+	void *page;
+	int opt, ret;
+
+	while ((opt = getopt_long(argc, argv, "i:n:e:h", lo, NULL)) != -1) {
+		char *end;
+
+		switch (opt) {
+		case 'i':
+			ivl = strtod(optarg, &end);
+			if (*end || ivl < 0.1 || ivl > 3600) {
+				hvn_err("-i %s: not 0.1..3600 seconds", optarg);
+				return HVN_EXIT_USAGE;
+			}
+			break;
+		case 'n':
+			count = strtol(optarg, &end, 10);
+			if (*end || count < 1) {
+				hvn_err("-n %s: not a count", optarg);
+				return HVN_EXIT_USAGE;
+			}
+			break;
+		case 'C':
+			o.cpus = optarg;
+			break;
+		case 'e':
+			o.events = realloc(o.events,
+					   (o.nevents + 1) * sizeof(char *));
+			o.events[o.nevents++] = optarg;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return HVN_EXIT_OK;
+		default:
+			fputs(usage, stderr);
+			return HVN_EXIT_USAGE;
+		}
+	}
+	ret = hvn_session_start(&s, &o);
+	free(o.events);
+	if (ret)
+		return ret;
+	tep = hvn_session_tep(&s);
+	schema = calloc(1, sizeof(*schema));
+	page = malloc(s.page_size);
+	if (!tep || !schema || !page || hvn_an_init(&b.cur, schema) ||
+	    hvn_an_init(&b.tot, schema)) {
+		hvn_err("cannot read the event formats from tracefs");
+		return HVN_EXIT_FAIL;
+	}
+	hvn_schema_bind(schema, tep);
+	b.tot.top_max = 5;
+	rb.ctx = &b;
+	rb.page_size = s.page_size;
+	rb.commit_size = tep_get_header_page_size(tep);
+	if (rb.commit_size != 4 && rb.commit_size != 8)
+		rb.commit_size = sizeof(long);
+
+	{
+		struct sigaction sa = { .sa_handler = on_signal };
+
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+	}
+	if (isatty(0) && !tcgetattr(0, &saved_tty)) {
+		struct termios raw = saved_tty;
+
+		raw.c_lflag &= ~(ICANON | ECHO);
+		raw.c_cc[VMIN] = 0;
+		raw.c_cc[VTIME] = 0;
+		tty_raw = !tcsetattr(0, TCSANOW, &raw);
+		atexit(restore_tty);
+	}
+	start = hvn_now(CLOCK_MONOTONIC);
+	while (!quit) {
+		uint64_t until = hvn_now(CLOCK_MONOTONIC) + ivl * 1e9;
+		struct pollfd pfd = { .fd = 0, .events = POLLIN };
+
+		/* Wait out the interval, watching for q. */
+		for (;;) {
+			uint64_t now = hvn_now(CLOCK_MONOTONIC);
+			char ch;
+
+			if (quit || now >= until)
+				break;
+			if (poll(&pfd, tty_raw ? 1 : 0,
+				 (until - now) / 1000000 + 1) > 0) {
+				if (read(0, &ch, 1) == 1 &&
+				    (ch == 'q' || ch == 'Q'))
+					quit = 1;
+				else if (!tty_raw)
+					pfd.fd = -1;
+			}
+		}
+		if (quit)
+			break;
+		hvn_an_reset_counts(&b.cur);
+		for (int c = 0; c < s.ncpus; c++)
+			while (hvn_session_read(&s, c, page) > 0)
+				hvn_rb_page(&rb, c, page);
+		hvn_an_finish(&b.cur);
+		hvn_an_finish(&b.tot);
+		draw(&s, &b, ivl, hvn_now(CLOCK_MONOTONIC) - start,
+		     rb.missed_pages);
+		if (count && ++done >= count)
+			break;
+	}
+	restore_tty();
+	hvn_an_free(&b.cur);
+	hvn_an_free(&b.tot);
+	free(schema);
+	free(page);
+	tep_free(tep);
+	hvn_session_end(&s);
+	return HVN_EXIT_OK;
+}

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Small helpers shared by the commands: messages, files, the module's
+ * parameters, CPU lists.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hvnoise.h"
+
+#define MODULE_DIR	"/sys/module/hvnoise"
+
+const char *hvn_prog = "hvnoise";
+
+void hvn_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", hvn_prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void hvn_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: warning: ", hvn_prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* Whole file; works for tracefs and sysfs files that report size 0. */
+char *hvn_read_file(const char *path, size_t *len)
+{
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap + 1);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || !buf) {
+		int e = errno;
+
+		free(buf);
+		if (fd >= 0)
+			close(fd);
+		errno = e;
+		return NULL;
+	}
+	for (;;) {
+		ssize_t r;
+
+		if (n == cap) {
+			char *b = realloc(buf, cap * 2 + 1);
+
+			if (!b)
+				goto fail;
+			buf = b;
+			cap *= 2;
+		}
+		r = read(fd, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			goto fail;
+		if (!r)
+			break;
+		n += r;
+	}
+	close(fd);
+	buf[n] = 0;
+	if (len)
+		*len = n;
+	return buf;
+fail:
+	{
+		int e = errno;
+
+		free(buf);
+		close(fd);
+		errno = e;
+	}
+	return NULL;
+}
+
+int hvn_write_str(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t w;
+
+	if (fd < 0)
+		return -1;
+	w = write(fd, val, strlen(val));
+	if (w < 0) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+bool hvn_module_loaded(void)
+{
+	return !access(MODULE_DIR "/parameters", F_OK);
+}
+
+/* A parameter's value without the trailing newline, or NULL. */
+char *hvn_module_param(const char *name)
+{
+	char path[256];
+	char *v;
+	size_t n;
+
+	snprintf(path, sizeof(path), MODULE_DIR "/parameters/%s", name);
+	v = hvn_read_file(path, &n);
+	while (v && n && isspace((unsigned char)v[n - 1]))
+		v[--n] = 0;
+	return v;
+}
+
+/* "0-3,8,10-11" into @mask; -1 on anything else. */
+int hvn_parse_cpulist(const char *s, uint8_t *mask, int max)
+{
+	memset(mask, 0, max);
+	if (!*s)
+		return -1;
+	while (*s) {
+		char *end;
+		long a, b;
+
+		if (!isdigit((unsigned char)*s))
+			return -1;
+		a = strtol(s, &end, 10);
+		b = a;
+		if (*end == '-') {
+			if (!isdigit((unsigned char)end[1]))
+				return -1;
+			b = strtol(end + 1, &end, 10);
+		}
+		if (a > b || b >= max)
+			return -1;
+		for (long i = a; i <= b; i++)
+			mask[i] = 1;
+		if (*end == ',')
+			end++;
+		else if (*end && *end != '\n')
+			return -1;
+		else if (*end == '\n')
+			break;
+		s = end;
+	}
+	return 0;
+}
+
+void hvn_format_cpulist(const uint8_t *mask, int max, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < max && o < len; i++) {
+		int j = i;
+
+		if (!mask[i])
+			continue;
+		while (j + 1 < max && mask[j + 1])
+			j++;
+		if (j > i)
+			o += snprintf(buf + o, len - o, "%s%d-%d", o ? "," : "",
+				      i, j);
+		else
+			o += snprintf(buf + o, len - o, "%s%d", o ? "," : "",
+				      i);
+		i = j;
+	}
+}
+
+uint64_t hvn_now(int clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
