@@ -61,6 +61,12 @@ other=$(grep -c " \(steal\|irq_storm\|irq_storm_begin\|irq_migrate\): " $T/trace
 [ "$other" = 0 ]
 check $? "a quiet guest emits no detector events ($other)"
 
+# hvnoise record runs through all the noise below, in its own instance.
+HVN=/usr/bin/hvnoise
+$HVN record -o /tmp/rec.dat >/tmp/rec.log 2>&1 &
+recpid=$!
+sleep 3
+
 # --- Interrupt storm from O_DIRECT reads on the disk, pinned to CPU 1 -----
 irq=$(irq_of virtio1-req.1)
 cpu=$(cat /proc/irq/$irq/effective_affinity_list)
@@ -134,6 +140,30 @@ for phase in PAUSE HOG; do
 	grep " lost: " $T/trace | sed 's/.* lost: /LOST /'
 	echo "HVN-END-$phase"
 done
+
+# --- hvnoise record's file: report, and trace-cmd reads it -------------------
+kill -INT $recpid
+wait $recpid
+check $? "hvnoise record stopped by SIGINT wrote its file"
+cat /tmp/rec.log
+ls $T/instances | grep -q hvnoise-record
+[ $? = 1 ]
+check $? "hvnoise record removed its instance"
+$HVN report /tmp/rec.dat >/tmp/rep.txt 2>&1
+check $? "hvnoise report reads the recording"
+cat /tmp/rep.txt
+echo "HVN-REPORT-JSON $($HVN report --json /tmp/rec.dat)"
+trace-cmd report -i /tmp/rec.dat >/tmp/tc.txt 2>&1
+check $? "trace-cmd report reads hvnoise record's file"
+! grep -q "FAILED TO PARSE" /tmp/tc.txt
+check $? "trace-cmd report parses every event of hvnoise record's file"
+trace-cmd dump -i /tmp/rec.dat >/tmp/dump.txt 2>&1
+check $? "trace-cmd dump reads hvnoise record's file"
+# The file goes to the host through the disk: a header block, then the file.
+size=$(wc -c </tmp/rec.dat)
+printf 'HVNTRACE %s\n' "$size" | dd of=/dev/vda bs=512 count=1 conv=sync 2>/dev/null
+dd if=/tmp/rec.dat of=/dev/vda bs=512 seek=1 conv=fsync 2>/dev/null
+check $? "recording ($size bytes) copied to the disk for the host"
 
 if dmesg | grep -E "WARNING:|BUG:|Oops|Call Trace|general protection" >/dev/null; then
 	dmesg | grep -E -A8 "WARNING:|BUG:|Oops|Call Trace|general protection"

@@ -4,7 +4,8 @@
 # usage: mkinitramfs.sh OUT.cpio.gz [--kver KVER --kmod NAME]... [--bin PATH]...
 #                       [--file SRC=DST]...
 #   --kmod NAME   a module of kernel KVER, loaded at boot with its dependencies
-#   --bin PATH    a host program, copied with the shared libraries it needs
+#   --bin PATH[=DST]  a host program (at DST in the guest, default the same
+#                 path), copied with the shared libraries it needs
 #   --file S=D    a file or directory S placed at D in the guest
 # The guest runs tests/vm/init, which runs the script named by hvn.run= on
 # the kernel command line.
@@ -53,9 +54,9 @@ done
 
 # Programs and their shared libraries, at the same paths as on the host.
 copy_with_libs() {
-	local f=$1 lib
-	mkdir -p "$stage$(dirname "$f")"
-	cp -L "$f" "$stage$f"
+	local f=${1%%=*} dst=${1#*=} lib
+	mkdir -p "$stage$(dirname "$dst")"
+	cp -L "$f" "$stage$dst"
 	for lib in $(ldd "$f" 2>/dev/null | grep -o '/[^ ]*' || true); do
 		if [ ! -e "$stage$lib" ]; then
 			mkdir -p "$stage$(dirname "$lib")"

@@ -42,5 +42,6 @@ char *hvn_module_param(const char *name);
 int hvn_parse_cpulist(const char *s, uint8_t *mask, int max);
 void hvn_format_cpulist(const uint8_t *mask, int max, char *buf, size_t len);
 uint64_t hvn_now(int clock);
+int hvn_list_events(const char *sysdir, char ***names);
 
 #endif

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <tracefs/tracefs.h>
+#include <traceevent/event-parse.h>
 
 #include "session.h"
 
@@ -236,15 +237,49 @@ char *hvn_session_cpustat(struct hvn_session *s, int cpu)
 	return out;
 }
 
+/* Parse the formats ourselves: tracefs_local_events() also loads kallsyms,
+ * seconds of system time that top does not need. */
+static void parse_system(struct tep_handle *tep, const char *tdir,
+			 const char *sys)
+{
+	char dir[4096], path[4400];
+	char **ev;
+	int n;
+
+	snprintf(dir, sizeof(dir), "%s/events/%s", tdir, sys);
+	n = hvn_list_events(dir, &ev);
+	for (int i = 0; i < n; i++) {
+		size_t len;
+		char *buf;
+
+		snprintf(path, sizeof(path), "%s/%s/format", dir, ev[i]);
+		buf = hvn_read_file(path, &len);
+		if (buf)
+			tep_parse_event(tep, buf, len, sys);
+		free(buf);
+		free(ev[i]);
+	}
+	free(ev);
+}
+
 struct tep_handle *hvn_session_tep(struct hvn_session *s)
 {
-	const char *sys[s->nsystems + 2];
+	struct tep_handle *tep = tep_alloc();
+	char path[4096];
+	size_t len;
+	char *hp;
 
+	if (!tep)
+		return NULL;
+	snprintf(path, sizeof(path), "%s/events/header_page", s->tdir);
+	hp = hvn_read_file(path, &len);
+	if (hp)
+		tep_parse_header_page(tep, hp, len, sizeof(long));
+	free(hp);
 	for (int i = 0; i < s->nsystems; i++)
-		sys[i] = s->systems[i];
-	sys[s->nsystems] = "ftrace";
-	sys[s->nsystems + 1] = NULL;
-	return tracefs_local_events_system(NULL, sys);
+		parse_system(tep, s->tdir, s->systems[i]);
+	parse_system(tep, s->tdir, "ftrace");
+	return tep;
 }
 
 void hvn_session_end(struct hvn_session *s)

@@ -189,6 +189,7 @@ int cmd_top(int argc, char **argv)
 
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
 	}
 	if (isatty(0) && !tcgetattr(0, &saved_tty)) {
 		struct termios raw = saved_tty;

@@ -638,6 +638,8 @@ static int stream_plain(struct hvn_tdat *t, struct hvn_rb *rb,
 			 (unsigned long long)(c->off < t->fsize ?
 					      t->fsize - c->off : 0),
 			 (unsigned long long)c->size);
+		if (c->off >= t->fsize)
+			return HVN_EXIT_BADFILE;
 		end = t->fsize;
 		ret = HVN_EXIT_BADFILE;
 	}

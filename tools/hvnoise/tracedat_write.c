@@ -5,7 +5,6 @@
  * The file is assembled under a temporary name and renamed into place, so
  * an existing FILE is replaced only by a complete one.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -65,42 +64,6 @@ static int put_file(struct out *o, const char *path, int bits)
 	return 0;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The events of one system that have a format file, sorted. */
-static int list_events(const char *sysdir, char ***names)
-{
-	DIR *d = opendir(sysdir);
-	struct dirent *de;
-	int n = 0;
-
-	*names = NULL;
-	if (!d)
-		return -1;
-	while ((de = readdir(d))) {
-		char path[4400];
-		char **l;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s/format", sysdir,
-			 de->d_name);
-		if (access(path, R_OK))
-			continue;
-		l = realloc(*names, (n + 1) * sizeof(*l));
-		if (!l)
-			break;
-		*names = l;
-		l[n++] = strdup(de->d_name);
-	}
-	closedir(d);
-	qsort(*names, n, sizeof(**names), cmp_str);
-	return n;
-}
-
 static int put_system(struct out *o, const char *tdir, const char *sys,
 		      bool with_name)
 {
@@ -109,7 +72,7 @@ static int put_system(struct out *o, const char *tdir, const char *sys,
 	int n, ret = 0;
 
 	snprintf(dir, sizeof(dir), "%s/events/%s", tdir, sys);
-	n = list_events(dir, &ev);
+	n = hvn_list_events(dir, &ev);
 	if (n < 0) {
 		hvn_err("no event system %s in %s", sys, tdir);
 		return -1;

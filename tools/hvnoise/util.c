@@ -4,6 +4,7 @@
  * parameters, CPU lists.
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -192,4 +193,40 @@ uint64_t hvn_now(int clock)
 
 	clock_gettime(clock, &ts);
 	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The events of a tracefs system directory that have a format, sorted. */
+int hvn_list_events(const char *sysdir, char ***names)
+{
+	DIR *d = opendir(sysdir);
+	struct dirent *de;
+	int n = 0;
+
+	*names = NULL;
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		char path[4400];
+		char **l;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/format", sysdir,
+			 de->d_name);
+		if (access(path, R_OK))
+			continue;
+		l = realloc(*names, (n + 1) * sizeof(*l));
+		if (!l)
+			break;
+		*names = l;
+		l[n++] = strdup(de->d_name);
+	}
+	closedir(d);
+	qsort(*names, n, sizeof(**names), cmp_str);
+	return n;
 }

@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""Corrupt input for hvnoise report (the ASan/UBSan build).
+
+usage: corrupt.py HVNOISE WORKDIR V6.dat V7ZSTD.dat [MORE.dat...]
+
+Zero-length, wrong magic, random bytes, the version 6 file truncated at
+every section boundary of its header and at every page of its data, the
+zstd file cut at points through it, and random byte mutations: never a
+crash or sanitizer report; a clear error naming the file (exit 3) wherever
+the file is unusable, and the report up to the cut, with INCOMPLETE, when
+the data stops early.  Prints PASS:/FAIL: lines.
+"""
+import os
+import random
+import struct
+import subprocess
+import sys
+
+hvn, work = sys.argv[1:3]
+v6, v7 = sys.argv[3:5]
+more = sys.argv[5:]
+env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:exitcode=99",
+           UBSAN_OPTIONS="halt_on_error=1:exitcode=99",
+           LSAN_OPTIONS="suppressions=" + os.path.join(os.path.dirname(
+               os.path.abspath(__file__)), "lsan.supp") + ":print_suppressions=0")
+case = os.path.join(work, "case.dat")
+runs = 0
+
+
+def check(ok, name):
+    print(("PASS: " if ok else "FAIL: ") + "tools/corrupt/" + name, flush=True)
+
+
+def run(data, args=()):
+    global runs
+    runs += 1
+    with open(case, "wb") as f:
+        f.write(data)
+    try:
+        p = subprocess.run([hvn, "report", *args, case], capture_output=True, text=True,
+                           env=env, timeout=60, errors="replace")
+    except subprocess.TimeoutExpired:
+        return None, "", "timeout"
+    return p.returncode, p.stdout, p.stderr
+
+
+def sane(rc, err):
+    return rc is not None and rc >= 0 and rc not in (99, 1) and \
+        "Sanitizer" not in err and "runtime error" not in err
+
+
+def clean_error(rc, err):
+    lines = [l for l in err.splitlines() if not l.startswith("hvnoise: warning")]
+    return rc == 3 and len(lines) >= 1 and case in lines[0] and sane(rc, err)
+
+
+def v6_boundaries(d):
+    """Offsets where each part of a version 6 header begins and ends."""
+    b = [0, 10]
+    o = d.index(b"\0", 10) + 1
+    b += [o, o + 1, o + 2, o + 6]
+    o += 6
+    for tag in (b"header_page\0", b"header_event\0"):
+        o += len(tag)
+        b.append(o)
+        n, = struct.unpack_from("<Q", d, o)
+        o += 8
+        b.append(o)
+        o += n
+        b.append(o)
+
+    def formats(o):
+        n, = struct.unpack_from("<I", d, o)
+        o += 4
+        b.append(o)
+        for _ in range(n):
+            sz, = struct.unpack_from("<Q", d, o)
+            b.extend([o + 8, o + 8 + sz // 2])
+            o += 8 + sz
+            b.append(o)
+        return o
+    o = formats(o)
+    nsys, = struct.unpack_from("<I", d, o)
+    o += 4
+    b.append(o)
+    for _ in range(nsys):
+        o = d.index(b"\0", o) + 1
+        b.append(o)
+        o = formats(o)
+    for width in ("<I", "<I", "<Q"):      # kallsyms, printk, cmdlines
+        n, = struct.unpack_from(width, d, o)
+        o += struct.calcsize(width) + n
+        b.append(o)
+    ncpu, = struct.unpack_from("<I", d, o)
+    o += 4
+    b.append(o)
+    if d[o:o + 10] == b"options  \0":
+        o += 10
+        b.append(o)
+        while True:
+            oid, = struct.unpack_from("<H", d, o)
+            o += 2
+            if oid == 0:
+                break
+            n, = struct.unpack_from("<I", d, o)
+            o += 4 + n
+            b.append(o)
+        b.append(o)
+    o += 10
+    b.append(o)
+    cpus = []
+    for i in range(ncpu):
+        off, size = struct.unpack_from("<QQ", d, o + 16 * i)
+        cpus.append((off, size))
+        b.append(o + 16 * i + 8)
+    o += 16 * ncpu
+    b.append(o)
+    data_start = min([off for off, size in cpus if size] or [len(d)])
+    return sorted(set(x for x in b if 0 < x < data_start)), data_start
+
+
+d6 = open(v6, "rb").read()
+d7 = open(v7, "rb").read()
+
+rc, out, err = run(b"")
+check(rc == 3 and "empty" in err and sane(rc, err), "zero-length file: exit 3, 'empty'")
+rc, out, err = run(b"\x17\x08\x45" + d6[3:])
+check(clean_error(rc, err) and "not a trace.dat" in err, "wrong magic: exit 3, 'not a trace.dat'")
+rc, out, err = run(d6[:10] + b"9\0" + d6[12:])
+check(clean_error(rc, err) and "version" in err, "unknown version: exit 3, naming it")
+
+rng = random.Random(1)
+bad = [n for n in range(20) if not clean_error(*run(bytes(rng.randrange(256) for _ in range(rng.randrange(1, 65536))))[::2])]
+check(not bad, f"20 files of random bytes: exit 3 naming the file (failed: {bad})")
+bad = [n for n in range(20) if not sane(*run(d6[:10] + bytes(rng.randrange(256) for _ in range(rng.randrange(1, 8192))))[::2])]
+check(not bad, f"20 files of the magic then random bytes: no crash (failed: {bad})")
+
+bounds, data_start = v6_boundaries(d6)
+bad = []
+for cut in bounds + [x + 1 for x in bounds] + [x - 1 for x in bounds]:
+    if 0 < cut < data_start:
+        rc, out, err = run(d6[:cut])
+        if not clean_error(rc, err):
+            bad.append((cut, rc, err.strip()[:120]))
+check(not bad, f"truncated at each of {len(bounds)} header section boundaries (and +-1): "
+      f"exit 3 naming the file and section {bad[:3]}")
+
+full = run(d6, ("--json",))
+bad = []
+pages = range(data_start, len(d6), 4096)
+for cut in list(pages)[1:] + [len(d6) - 100]:
+    rc, out, err = run(d6[:cut])
+    if not (rc == 3 and "INCOMPLETE" in out and "cut short" in out and sane(rc, err)):
+        bad.append((cut, rc))
+check(full[0] == 0 and not bad,
+      f"truncated at each of {len(pages) - 1} data pages: the report up to the cut, "
+      f"INCOMPLETE, exit 3 {bad[:3]}")
+
+bad = []
+for i in range(1, 21):
+    cut = len(d7) * i // 21
+    rc, out, err = run(d7[:cut])
+    if not (rc == 3 and sane(rc, err)):
+        bad.append((cut, rc, err.strip()[:100]))
+check(not bad, f"version 7 zstd file cut at 20 points: exit 3, no crash {bad[:3]}")
+
+bad = []
+for src in [d6, d7] + [open(f, "rb").read() for f in more]:
+    for n in range(150):
+        b = bytearray(src)
+        for _ in range(rng.randrange(1, 9)):
+            b[rng.randrange(len(b))] = rng.randrange(256)
+        rc, out, err = run(bytes(b))
+        if not sane(rc, err) and rc != 3:
+            bad.append((n, rc, err.strip()[-200:]))
+check(not bad, f"{150 * (2 + len(more))} files with random bytes changed: no crash or "
+      f"sanitizer report {bad[:2]}")
+print(f"  ({runs} runs of hvnoise report)")

@@ -1,0 +1,170 @@
+#!/bin/bash
+# hvnoise(8) on this host: live tracefs, no module (CONFIG_MODULES is off
+# here).  usage: host.sh HVNOISE WORKDIR   (HVNOISE: the ASan/UBSan build)
+# Prints one PASS:/FAIL: line per check.
+set -uo pipefail
+hvn=$1
+d=$2
+here=$(cd "$(dirname "$0")" && pwd)
+T=/sys/kernel/tracing
+mkdir -p "$d"
+export ASAN_OPTIONS=detect_leaks=1:exitcode=99 UBSAN_OPTIONS=halt_on_error=1:exitcode=99
+export LSAN_OPTIONS=suppressions=$here/lsan.supp:print_suppressions=0
+
+check() { if [ "$1" = 0 ]; then echo "PASS: tools/$2"; else echo "FAIL: tools/$2"; fi; }
+# check_rc WANT NAME CMD...: exit code WANT and no sanitizer report.
+check_rc() {
+	local want=$1 name=$2 rc
+	shift 2
+	"$@" >"$d/out" 2>"$d/err"
+	rc=$?
+	if [ "$rc" = "$want" ] && ! grep -q "Sanitizer\|runtime error" "$d/err"; then
+		check 0 "$name"
+	else
+		echo "  exit $rc (want $want):"; head -5 "$d/err"
+		check 1 "$name"
+	fi
+}
+no_instances() { ! ls $T/instances | grep -q '^hvnoise-'; }
+# O_DIRECT reads of a file: real disk interrupts on this host.
+dd if=/dev/zero of="$d/direct.bin" bs=1M count=8 2>/dev/null
+disk_irqs() {
+	local n=$1
+	while [ "$n" -gt 0 ]; do
+		dd if="$d/direct.bin" of=/dev/null bs=4k count=2048 iflag=direct 2>/dev/null
+		n=$((n - 2048))
+	done
+}
+
+# --- help and usage ----------------------------------------------------------
+check_rc 0 "hvnoise --help" "$hvn" --help
+for c in record report top status; do
+	check_rc 0 "hvnoise $c --help" "$hvn" $c --help
+done
+check_rc 2 "an unknown command is a usage error" "$hvn" frobnicate
+check_rc 2 "an unknown option is a usage error" "$hvn" report --frobnicate
+
+# --- status without the module ------------------------------------------------
+check_rc 4 "status exits 4 without the module" "$hvn" status
+grep -q "hvnoise is not loaded" "$d/out" && grep -q "fix: insmod" "$d/out" &&
+	grep -q "tracefs    $T, writable" "$d/out"
+check $? "status says the module is absent, the fix, and that tracefs is writable"
+
+# --- live recording of the kernel's irq events ----------------------------------
+"$hvn" record -e irq:irq_handler_entry -d 3 -o "$d/live.dat" 2>"$d/rec.err" &
+pid=$!
+sleep 1
+disk_irqs 2000
+wait $pid
+rc=$?
+[ $rc = 0 ] && ! grep -q "Sanitizer\|runtime error" "$d/rec.err"
+check $? "record -e irq:irq_handler_entry -d 3 (exit $rc)"
+no_instances
+check $? "record removed its instance"
+trace-cmd report -i "$d/live.dat" >"$d/tc.txt" 2>"$d/tc.err"
+check $? "trace-cmd report reads hvnoise record's file"
+! grep -q "FAILED TO PARSE\|ug! no event found" "$d/tc.txt" "$d/tc.err"
+check $? "trace-cmd report parses every event"
+trace-cmd dump -i "$d/live.dat" >"$d/dump.txt" 2>&1 && grep -q "\[Flyrecord tracing data\]" "$d/dump.txt"
+check $? "trace-cmd dump reads hvnoise record's file"
+check_rc 0 "report on the live recording" "$hvn" report "$d/live.dat"
+grep -q "IRQs (irq:irq_handler_entry)" "$d/out"
+check $? "report prints the IRQ counts"
+check_rc 0 "report --json on the live recording" "$hvn" report --json "$d/live.dat"
+cp "$d/out" "$d/live.json"
+python3 "$here/compare_tc.py" "$d/live.json" "$d/tc.txt"
+check $? "report's IRQ counts per CPU and per IRQ equal trace-cmd report's"
+
+# --- version 7 files (trace-cmd convert), plain and zstd ----------------------
+for comp in none zstd; do
+	trace-cmd convert -i "$d/live.dat" -o "$d/live-$comp.dat" --file-version 7 \
+		--compression $comp >/dev/null 2>&1
+	check_rc 0 "report reads a version 7 file ($comp)" "$hvn" report --json "$d/live-$comp.dat"
+	python3 - "$d/live.json" "$d/out" <<'PY'
+import json, sys
+a, b = (json.load(open(f))["reports"][0] for f in sys.argv[1:3])
+for r in (a, b):
+    for k in ("file", "trace_version"):
+        r.pop(k)
+sys.exit(a != b)
+PY
+	check $? "the version 7 ($comp) report equals the version 6 one"
+done
+
+# --- time windows ----------------------------------------------------------------
+python3 "$here/window.py" "$hvn" "$d/live.dat" "$d/tc.txt"
+check $? "--since/--until in every form select exactly the events trace-cmd shows in the window"
+check_rc 2 "--since with a malformed time is a usage error" "$hvn" report --since 25:99 "$d/live.dat"
+# As trace-cmd record writes it: without hvnoise's option (renumbered here).
+python3 - "$d/live.dat" "$d/nometa.dat" <<'PY'
+import sys
+d = bytearray(open(sys.argv[1], "rb").read())
+i = d.find(b"hvnoise-record ")
+assert d[i - 6:i - 4] == b"\x56\x48"
+d[i - 6:i - 4] = b"\x00\x70"
+open(sys.argv[2], "wb").write(d)
+PY
+check_rc 2 "wall-clock --since on a file without clock pairs is refused" \
+	"$hvn" report --since 12:00 "$d/nometa.dat"
+grep -q "no clock pairs" "$d/err"
+check $? "... saying the file has no clock pairs"
+check_rc 0 "mono:SECONDS works on a file without clock pairs" \
+	"$hvn" report --since mono:0 "$d/nometa.dat"
+
+# --- signals, a command, errors ------------------------------------------------------
+for sig in INT TERM; do
+	"$hvn" record -e irq:irq_handler_entry -o "$d/sig.dat" 2>"$d/sig.err" &
+	pid=$!
+	sleep 1.5
+	kill -$sig $pid
+	wait $pid
+	rc=$?
+	[ $rc = 0 ] && no_instances && "$hvn" report "$d/sig.dat" >/dev/null 2>&1
+	check $? "SIG$sig stops record cleanly: file written, instance removed (exit $rc)"
+done
+check_rc 0 "record -- CMD records until CMD exits" timeout 30 "$hvn" record \
+	-e irq:irq_handler_entry -o "$d/cmd.dat" -- sleep 1
+check_rc 2 "record of an unknown event is refused" "$hvn" record -e nosuch:event -d 1 -o "$d/x.dat"
+grep -q "no such event nosuch:event" "$d/err" && [ ! -e "$d/x.dat" ] && no_instances
+check $? "... naming the event, writing nothing, removing its instance"
+check_rc 4 "record --cpus without the module says it is needed" "$hvn" record --cpus 0 -d 1 -o "$d/x.dat"
+check_rc 2 "record -d with a bad duration" "$hvn" record -d soon -o "$d/x.dat"
+check_rc 1 "record as a non-root user is refused" setpriv --reuid=65534 --regid=65534 --clear-groups \
+	"$hvn" record -d 1 -o /tmp/hvnoise-nobody.dat
+grep -q "run as root" "$d/err"
+check $? "... saying to run as root"
+check_rc 3 "report of a missing file" "$hvn" report "$d/nonexistent.dat"
+grep -q "nonexistent.dat" "$d/err"
+check $? "... naming the file"
+cp "$d/live.dat" "$d/keep.dat"
+check_rc 1 "record into an unwritable directory fails" "$hvn" record -e irq:irq_handler_entry \
+	-d 1 -o /proc/hvnoise.dat
+cmp -s "$d/live.dat" "$d/keep.dat" && no_instances
+check $? "... losing nothing already recorded and removing its instance"
+
+# --- corrupt input ------------------------------------------------------------------
+python3 "$here/corrupt.py" "$hvn" "$d" "$d/live.dat" "$d/live-zstd.dat" ${HVN_VM_RECORD:-}
+
+# --- hvnoise top in tmux ------------------------------------------------------------
+tmux kill-session -t hvntop 2>/dev/null
+rm -f "$d/top.rc"
+tmux new-session -d -s hvntop -x 80 -y 24 "$hvn top -i 0.5 2>$d/top.err; echo TOP-EXIT=\$? >$d/top.rc"
+sleep 2
+disk_irqs 20000 &
+ddpid=$!
+sleep 2
+tmux capture-pane -t hvntop -p >"$d/top.txt"
+cat "$d/top.txt" | sed 's/^/  | /' | head -12
+grep -q "CPU  steal ms/s  lost ms/s" "$d/top.txt" && grep -q "no module: IRQs only" "$d/top.txt" &&
+	awk 'length > 80 { exit 1 }' "$d/top.txt"
+check $? "top shows the per-CPU table in 80 columns"
+grep -qE "^ +[0-9]+  +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9]+ +[0-9]+ +[1-9][0-9]* " "$d/top.txt"
+check $? "top shows a CPU with IRQs per second from the disk reads"
+kill $ddpid 2>/dev/null; wait $ddpid 2>/dev/null
+tmux send-keys -t hvntop q
+for _ in $(seq 20); do [ -e "$d/top.rc" ] && break; sleep 0.25; done
+grep -q "TOP-EXIT=0" "$d/top.rc" 2>/dev/null && no_instances && ! grep -q "Sanitizer\|runtime error" "$d/top.err"
+check $? "q quits top with exit 0 and removes its instance"
+tmux kill-session -t hvntop 2>/dev/null
+rm -f "$d/top.rc"
+exit 0

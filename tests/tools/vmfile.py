@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""hvnoise report against trace-cmd report, on the file hvnoise record wrote
+in the detector VM while the noise was injected.
+
+usage: vmfile.py DISK CONSOLE OUT.dat HVNOISE
+
+Takes the file from the VM's disk image (a "HVNTRACE SIZE" block, then the
+file), the guest's `hvnoise report --json` from the console, and checks that
+its counts and summed durations equal those of the events as trace-cmd
+report prints them from the same file; also that the host's report of the
+file equals the guest's.  Prints PASS:/FAIL: lines.
+"""
+import json
+import re
+import subprocess
+import sys
+from collections import defaultdict
+
+
+def check(ok, name):
+    print(("PASS: " if ok else "FAIL: ") + "vm-tools/" + name, flush=True)
+    return ok
+
+
+def main():
+    disk, console, out, hvn = sys.argv[1:5]
+    with open(disk, "rb") as f:
+        head = f.read(512)
+        m = re.match(rb"HVNTRACE (\d+)\n", head)
+        if not check(m is not None, "the recording came out of the VM"):
+            return
+        data = f.read(int(m.group(1)))
+    with open(out, "wb") as f:
+        f.write(data)
+    text = open(console, errors="replace").read()
+    m = re.search(r"^HVN-REPORT-JSON (.*)$", text, re.M)
+    if not check(m is not None, "the guest printed hvnoise report --json"):
+        return
+    try:
+        guest = json.loads(m.group(1))["reports"][0]
+    except (ValueError, KeyError, IndexError) as e:
+        check(False, f"the guest's JSON parses ({e})")
+        return
+
+    host = json.loads(subprocess.run([hvn, "report", "--json", out], check=True,
+                                     capture_output=True, text=True).stdout)["reports"][0]
+    for r in (host, guest):
+        r.pop("file")
+    check(host == guest, "the host's report of the file equals the guest's")
+
+    tc = subprocess.run(["trace-cmd", "report", "-i", out], capture_output=True,
+                        text=True)
+    check(tc.returncode == 0, "trace-cmd report reads the file on the host")
+    count = defaultdict(int)
+    per_cpu = defaultdict(lambda: defaultdict(int))
+    for line in tc.stdout.splitlines():
+        ev = re.search(r"\s(watch|steal|lost|irq_storm_begin|irq_storm|irq_migrate): (.*)", line)
+        if not ev:
+            continue
+        name, rest = ev.groups()
+        count[name] += 1
+        f = dict(re.findall(r"(\w+)=(-?\d+)\b", rest))
+        if name == "lost":
+            c = per_cpu[int(f["cpu"])]
+            c["lost_events"] += 1
+            c["lost_ns"] += int(f["duration"])
+            c["lost_unexplained_ns"] += int(f["unexplained_ns"])
+            c["lost_steal_ns"] += int(f["steal_ns"])
+            c["lost_irq_ns"] += int(f["irq_ns"])
+        elif name == "steal":
+            c = per_cpu[int(f["cpu"])]
+            c["steal_events"] += 1
+            c["steal_ns"] += int(f["duration"])
+        elif name == "irq_storm":
+            c = per_cpu[int(f["cpu"])]
+            c["storms"] += 1
+            c["storm_irqs"] += int(f["count"])
+        elif name == "irq_migrate":
+            per_cpu[int(f["to_cpu"])]["migrations_in"] += 1
+            per_cpu[int(f["from_cpu"])]["migrations_out"] += 1
+
+    print("  event          trace-cmd report  hvnoise report")
+    ok = True
+    for name in ("watch", "steal", "lost", "irq_storm_begin", "irq_storm", "irq_migrate"):
+        print(f"  {name:<15}{count[name]:>16}  {guest['events'][name]:>14}")
+        ok &= count[name] == guest["events"][name]
+    check(ok, "event counts equal trace-cmd report's")
+    check(count["lost"] > 0 and count["irq_storm"] > 0 and count["irq_migrate"] > 0,
+          "the recording holds lost, irq_storm and irq_migrate events")
+
+    cpus = {c["cpu"]: c for c in guest["cpus"]}
+    keys = ("lost_events", "lost_ns", "lost_unexplained_ns", "lost_steal_ns", "lost_irq_ns",
+            "steal_events", "steal_ns", "storms", "storm_irqs", "migrations_in",
+            "migrations_out")
+    bad = []
+    for cpu in sorted(set(per_cpu) | set(cpus)):
+        for k in keys:
+            want = per_cpu[cpu][k]
+            got = cpus.get(cpu, {}).get(k, 0)
+            if want != got:
+                bad.append(f"cpu{cpu} {k}: trace-cmd {want}, hvnoise {got}")
+        if cpu in cpus:
+            print(f"  cpu{cpu}: lost {cpus[cpu]['lost_events']} events "
+                  f"{cpus[cpu]['lost_ns'] / 1e6:.3f} ms, storms {cpus[cpu]['storms']} "
+                  f"({cpus[cpu]['storm_irqs']} IRQs), migrations in/out "
+                  f"{cpus[cpu]['migrations_in']}/{cpus[cpu]['migrations_out']}")
+    for b in bad:
+        print("  " + b)
+    check(not bad, "per-CPU sums of durations and counts equal trace-cmd report's")
+    top = guest["top"]
+    check(all(top[i]["duration_ns"] >= top[i + 1]["duration_ns"] for i in range(len(top) - 1))
+          and (not top or top[0]["duration_ns"] == max(
+              [c["worst"][k]["duration_ns"] for c in guest["cpus"] for k in ("steal", "lost", "storm")
+               if c["worst"][k]] or [0])),
+          "top episodes are sorted and the first is the worst of all CPUs")
+    check(len(guest["clock_pairs"]) >= 2 and guest["overruns"]["unreadable_pages"] == 0,
+          "the file holds clock pairs and no unreadable pages")
+
+
+if __name__ == "__main__":
+    main()
