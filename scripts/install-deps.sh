@@ -7,7 +7,8 @@ PKGS="build-essential bc bison flex libelf-dev libssl-dev dwarves kmod cpio gzip
 python3 perl rsync pkg-config
 linux-source-6.12 linux-image-amd64 linux-headers-amd64
 qemu-system-x86 busybox-static
-trace-cmd libtracefs-dev libtraceevent-dev libtracecmd-dev"
+trace-cmd libtracefs-dev libtraceevent-dev libtracecmd-dev libzstd-dev zlib1g-dev
+tmux util-linux python3-docutils"
 
 missing=""
 for p in $PKGS; do

@@ -42,6 +42,16 @@ else
 	fail "unit/build"
 fi
 
+step "the hvnoise command on this host (live tracefs, ASan/UBSan)"
+if make -s tools >"$out/tools-build.log" 2>&1; then
+	pass "tools/build (-Wall -Wextra -Werror, and ASan/UBSan)"
+	collect "$out/tools.log" tests/tools/host.sh build/tools-asan/hvnoise "$out/tools"
+	grep -E "^  " "$out/tools.log" | grep -v "^  |" | head -20
+else
+	cat "$out/tools-build.log"
+	fail "tools/build (-Wall -Wextra -Werror, and ASan/UBSan)"
+fi
+
 # --- 2. builds and style ---------------------------------------------------
 step "test kernel (6.12, KUnit) — cached, built on first use"
 kernel612=$(scripts/build-test-kernel.sh tests/kunit/kernel.config) && pass "build/test kernel 6.12" ||
@@ -107,7 +117,7 @@ if [ -n "$k61" ] && [ -f build/kbuild-6.1/kmod/hvnoise.ko ]; then
 	kver=$(basename "$k61" | sed 's/^linux-headers-//')
 	tests/vm/mkinitramfs.sh "$out/vm-initrd.gz" --kver "$kver" \
 		--kmod virtio_pci --kmod virtio_net --kmod virtio_blk \
-		--bin /usr/bin/trace-cmd \
+		--bin /usr/bin/trace-cmd --bin build/tools/hvnoise=/usr/bin/hvnoise \
 		--file tests/vm/guest-integration.sh=/lib/hvnoise/guest.sh \
 		--file build/kbuild-6.1/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko
 	tests/vm/qemu.sh "/boot/vmlinuz-$kver" "$out/vm-initrd.gz" \
@@ -128,6 +138,7 @@ if [ -n "$k61" ] && [ -f build/kbuild-6.1/kmod/hvnoise.ko ] &&
 	kver=$(basename "$k61" | sed 's/^linux-headers-//')
 	tests/vm/mkinitramfs.sh "$out/detect-initrd.gz" --kver "$kver" \
 		--kmod virtio_pci --kmod virtio_net --kmod virtio_blk \
+		--bin /usr/bin/trace-cmd --bin build/tools/hvnoise=/usr/bin/hvnoise \
 		--file tests/vm/guest-detectors.sh=/lib/hvnoise/guest.sh \
 		--file "$out/rawsend=/lib/hvnoise/rawsend" \
 		--file "$out/dread=/lib/hvnoise/dread" \
@@ -136,6 +147,20 @@ if [ -n "$k61" ] && [ -f build/kbuild-6.1/kmod/hvnoise.ko ] &&
 		>"$out/detectors.log" 2>&1
 	grep -E "^(PASS|FAIL): " "$out/detectors.log" | tee -a "$results"
 	grep -E "^(BASELINE|QUIET|STORM|MIGRATE|  |PAUSE|HOG)" "$out/detectors.log"
+
+	step "hvnoise record's file from the detector VM, against trace-cmd report"
+	collect "$out/vmfile.log" tests/tools/vmfile.py "$out/vm-disk.img" \
+		"$out/detect-console.log" "$out/vm-record.dat" build/tools-asan/hvnoise
+	grep -E "^  " "$out/vmfile.log"
+	if [ -s "$out/vm-record.dat" ] &&
+		trace-cmd convert -i "$out/vm-record.dat" -o "$out/vm-record-zstd.dat" \
+			--file-version 7 --compression zstd >/dev/null 2>&1; then
+		HVN_CHECK_PREFIX=vm-tools/corrupt/ collect "$out/vmfile-corrupt.log" \
+			tests/tools/corrupt.py build/tools-asan/hvnoise "$out/tools" \
+			"$out/vm-record.dat" "$out/vm-record-zstd.dat"
+	else
+		fail "vm-tools/corrupt (no recording from the VM to convert)"
+	fi
 
 	step "VM: 100 load/unload cycles under an IRQ storm, with CPU hotplug"
 	tests/vm/mkinitramfs.sh "$out/cycles-initrd.gz" --kver "$kver" \

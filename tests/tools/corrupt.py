@@ -28,7 +28,8 @@ runs = 0
 
 
 def check(ok, name):
-    print(("PASS: " if ok else "FAIL: ") + "tools/corrupt/" + name, flush=True)
+    print(("PASS: " if ok else "FAIL: ") + os.environ.get("HVN_CHECK_PREFIX", "tools/corrupt/")
+          + name, flush=True)
 
 
 def run(data, args=()):

@@ -288,6 +288,25 @@ first=$(grep -m1 " watch: " /tmp/tc-report.txt | sed -n 's/.* gen=\([0-9]*\) 1\/
 check $? "trace-cmd recording begins with the whole set, re-emitted (gen, count: $first)"
 grep watch: /tmp/tc-report.txt | head -5
 
+# --- hvnoise report and status on trace-cmd's file and the live module -----
+echo "trace-cmd's file: version $(dd if=/tmp/hvnoise.dat bs=1 skip=10 count=1 2>/dev/null), $(wc -c </tmp/hvnoise.dat) bytes"
+hvnoise report /tmp/hvnoise.dat >/tmp/hr.txt 2>&1
+check $? "hvnoise report reads trace-cmd record's file"
+head -12 /tmp/hr.txt
+hvnoise report --json /tmp/hvnoise.dat >/tmp/hr.json 2>/dev/null
+n_tc=$(grep -c " watch: " /tmp/tc-report.txt)
+n_hv=$(sed -n 's/.*"events":{"watch":\([0-9]*\),.*/\1/p' /tmp/hr.json)
+[ "$n_tc" -gt 0 ] && [ "$n_tc" = "$n_hv" ]
+check $? "hvnoise report counts the watch records trace-cmd report shows ($n_hv of $n_tc)"
+grep -q '"kind":"cpu","cpu":1,"why":1' /tmp/hr.json && grep -q '"kind":"cpu","cpu":0,"why":1' /tmp/hr.json
+check $? "hvnoise report holds the newest watched set (CPUs 0-1 listed)"
+hvnoise status >/tmp/hs.txt 2>&1
+check $? "hvnoise status exits 0 with the module loaded"
+cat /tmp/hs.txt
+grep -q "^watched    CPUs 0-1" /tmp/hs.txt && grep -q "hvnoise:irq_migrate" /tmp/hs.txt &&
+	grep -q "storm_rate=" /tmp/hs.txt
+check $? "hvnoise status shows the watched CPUs, the events and the parameters"
+
 # --- Unload while tracing, and load/unload cycles -------------------------
 echo 1 >$T/events/hvnoise/enable
 cat $T/trace_pipe >/dev/null &
