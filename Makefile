@@ -36,7 +36,11 @@ build/unit/hvnoise-unit: $(LIB_SRCS) $(UNIT_SRCS) $(wildcard kmod/lib/*.h includ
 	$(CC_USER) $(USER_CFLAGS) -o $@ $(UNIT_SRCS) $(LIB_SRCS)
 
 # The hvnoise command: optimised, and a sanitised build for the tests.
-tools: build/tools/hvnoise build/tools-asan/hvnoise
+tools: build/tools/hvnoise build/tools-asan/hvnoise build/tools/hvnoise.8
+
+build/tools/hvnoise.8: Documentation/hvnoise.8.rst
+	@mkdir -p $(dir $@)
+	rst2man --strict $< $@
 
 build/tools/hvnoise: $(TOOL_SRCS) $(TOOL_HDRS)
 	@mkdir -p $(dir $@)

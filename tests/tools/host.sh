@@ -44,6 +44,12 @@ done
 check_rc 2 "an unknown command is a usage error" "$hvn" frobnicate
 check_rc 2 "an unknown option is a usage error" "$hvn" report --frobnicate
 
+man -l "$(dirname "$hvn")/../tools/hvnoise.8" 2>/dev/null | col -b >"$d/man.txt"
+for w in "hvnoise record" "hvnoise report" "hvnoise top" "hvnoise status" "EXIT STATUS" schema_version; do
+	grep -q "$w" "$d/man.txt" || { echo "  man page lacks: $w"; false; } || break
+done
+check $? "hvnoise(8) builds and covers every command, the exit codes and the JSON schema"
+
 # --- status without the module ------------------------------------------------
 check_rc 4 "status exits 4 without the module" "$hvn" status
 grep -q "hvnoise is not loaded" "$d/out" && grep -q "fix: insmod" "$d/out" &&

@@ -54,6 +54,11 @@ def main():
     count = defaultdict(int)
     per_cpu = defaultdict(lambda: defaultdict(int))
     for line in tc.stdout.splitlines():
+        irq = re.search(r"\[(\d+)\]\s+[\d.]+: irq_handler_entry:", line)
+        if irq:
+            count["irq_handler_entry"] += 1
+            per_cpu[int(irq.group(1))]["irqs"] += 1
+            continue
         ev = re.search(r"\s(watch|steal|lost|irq_storm_begin|irq_storm|irq_migrate): (.*)", line)
         if not ev:
             continue
@@ -81,17 +86,19 @@ def main():
 
     print("  event          trace-cmd report  hvnoise report")
     ok = True
-    for name in ("watch", "steal", "lost", "irq_storm_begin", "irq_storm", "irq_migrate"):
+    for name in ("watch", "steal", "lost", "irq_storm_begin", "irq_storm", "irq_migrate",
+                 "irq_handler_entry"):
         print(f"  {name:<15}{count[name]:>16}  {guest['events'][name]:>14}")
         ok &= count[name] == guest["events"][name]
     check(ok, "event counts equal trace-cmd report's")
-    check(count["lost"] > 0 and count["irq_storm"] > 0 and count["irq_migrate"] > 0,
-          "the recording holds lost, irq_storm and irq_migrate events")
+    check(count["lost"] > 0 and count["irq_storm"] > 0 and count["irq_migrate"] > 0
+          and count["irq_handler_entry"] > 0,
+          "the recording holds lost, irq_storm, irq_migrate and irq_handler_entry events")
 
     cpus = {c["cpu"]: c for c in guest["cpus"]}
     keys = ("lost_events", "lost_ns", "lost_unexplained_ns", "lost_steal_ns", "lost_irq_ns",
             "steal_events", "steal_ns", "storms", "storm_irqs", "migrations_in",
-            "migrations_out")
+            "migrations_out", "irqs")
     bad = []
     for cpu in sorted(set(per_cpu) | set(cpus)):
         for k in keys:

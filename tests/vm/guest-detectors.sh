@@ -63,7 +63,7 @@ check $? "a quiet guest emits no detector events ($other)"
 
 # hvnoise record runs through all the noise below, in its own instance.
 HVN=/usr/bin/hvnoise
-$HVN record -o /tmp/rec.dat >/tmp/rec.log 2>&1 &
+$HVN record -e hvnoise -e irq:irq_handler_entry -o /tmp/rec.dat >/tmp/rec.log 2>&1 &
 recpid=$!
 sleep 3
 
