@@ -142,29 +142,15 @@ int cmd_record(int argc, char **argv)
 				return HVN_EXIT_USAGE;
 			}
 			break;
-		case 'C':
-			o.cpus = optarg;
-			break;
-		case 'D':
-			o.devices = optarg;
-			break;
-		case 'e':
-			o.events = realloc(o.events,
-					   (o.nevents + 1) * sizeof(char *));
-			o.events[o.nevents++] = optarg;
-			break;
-		case 'b':
-			o.buffer_kb = strtol(optarg, &end, 10);
-			if (*end || o.buffer_kb <= 0) {
-				hvn_err("-b %s: not a size in KB", optarg);
-				return HVN_EXIT_USAGE;
-			}
-			break;
 		case 'h':
 			fputs(usage, stdout);
 			return HVN_EXIT_OK;
 		default:
-			fputs(usage, stderr);
+			ret = hvn_session_opt(&o, opt, optarg);
+			if (ret == 1)
+				break;
+			if (!ret)
+				fputs(usage, stderr);
 			return HVN_EXIT_USAGE;
 		}
 	}

@@ -110,6 +110,35 @@ static int enable(struct hvn_session *s, const char *spec)
 	return ret;
 }
 
+int hvn_session_opt(struct hvn_session_opts *o, int opt, const char *arg)
+{
+	char **ev, *end;
+
+	switch (opt) {
+	case 'C':
+		o->cpus = arg;
+		return 1;
+	case 'D':
+		o->devices = arg;
+		return 1;
+	case 'e':
+		ev = realloc(o->events, (o->nevents + 1) * sizeof(*ev));
+		if (!ev)
+			return -1;
+		o->events = ev;
+		o->events[o->nevents++] = (char *)arg;
+		return 1;
+	case 'b':
+		o->buffer_kb = strtol(arg, &end, 10);
+		if (*end || o->buffer_kb <= 0) {
+			hvn_err("-b %s: not a size in KB", arg);
+			return -1;
+		}
+		return 1;
+	}
+	return 0;
+}
+
 int hvn_session_start(struct hvn_session *s, const struct hvn_session_opts *o)
 {
 	int ret;

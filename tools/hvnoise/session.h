@@ -43,6 +43,9 @@ struct hvn_session {
 
 /* 0 or an HVN_EXIT_* code, with the reason printed. */
 int hvn_session_check_access(void);
+/* The options record and top share (-e, --cpus, --devices, -b): 1 taken,
+ * 0 not one of them, -1 a bad value (printed). */
+int hvn_session_opt(struct hvn_session_opts *o, int opt, const char *arg);
 int hvn_session_start(struct hvn_session *s,
 		      const struct hvn_session_opts *o);
 /* One page of @cpu into @page (page_size bytes): 1, 0 if none, -1. */

@@ -38,11 +38,11 @@ static void restore_tty(void)
 }
 
 static const char usage[] =
-"usage: hvnoise top [-i SECONDS] [-n COUNT] [--cpus LIST] [-e SYS[:EVENT]]...\n"
+"usage: hvnoise top [-i SECONDS] [-n COUNT] [--cpus LIST] [--devices LIST]\n"
+"                   [-e SYS[:EVENT]]... [-b KB]\n"
 "  -i, --interval SEC   refresh period (default 1)\n"
 "  -n, --count N        quit after N refreshes\n"
-"      --cpus LIST      set hvnoise.ko's cpus= first\n"
-"  -e, --event SPEC     as in hvnoise record\n"
+"      --cpus, --devices, -e, -b   as in hvnoise record\n"
 "  q or Ctrl-C quits\n";
 
 struct both {
@@ -114,7 +114,9 @@ int cmd_top(int argc, char **argv)
 		{ "interval", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "cpus", required_argument, NULL, 'C' },
+		{ "devices", required_argument, NULL, 'D' },
 		{ "event", required_argument, NULL, 'e' },
+		{ "buffer", required_argument, NULL, 'b' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -130,7 +132,7 @@ int cmd_top(int argc, char **argv)
 	void *page;
 	int opt, ret;
 
-	while ((opt = getopt_long(argc, argv, "i:n:e:h", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "i:n:e:b:h", lo, NULL)) != -1) {
 		char *end;
 
 		switch (opt) {
@@ -148,19 +150,15 @@ int cmd_top(int argc, char **argv)
 				return HVN_EXIT_USAGE;
 			}
 			break;
-		case 'C':
-			o.cpus = optarg;
-			break;
-		case 'e':
-			o.events = realloc(o.events,
-					   (o.nevents + 1) * sizeof(char *));
-			o.events[o.nevents++] = optarg;
-			break;
 		case 'h':
 			fputs(usage, stdout);
 			return HVN_EXIT_OK;
 		default:
-			fputs(usage, stderr);
+			ret = hvn_session_opt(&o, opt, optarg);
+			if (ret == 1)
+				break;
+			if (!ret)
+				fputs(usage, stderr);
 			return HVN_EXIT_USAGE;
 		}
 	}
