@@ -140,7 +140,7 @@ def main():
     for f in (log, pidfile):
         if os.path.exists(f):
             os.unlink(f)
-    env = dict(os.environ, HVN_VM_CPUS="2")
+    env = dict(os.environ, HVN_VM_CPUS="2", HVN_VM_ACCEL="tcg")  # a host thread per vCPU
     here = os.path.dirname(os.path.abspath(__file__))
     proc = subprocess.Popen([os.path.join(here, "qemu.sh"), kernel, initrd, log,
                              "/lib/hvnoise/guest.sh", "900", pidfile], env=env)

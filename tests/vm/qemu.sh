@@ -8,13 +8,20 @@
 # a second NIC, 0000:00:06.0, is the NIC's only peer: both sit on a
 # QEMU-internal hub, so the tests can make receive interrupts and no packet
 # leaves the VM.
+#
+# Single-threaded TCG by default: under multi-threaded TCG, the kernel's
+# text patching (static keys flipped by tracepoint (un)registration, as at
+# insmod and rmmod) left a vCPU looping in the int3 handler while another
+# waited in smp_call_function_many_cond, five times in many runs; never with
+# one TCG thread.  HVN_VM_ACCEL=tcg gives a thread per vCPU, which the
+# detector test needs to take one vCPU's host core away.
 set -euo pipefail
 
 kernel=$1 initrd=$2 log=$3 run=$4 timeout_s=${5:-600} pidfile=${6:-}
 disk=$(dirname "$log")/vm-disk.img
 [ -f "$disk" ] || truncate -s 16M "$disk"
 
-args=(-accel "${HVN_VM_ACCEL:-tcg}" -smp "${HVN_VM_CPUS:-4}" -m 1024 -no-reboot
+args=(-accel "${HVN_VM_ACCEL:-tcg,thread=single}" -smp "${HVN_VM_CPUS:-4}" -m 1024 -no-reboot
       -name hvnoise-vm,debug-threads=on
       -display none -monitor none -serial "file:$log"
       -kernel "$kernel" -initrd "$initrd"

@@ -25,6 +25,7 @@ static const char *const field_names[HVN_EV_NR][HVN_MAX_FIELDS + 1] = {
 	[HVN_EV_MIGRATE] = { "irq", "dev", "from_cpu", "to_cpu", "how",
 			     "name" },
 	[HVN_EV_IRQ] = { "irq" },
+	[HVN_EV_RAW] = { "id", "buf" },
 };
 
 enum { W_GEN, W_IDX, W_COUNT, W_KIND, W_WHY, W_NODE, W_CPU, W_IRQ, W_DEV,
@@ -44,6 +45,7 @@ static const struct {
 	[HVN_EV_STORM] = { "hvnoise", "irq_storm" },
 	[HVN_EV_MIGRATE] = { "hvnoise", "irq_migrate" },
 	[HVN_EV_IRQ] = { "irq", "irq_handler_entry" },
+	[HVN_EV_RAW] = { "ftrace", "raw_data" },
 };
 
 int hvn_schema_bind(struct hvn_schema *s, struct tep_handle *tep)
@@ -57,7 +59,8 @@ int hvn_schema_bind(struct hvn_schema *s, struct tep_handle *tep)
 		if (!ev || ev->id < 0 || ev->id > 65535)
 			continue;
 		s->kind[ev->id] = k;
-		s->found++;
+		if (k != HVN_EV_RAW)
+			s->found++;
 		for (int i = 0; field_names[k][i]; i++) {
 			struct tep_format_field *f;
 
@@ -65,8 +68,12 @@ int hvn_schema_bind(struct hvn_schema *s, struct tep_handle *tep)
 			/* A field we cannot read as a plain number or array
 			 * stays absent: reading it yields 0 and counts. */
 			if (!f || f->offset < 0 || f->offset > 65535 ||
-			    f->size <= 0 || f->size > 65535 ||
+			    f->size < 0 || f->size > 65535 ||
 			    (f->flags & TEP_FIELD_IS_DYNAMIC))
+				continue;
+			/* A trailing char buf[] (size 0): the rest of the
+			 * record, read by its user; mark it present. */
+			if (!f->size && !(f->flags & TEP_FIELD_IS_ARRAY))
 				continue;
 			s->f[k][i].off = f->offset;
 			s->f[k][i].size = f->size;
@@ -282,6 +289,63 @@ static void mig_add(struct hvn_analysis *an, const struct hvn_episode *e)
 	an->mig[an->nmig++] = *e;
 }
 
+int hvn_episode_decode(const struct hvn_schema *s, uint64_t ts,
+		       const uint8_t *d, uint32_t len, struct hvn_episode *e)
+{
+	uint16_t id;
+	bool bad = false;
+	int k;
+
+	if (len < 2)
+		return -1;
+	memcpy(&id, d, 2);
+	k = s->kind[id];
+
+	const struct hvn_field *f = s->f[k];
+
+	memset(e, 0, sizeof(*e));
+	switch (k) {
+	case HVN_EV_STEAL:
+		e->kind = HVN_EP_STEAL;
+		e->cpu = fld(&f[S_CPU], d, len, &bad);
+		e->source = fld(&f[S_SOURCE], d, len, &bad);
+		e->start = fld(&f[S_START], d, len, &bad);
+		e->a = fld(&f[S_WINDOW], d, len, &bad);
+		e->dur = fld(&f[S_DUR], d, len, &bad);
+		break;
+	case HVN_EV_LOST:
+		e->kind = HVN_EP_LOST;
+		e->cpu = fld(&f[L_CPU], d, len, &bad);
+		e->start = fld(&f[L_START], d, len, &bad);
+		e->dur = fld(&f[L_DUR], d, len, &bad);
+		e->c = fld(&f[L_IRQ], d, len, &bad);
+		e->b = fld(&f[L_STEAL], d, len, &bad);
+		e->a = fld(&f[L_UNEXPL], d, len, &bad);
+		break;
+	case HVN_EV_STORM:
+		e->kind = HVN_EP_STORM;
+		e->cpu = fld(&f[T_CPU], d, len, &bad);
+		e->source = fld(&f[T_SOURCE], d, len, &bad);
+		e->irq = fld(&f[T_IRQ], d, len, &bad);
+		e->start = fld(&f[T_START], d, len, &bad);
+		e->dur = fld(&f[T_DUR], d, len, &bad);
+		e->a = fld(&f[T_COUNT], d, len, &bad);
+		e->b = fld(&f[T_PEAK], d, len, &bad);
+		fld_str(&f[T_NAME], d, len, e->name, sizeof(e->name), &bad);
+		break;
+	case HVN_EV_MIGRATE:
+		e->kind = HVN_EP_MIGRATE;
+		e->irq = fld(&f[M_IRQ], d, len, &bad);
+		e->cpu2 = fld(&f[M_FROM], d, len, &bad);
+		e->cpu = fld(&f[M_TO], d, len, &bad);
+		e->source = fld(&f[M_HOW], d, len, &bad);
+		e->start = ts;
+		fld_str(&f[M_NAME], d, len, e->name, sizeof(e->name), &bad);
+		break;
+	}
+	return bad ? -1 : k;
+}
+
 void hvn_an_event(void *ctx, int rcpu, uint64_t ts, const uint8_t *d,
 		  uint32_t len)
 {
@@ -307,97 +371,55 @@ void hvn_an_event(void *ctx, int rcpu, uint64_t ts, const uint8_t *d,
 	memcpy(&id, d, 2);
 	k = s->kind[id];
 	an->by_kind[k]++;
-	if (k == HVN_EV_OTHER)
-		return;
-
-	const struct hvn_field *f = s->f[k];
-
-	memset(&e, 0, sizeof(e));
 	switch (k) {
+	case HVN_EV_OTHER:
+	case HVN_EV_STORM_BEGIN:	/* counted; the end event has the numbers */
+	case HVN_EV_RAW:
+		return;
 	case HVN_EV_IRQ:
 		if (c)
 			c->irqs++;
-		irq_count(an, (int64_t)fld(&f[0], d, len, &bad));
+		irq_count(an, (int64_t)fld(&s->f[k][0], d, len, &bad));
 		break;
 	case HVN_EV_WATCH:
 		watch_rec(an, d, len, &bad);
 		break;
-	case HVN_EV_STEAL:
-		e.kind = HVN_EP_STEAL;
-		e.cpu = fld(&f[S_CPU], d, len, &bad);
-		e.source = fld(&f[S_SOURCE], d, len, &bad);
-		e.start = fld(&f[S_START], d, len, &bad);
-		e.a = fld(&f[S_WINDOW], d, len, &bad);
-		e.dur = fld(&f[S_DUR], d, len, &bad);
-		c = cpu_slot(an, e.cpu);
-		if (!c || bad)
+	default:
+		if (hvn_episode_decode(s, ts, d, len, &e) < 0) {
+			bad = true;
 			break;
-		c->steal_ns += e.dur;
-		c->steal_n++;
-		worst(c, 0, &e);
-		top_add(an, &e);
-		break;
-	case HVN_EV_LOST:
-		e.kind = HVN_EP_LOST;
-		e.cpu = fld(&f[L_CPU], d, len, &bad);
-		e.start = fld(&f[L_START], d, len, &bad);
-		e.dur = fld(&f[L_DUR], d, len, &bad);
-		e.c = fld(&f[L_IRQ], d, len, &bad);
-		e.b = fld(&f[L_STEAL], d, len, &bad);
-		e.a = fld(&f[L_UNEXPL], d, len, &bad);
+		}
 		c = cpu_slot(an, e.cpu);
-		if (!c || bad)
+		if (!c)
 			break;
-		c->lost_ns += e.dur;
-		c->lost_unexpl_ns += e.a;
-		c->lost_steal_ns += e.b;
-		c->lost_irq_ns += e.c;
-		c->lost_n++;
-		worst(c, 1, &e);
-		top_add(an, &e);
-		break;
-	case HVN_EV_STORM_BEGIN:
-		/* Counted by kind; the end event carries the numbers. */
-		break;
-	case HVN_EV_STORM:
-		e.kind = HVN_EP_STORM;
-		e.cpu = fld(&f[T_CPU], d, len, &bad);
-		e.source = fld(&f[T_SOURCE], d, len, &bad);
-		e.irq = fld(&f[T_IRQ], d, len, &bad);
-		e.start = fld(&f[T_START], d, len, &bad);
-		e.dur = fld(&f[T_DUR], d, len, &bad);
-		e.a = fld(&f[T_COUNT], d, len, &bad);
-		e.b = fld(&f[T_PEAK], d, len, &bad);
-		fld_str(&f[T_NAME], d, len, e.name, sizeof(e.name), &bad);
-		c = cpu_slot(an, e.cpu);
-		if (!c || bad)
-			break;
-		c->storms++;
-		c->storm_irqs += e.a;
-		worst(c, 2, &e);
-		top_add(an, &e);
-		break;
-	case HVN_EV_MIGRATE: {
-		struct hvn_cpu *from;
+		if (e.kind == HVN_EP_STEAL) {
+			c->steal_ns += e.dur;
+			c->steal_n++;
+			worst(c, 0, &e);
+			top_add(an, &e);
+		} else if (e.kind == HVN_EP_LOST) {
+			c->lost_ns += e.dur;
+			c->lost_unexpl_ns += e.a;
+			c->lost_steal_ns += e.b;
+			c->lost_irq_ns += e.c;
+			c->lost_n++;
+			worst(c, 1, &e);
+			top_add(an, &e);
+		} else if (e.kind == HVN_EP_STORM) {
+			c->storms++;
+			c->storm_irqs += e.a;
+			worst(c, 2, &e);
+			top_add(an, &e);
+		} else {
+			struct hvn_cpu *from;
 
-		e.kind = HVN_EP_MIGRATE;
-		e.irq = fld(&f[M_IRQ], d, len, &bad);
-		e.cpu2 = fld(&f[M_FROM], d, len, &bad);
-		e.cpu = fld(&f[M_TO], d, len, &bad);
-		e.source = fld(&f[M_HOW], d, len, &bad);
-		e.start = ts;
-		fld_str(&f[M_NAME], d, len, e.name, sizeof(e.name), &bad);
-		c = cpu_slot(an, e.cpu);
-		if (!c || bad)
-			break;
-		c->mig_in++;
-		mig_add(an, &e);
-		/* from_cpu is -1 when the IRQ had no CPU before. */
-		from = e.cpu2 >= 0 ? cpu_slot(an, e.cpu2) : NULL;
-		if (from)
-			from->mig_out++;
-		break;
-	}
+			c->mig_in++;
+			mig_add(an, &e);
+			/* from_cpu is -1 when the IRQ had no CPU before. */
+			from = e.cpu2 >= 0 ? cpu_slot(an, e.cpu2) : NULL;
+			if (from)
+				from->mig_out++;
+		}
 	}
 	if (bad)
 		an->bad_records++;

@@ -24,6 +24,7 @@ enum hvn_ev {
 	HVN_EV_STORM,
 	HVN_EV_MIGRATE,
 	HVN_EV_IRQ,		/* irq:irq_handler_entry */
+	HVN_EV_RAW,		/* ftrace:raw_data (trace_marker_raw) */
 	HVN_EV_NR
 };
 
@@ -117,6 +118,11 @@ struct hvn_analysis {
 	int nmig, mig_cap;
 };
 
+/* A steal, lost, irq_storm or irq_migrate record as an episode: returns
+ * its enum hvn_ev kind (HVN_EV_OTHER and others leave @e empty), -1 for a
+ * record too short for its format. */
+int hvn_episode_decode(const struct hvn_schema *s, uint64_t ts,
+		       const uint8_t *d, uint32_t len, struct hvn_episode *e);
 int hvn_an_init(struct hvn_analysis *an, const struct hvn_schema *s);
 void hvn_an_free(struct hvn_analysis *an);
 void hvn_an_reset_counts(struct hvn_analysis *an);

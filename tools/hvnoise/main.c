@@ -13,6 +13,7 @@ static const char usage[] =
 "  report   per-CPU steal, lost time, storms and migrations from trace.dat\n"
 "  top      live per-CPU view\n"
 "  status   module, watched set, parameters, tracefs, and what is missing\n"
+"  correlate  NCCL collectives that stalled, and the host noise behind each\n"
 "  version  print the version\n"
 "hvnoise COMMAND --help for a command's options; man hvnoise for the rest.\n";
 
@@ -26,6 +27,7 @@ int main(int argc, char **argv)
 		{ "report", cmd_report },
 		{ "top", cmd_top },
 		{ "status", cmd_status },
+		{ "correlate", cmd_correlate },
 	};
 
 	if (argc < 2) {

@@ -525,7 +525,7 @@ static void print_json(const struct hvn_tdat *t, const struct hvn_rb *rb,
 		json_str(w->name);
 		putchar('}');
 	}
-	printf("],\"events\":{\"watch\":%llu,\"steal\":%llu,\"lost\":%llu,\"irq_storm_begin\":%llu,\"irq_storm\":%llu,\"irq_migrate\":%llu,\"irq_handler_entry\":%llu,\"other\":%llu},",
+	printf("],\"events\":{\"watch\":%llu,\"steal\":%llu,\"lost\":%llu,\"irq_storm_begin\":%llu,\"irq_storm\":%llu,\"irq_migrate\":%llu,\"irq_handler_entry\":%llu,\"raw_data\":%llu,\"other\":%llu},",
 	       (unsigned long long)an->by_kind[HVN_EV_WATCH],
 	       (unsigned long long)an->by_kind[HVN_EV_STEAL],
 	       (unsigned long long)an->by_kind[HVN_EV_LOST],
@@ -533,6 +533,7 @@ static void print_json(const struct hvn_tdat *t, const struct hvn_rb *rb,
 	       (unsigned long long)an->by_kind[HVN_EV_STORM],
 	       (unsigned long long)an->by_kind[HVN_EV_MIGRATE],
 	       (unsigned long long)an->by_kind[HVN_EV_IRQ],
+	       (unsigned long long)an->by_kind[HVN_EV_RAW],
 	       (unsigned long long)an->by_kind[HVN_EV_OTHER]);
 	printf("\"cpus\":[");
 	for (int i = 0; i <= an->max_cpu; i++) {
