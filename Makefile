@@ -36,7 +36,36 @@ build/unit/hvnoise-unit: $(LIB_SRCS) $(UNIT_SRCS) $(wildcard kmod/lib/*.h includ
 	$(CC_USER) $(USER_CFLAGS) -o $@ $(UNIT_SRCS) $(LIB_SRCS)
 
 # The hvnoise command: optimised, and a sanitised build for the tests.
-tools: build/tools/hvnoise build/tools-asan/hvnoise build/tools/hvnoise.8
+tools: build/tools/hvnoise build/tools-asan/hvnoise build/tools/hvnoise.8 \
+       build/tools/libnccl-profiler-hvnoise.so build/tools/nccl_fake \
+       build/tools-asan/libnccl-profiler-hvnoise.so build/tools-asan/nccl_fake
+
+# The NCCL profiler plugin: NCCL_PROFILER_PLUGIN=hvnoise finds it by name.
+PLUGIN_CFLAGS := -std=c11 -Wall -Wextra -Werror -g -fPIC -shared \
+		 -fvisibility=hidden -Iinclude
+FAKE_CFLAGS := -std=c11 -Wall -Wextra -Werror -g -Iinclude
+ASAN := -fsanitize=address,undefined -fno-sanitize-recover=all
+
+build/tools/libnccl-profiler-hvnoise.so: tools/nccl-plugin/profiler.c \
+		tools/nccl-plugin/nccl_abi.h include/hvnoise/nccl.h
+	@mkdir -p $(dir $@)
+	$(CC_USER) $(PLUGIN_CFLAGS) -O2 -o $@ $< -lpthread
+
+build/tools-asan/libnccl-profiler-hvnoise.so: tools/nccl-plugin/profiler.c \
+		tools/nccl-plugin/nccl_abi.h include/hvnoise/nccl.h
+	@mkdir -p $(dir $@)
+	$(CC_USER) $(PLUGIN_CFLAGS) -O1 $(ASAN) -o $@ $< -lpthread
+
+# The NCCL-like driver of the plugin (ABI test, VM job, benchmark).
+build/tools/nccl_fake: tests/tools/nccl_fake.c tools/nccl-plugin/nccl_abi.h \
+		include/hvnoise/nccl.h
+	@mkdir -p $(dir $@)
+	$(CC_USER) $(FAKE_CFLAGS) -O2 -o $@ $< -ldl -lpthread
+
+build/tools-asan/nccl_fake: tests/tools/nccl_fake.c tools/nccl-plugin/nccl_abi.h \
+		include/hvnoise/nccl.h
+	@mkdir -p $(dir $@)
+	$(CC_USER) $(FAKE_CFLAGS) -O1 $(ASAN) -o $@ $< -ldl -lpthread
 
 build/tools/hvnoise.8: Documentation/hvnoise.8.rst
 	@mkdir -p $(dir $@)

@@ -139,6 +139,8 @@ if [ -n "$k61" ] && [ -f build/kbuild-6.1/kmod/hvnoise.ko ] &&
 	tests/vm/mkinitramfs.sh "$out/detect-initrd.gz" --kver "$kver" \
 		--kmod virtio_pci --kmod virtio_net --kmod virtio_blk \
 		--bin /usr/bin/trace-cmd --bin build/tools/hvnoise=/usr/bin/hvnoise \
+		--bin build/tools/nccl_fake=/usr/bin/nccl_fake \
+		--file build/tools/libnccl-profiler-hvnoise.so=/usr/lib/libnccl-profiler-hvnoise.so \
 		--file tests/vm/guest-detectors.sh=/lib/hvnoise/guest.sh \
 		--file "$out/rawsend=/lib/hvnoise/rawsend" \
 		--file "$out/dread=/lib/hvnoise/dread" \
@@ -161,6 +163,11 @@ if [ -n "$k61" ] && [ -f build/kbuild-6.1/kmod/hvnoise.ko ] &&
 	else
 		fail "vm-tools/corrupt (no recording from the VM to convert)"
 	fi
+
+	step "NCCL-like job in the detector VM: hvnoise correlate against the injected noise"
+	collect "$out/nccl-e2e.log" tests/tools/nccl_e2e.py "$out/detect-console.log" \
+		"$out/vm-record.dat" build/tools-asan/hvnoise
+	grep -E "^  " "$out/nccl-e2e.log"
 
 	step "VM: 100 load/unload cycles under an IRQ storm, with CPU hotplug"
 	tests/vm/mkinitramfs.sh "$out/cycles-initrd.gz" --kver "$kver" \

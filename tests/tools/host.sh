@@ -151,6 +151,47 @@ check $? "... losing nothing already recorded and removing its instance"
 # --- corrupt input ------------------------------------------------------------------
 python3 "$here/corrupt.py" "$hvn" "$d" "$d/live.dat" "$d/live-zstd.dat" ${HVN_VM_RECORD:-}
 
+# --- the NCCL profiler plugin and hvnoise correlate -------------------------------
+asan=$(dirname "$hvn")
+rel=$asan/../tools
+rm -rf "$d/nccl-abi" && mkdir -p "$d/nccl-abi"
+"$asan/nccl_fake" abi "$asan/libnccl-profiler-hvnoise.so" "$d/nccl-abi" 2>"$d/abi.err"
+rc=$?
+grep -E "Sanitizer|runtime error" "$d/abi.err" && rc=99
+[ $rc = 0 ]
+check $? "the plugin's ABI test (ASan/UBSan) passes"
+"$asan/nccl_fake" badenv "$asan/libnccl-profiler-hvnoise.so" 2>"$d/badenv.err"
+check $? "a bad HVNOISE_NCCL_EVENTS is logged once and turns recording off, NCCL unharmed"
+"$hvn" record -e irq:irq_handler_entry -o "$d/job.dat" -- \
+	"$rel/nccl_fake" work "$rel/libnccl-profiler-hvnoise.so" 3 1 2000 >"$d/job.out" 2>&1
+check $? "record -- an NCCL-like job with the plugin in trace_marker_raw mode"
+check_rc 0 "correlate --json --perfetto on it" "$hvn" correlate --json --perfetto "$d/job.json" "$d/job.dat"
+python3 - "$d/out" "$d/job.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+p = json.load(open(sys.argv[2]))
+ranks = [e for e in p["traceEvents"] if e.get("pid") == 1 and e["ph"] == "X"]
+print(f"  correlate: {c['collectives']} collectives, {len(c['stalls'])} stalls; perfetto: {len(ranks)} collective slices")
+sys.exit(not (c["schema"] == "hvnoise-correlate" and c["collectives"] >= 100
+              and len(ranks) == c["collectives"] and c["ranks"][0]["comm"] == "0000000000005eed"))
+PY
+check $? "correlate finds every collective of the job, and the Perfetto file has a slice for each"
+check_rc 0 "correlate's text report" "$hvn" correlate "$d/job.dat"
+grep -q "collectives from 1 communicator ranks" "$d/out"
+check $? "... counts the job's communicator"
+rm -rf "$d/nccl-files" && mkdir -p "$d/nccl-files"
+HVNOISE_NCCL_DIR="$d/nccl-files" "$rel/nccl_fake" work "$rel/libnccl-profiler-hvnoise.so" 1 0 500 >/dev/null 2>&1
+f=$(ls "$d/nccl-files"/hvnoise-nccl-*.bin)
+head -c 2999 "$f" >"$d/nccl-cut.bin"
+check_rc 0 "correlate --nccl reads the plugin's file mode" "$hvn" correlate --json "$d/live.dat" --nccl "$f"
+python3 -c "import json,sys; c=json.load(open('$d/out')); sys.exit(c['collectives'] < 50)"
+check $? "... and finds its collectives"
+check_rc 3 "a cut NCCL file: exit 3" "$hvn" correlate "$d/live.dat" --nccl "$d/nccl-cut.bin" "$f"
+grep -q "nccl-cut.bin: bad record at offset" "$d/err" && grep -q "on 1 communicators" "$d/out"
+check $? "... naming the file and offset, the other file still read"
+check_rc 3 "correlate of a missing trace" "$hvn" correlate "$d/nonexistent.dat"
+check_rc 2 "correlate with a bad factor" "$hvn" correlate -k 0.5 "$d/live.dat"
+
 # --- hvnoise top in tmux ------------------------------------------------------------
 tmux kill-session -t hvntop 2>/dev/null
 rm -f "$d/top.rc"

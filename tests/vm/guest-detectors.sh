@@ -61,11 +61,27 @@ other=$(grep -c " \(steal\|irq_storm\|irq_storm_begin\|irq_migrate\): " $T/trace
 [ "$other" = 0 ]
 check $? "a quiet guest emits no detector events ($other)"
 
-# hvnoise record runs through all the noise below, in its own instance.
+# An NCCL-like job without noise: hvnoise correlate must find no stall.
 HVN=/usr/bin/hvnoise
+PLUGIN=/usr/lib/libnccl-profiler-hvnoise.so
+$HVN record -o /tmp/clean.dat -- nccl_fake work $PLUGIN 5 1 2000 >/tmp/clean.log 2>&1
+check $? "hvnoise record -- an NCCL-like job, without noise"
+cat /tmp/clean.log
+# Stalls are judged above TCG's own jitter, as the lost events are.
+CORR="$HVN correlate --min-ms $((TEST_LOST_US / 1000))"
+$CORR /tmp/clean.dat >/tmp/clean-corr.txt 2>&1
+check $? "hvnoise correlate reads the clean recording"
+head -4 /tmp/clean-corr.txt
+echo "HVN-CLEAN-JSON $($CORR --json /tmp/clean.dat)"
+
+# hvnoise record runs through all the noise below, in its own instance,
+# and the NCCL-like job runs under it from the storms to the injections.
 $HVN record -e hvnoise -e irq:irq_handler_entry -o /tmp/rec.dat >/tmp/rec.log 2>&1 &
 recpid=$!
 sleep 3
+HVNOISE_NCCL_TRACEFS=$T/instances/hvnoise-record-$recpid nccl_fake work $PLUGIN 95 1 2000 \
+	>/tmp/job.log 2>&1 &
+jobpid=$!
 
 # --- Interrupt storm from O_DIRECT reads on the disk, pinned to CPU 1 -----
 irq=$(irq_of virtio1-req.1)
@@ -142,6 +158,8 @@ for phase in PAUSE HOG; do
 done
 
 # --- hvnoise record's file: report, and trace-cmd reads it -------------------
+kill $jobpid
+wait $jobpid 2>/dev/null
 kill -INT $recpid
 wait $recpid
 check $? "hvnoise record stopped by SIGINT wrote its file"
@@ -153,6 +171,9 @@ $HVN report /tmp/rec.dat >/tmp/rep.txt 2>&1
 check $? "hvnoise report reads the recording"
 cat /tmp/rep.txt
 echo "HVN-REPORT-JSON $($HVN report --json /tmp/rec.dat)"
+$CORR /tmp/rec.dat >/tmp/corr.txt 2>&1
+check $? "hvnoise correlate reads the recording of the noisy run"
+head -40 /tmp/corr.txt
 trace-cmd report -i /tmp/rec.dat >/tmp/tc.txt 2>&1
 check $? "trace-cmd report reads hvnoise record's file"
 ! grep -q "FAILED TO PARSE" /tmp/tc.txt

@@ -56,7 +56,7 @@ struct proc {
 struct contrib {
 	int32_t cpu;
 	uint8_t why;			/* 1 proxy, 2 enqueue, 4 IRQ */
-	double unexpl, lsteal, lirq, steal, storm;
+	double unexpl, lsteal, lirq, steal, storm, dev_storm;
 	int32_t storm_irq;
 	char storm_name[HVN_NAME_LEN + 1];
 	double storm_top;
@@ -338,8 +338,12 @@ static int read_nccl_file(struct ctx *x, const char *path)
 		fclose(f);
 		return HVN_EXIT_BADFILE;
 	}
-	while (fread(&h, sizeof(h), 1, f) == 1) {
-		if (!HVN_NCCL_IS(h.id) || h.size > sizeof(buf) ||
+	for (;;) {
+		size_t got = fread(&h, 1, sizeof(h), f);
+
+		if (!got && feof(f))
+			break;
+		if (got != sizeof(h) || !HVN_NCCL_IS(h.id) || h.size > sizeof(buf) ||
 		    fread(buf, 1, h.size, f) != h.size ||
 		    !nccl_record(x, h.id, buf, h.size)) {
 			hvn_err("%s: bad record at offset %llu (after %llu records); the rest is skipped",
@@ -555,7 +559,13 @@ static void attribute(struct ctx *x, const struct hvn_episode *e)
 				break;
 			case HVN_EP_STORM:
 				k->storm += ov;
-				if (ov > k->storm_top) {
+				if (e->irq >= 0)
+					k->dev_storm += ov;
+				/* Name the device IRQ's storm over a vector's. */
+				if (!k->storm_top ||
+				    (e->irq >= 0 && k->storm_irq < 0) ||
+				    ((e->irq >= 0) == (k->storm_irq >= 0) &&
+				     ov > k->storm_top)) {
 					k->storm_top = ov;
 					k->storm_irq = e->irq;
 					snprintf(k->storm_name,
@@ -582,57 +592,92 @@ static void pass2(void *vx, int cpu, uint64_t ts, const uint8_t *d,
 		attribute(x, &e);
 }
 
+/*
+ * The verdict: time taken from a vCPU first (lost time not explained by
+ * IRQs, or steal), then time in interrupts, then a storm's presence (a
+ * device IRQ's before a system vector's: the count says how busy, not how
+ * long), then a migration.  Among CPUs, the proxy thread's wins a near tie:
+ * it is the one whose delay stalls the collective.
+ */
+static const struct contrib *best_cpu(const struct stall *s,
+				      double (*val)(const struct contrib *),
+				      double *best)
+{
+	const struct contrib *b = NULL;
+
+	*best = 0;
+	for (int j = 0; j < s->ncpu; j++) {
+		double v = val(&s->c[j]);
+		bool proxy = s->c[j].why & 1, bproxy = b && (b->why & 1);
+
+		if ((!b && v > 0) || (b && proxy && !bproxy && v >= 0.9 * *best) ||
+		    (b && !(bproxy && !proxy && v < 1.1 * *best) && v > *best)) {
+			b = &s->c[j];
+			*best = v;
+		}
+	}
+	return b;
+}
+
+static double v_hv(const struct contrib *k)
+{
+	return k->unexpl + (k->lsteal > k->steal ? k->lsteal : k->steal);
+}
+
+static double v_irq(const struct contrib *k)
+{
+	return k->lirq;
+}
+
+static double v_dev_storm(const struct contrib *k)
+{
+	return k->dev_storm;
+}
+
+static double v_storm(const struct contrib *k)
+{
+	return k->storm;
+}
+
 static void verdicts(struct ctx *x, const struct params *p)
 {
 	for (size_t i = 0; i < x->nst; i++) {
 		struct stall *s = &x->st[i];
 		const struct coll *c = &x->coll[s->coll];
-		double dur = c->end - c->start, best = 0;
-		const struct contrib *b = NULL;
-		int cause = 0;
+		double dur = c->end - c->start, v;
+		const struct contrib *b;
 
-		for (int j = 0; j < s->ncpu; j++) {
-			const struct contrib *k = &s->c[j];
-			double hv = k->unexpl + (k->lsteal > k->steal ?
-						 k->lsteal : k->steal);
-			double cand[4] = { hv, k->lirq, k->storm, 0 };
-
-			for (int m = 0; m < 3; m++)
-				if (cand[m] > best) {
-					best = cand[m];
-					b = k;
-					cause = m + 1;
+		if ((b = best_cpu(s, v_hv, &v)) && v >= p->min_share * dur) {
+			s->cause = 1;
+			snprintf(s->verdict, sizeof(s->verdict),
+				 "%s of CPU %d: %.1f ms of %.1f ms",
+				 b->steal > 0 || b->lsteal > 0 ?
+				 "hypervisor preemption (steal)" :
+				 "time taken from the vCPU (hypervisor, SMI or host contention)",
+				 b->cpu, v / 1e6, dur / 1e6);
+		} else if ((b = best_cpu(s, v_irq, &v)) && v >= p->min_share * dur) {
+			s->cause = 2;
+			snprintf(s->verdict, sizeof(s->verdict),
+				 "interrupt handling on CPU %d: %.1f ms of %.1f ms",
+				 b->cpu, v / 1e6, dur / 1e6);
+		} else if (((b = best_cpu(s, v_dev_storm, &v)) && v >= p->min_share * dur) ||
+			   ((b = best_cpu(s, v_storm, &v)) && v >= p->min_share * dur)) {
+			s->cause = 3;
+			snprintf(s->verdict, sizeof(s->verdict),
+				 "IRQ storm of %s (IRQ %d) on CPU %d during %.1f ms of %.1f ms",
+				 b->storm_name, b->storm_irq, b->cpu,
+				 (v < dur ? v : dur) / 1e6, dur / 1e6);
+		} else {
+			for (int j = 0; j < s->ncpu; j++)
+				if (s->c[j].nmig) {
+					s->cause = 4;
+					snprintf(s->verdict, sizeof(s->verdict),
+						 "IRQ %d (%s) moved from CPU %d to CPU %d during the stall",
+						 s->c[j].mig.irq, s->c[j].mig.name,
+						 s->c[j].mig.cpu2, s->c[j].mig.cpu);
+					break;
 				}
 		}
-		if (b && best >= p->min_share * dur) {
-			s->cause = cause;
-			if (cause == 1)
-				snprintf(s->verdict, sizeof(s->verdict),
-					 "%s of CPU %d: %.1f ms of %.1f ms",
-					 b->steal > 0 || b->lsteal > 0 ?
-					 "hypervisor preemption (steal)" :
-					 "time taken from the vCPU (hypervisor, SMI or host contention)",
-					 b->cpu, best / 1e6, dur / 1e6);
-			else if (cause == 2)
-				snprintf(s->verdict, sizeof(s->verdict),
-					 "interrupt handling on CPU %d: %.1f ms of %.1f ms",
-					 b->cpu, best / 1e6, dur / 1e6);
-			else
-				snprintf(s->verdict, sizeof(s->verdict),
-					 "IRQ storm of %s (IRQ %d) on CPU %d: %.1f ms of %.1f ms",
-					 b->storm_name, b->storm_irq, b->cpu,
-					 best / 1e6, dur / 1e6);
-			continue;
-		}
-		for (int j = 0; j < s->ncpu; j++)
-			if (s->c[j].nmig) {
-				s->cause = 4;
-				snprintf(s->verdict, sizeof(s->verdict),
-					 "IRQ %d (%s) moved from CPU %d to CPU %d during the stall",
-					 s->c[j].mig.irq, s->c[j].mig.name,
-					 s->c[j].mig.cpu2, s->c[j].mig.cpu);
-				break;
-			}
 		if (!s->cause)
 			snprintf(s->verdict, sizeof(s->verdict),
 				 "no host noise explains this");
@@ -853,6 +898,19 @@ static void print_json(struct ctx *x, const struct params *p, const char *path)
 	json_s(stdout, path);
 	printf(",\"params\":{\"factor\":%g,\"window\":%d,\"min_ms\":%g,\"min_share\":%g},",
 	       p->k, p->window, p->min_ms, p->min_share);
+	{
+		uint64_t first = UINT64_MAX, last = 0;
+
+		for (size_t i = 0; i < x->ncoll; i++) {
+			if (x->coll[i].start < first)
+				first = x->coll[i].start;
+			if (x->coll[i].end > last)
+				last = x->coll[i].end;
+		}
+		printf("\"first_ns\":%llu,\"last_ns\":%llu,",
+		       (unsigned long long)(x->ncoll ? first : 0),
+		       (unsigned long long)last);
+	}
 	printf("\"collectives\":%zu,\"nccl_records\":%llu,\"bad_records\":%llu,\"ranks\":[",
 	       x->ncoll, (unsigned long long)x->nccl_records,
 	       (unsigned long long)x->nccl_bad);
@@ -1026,7 +1084,8 @@ int cmd_correlate(int argc, char **argv)
 			} else {
 				hvn_err("one trace at a time (%s, %s); NCCL files follow --nccl",
 					trace, optarg);
-				return HVN_EXIT_USAGE;
+				ret = HVN_EXIT_USAGE;
+				goto out;
 			}
 			continue;
 		case 'N':
@@ -1055,10 +1114,11 @@ int cmd_correlate(int argc, char **argv)
 			break;
 		case 'h':
 			fputs(usage, stdout);
-			return HVN_EXIT_OK;
+			goto out;
 		default:
 			fputs(usage, stderr);
-			return HVN_EXIT_USAGE;
+			ret = HVN_EXIT_USAGE;
+			goto out;
 		}
 		in_nccl = false;
 		if (end && (*end || prm.k <= 1 || prm.window < 8 ||
@@ -1067,16 +1127,20 @@ int cmd_correlate(int argc, char **argv)
 			    prm.top < 1)) {
 			hvn_err("%s: bad value (factor > 1, window 8..4096, min-ms >= 0, min-share 0..1, top >= 1)",
 				optarg);
-			return HVN_EXIT_USAGE;
+			ret = HVN_EXIT_USAGE;
+			goto out;
 		}
 	}
 	if (!trace) {
 		fputs(usage, stderr);
-		return HVN_EXIT_USAGE;
+		ret = HVN_EXIT_USAGE;
+		goto out;
 	}
 	ret = hvn_tdat_open(&t, trace);
-	if (ret)
-		return ret;
+	if (ret) {
+		hvn_tdat_close(&t);
+		goto out;
+	}
 	hvn_schema_bind(schema, t.tep);
 	x->schema = schema;
 	hvn_an_init(&x->an, schema);
@@ -1154,6 +1218,7 @@ int cmd_correlate(int argc, char **argv)
 	free(x->st);
 	free(x->by_start);
 	free(x->late);
+out:
 	free(x);
 	free(schema);
 	free(nccl);

@@ -85,11 +85,14 @@ static int drain(struct hvn_session *s, struct cpu_out *co, void *page)
 	return 0;
 }
 
-static pid_t spawn(char **argv)
+static pid_t spawn(char **argv, const char *inst_dir)
 {
 	pid_t pid = fork();
 
 	if (pid == 0) {
+		/* The NCCL profiler plugin writes into our instance. */
+		if (inst_dir)
+			setenv("HVNOISE_NCCL_TRACEFS", inst_dir, 1);
 		execvp(argv[0], argv);
 		fprintf(stderr, "hvnoise record: cannot run %s: %s\n", argv[0],
 			strerror(errno));
@@ -206,7 +209,10 @@ int cmd_record(int argc, char **argv)
 		sigaction(SIGHUP, &sa, NULL);
 	}
 	if (optind < argc) {
-		child = spawn(argv + optind);
+		char *dir = tracefs_instance_get_dir(s.inst);
+
+		child = spawn(argv + optind, dir);
+		free(dir);
 		if (child < 0) {
 			ret = HVN_EXIT_FAIL;
 			goto out;

@@ -251,7 +251,8 @@ static int parse_events(const char *s, int *mask)
 {
 	char buf[256], *tok, *save;
 
-	*mask = NCCL_EV_COLL | NCCL_EV_P2P | NCCL_EV_PROXYOP | NCCL_EV_KERNELCH;
+	*mask = NCCL_EV_COLL | NCCL_EV_P2P | NCCL_EV_PROXYOP |
+		NCCL_EV_PROXYSTEP | NCCL_EV_KERNELCH;
 	if (!s || !*s)
 		return 0;
 	if (strlen(s) >= sizeof(buf))

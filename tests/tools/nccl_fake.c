@@ -1,0 +1,570 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Drives libnccl-profiler-hvnoise.so as NCCL 2.28 does, from the host side
+ * of an NCCL job: no GPU, no network.
+ *
+ *   nccl_fake abi PLUGIN DIR       the ABI test: v5 and v4 tables, two
+ *                                  communicators on two threads, every event
+ *                                  kind nested as NCCL nests them, handles
+ *                                  NCCL misuses; then reads the records back
+ *                                  from the plugin's file and checks them
+ *   nccl_fake badenv PLUGIN        a bad HVNOISE_NCCL_EVENTS: logged once,
+ *                                  recording off, NCCL never sees an error
+ *   nccl_fake work PLUGIN SECONDS PROXY_CPU WORK_US
+ *                                  an all-reduce after another for SECONDS:
+ *                                  the proxy thread, pinned to PROXY_CPU,
+ *                                  does WORK_US of spinning per collective
+ *                                  (a fixed number of iterations, so time
+ *                                  taken from the CPU lengthens it)
+ *   nccl_fake bench PLUGIN N       ns per callback over N collectives
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hvnoise/nccl.h"
+#include "../../tools/nccl-plugin/nccl_abi.h"
+
+static int failures;
+static atomic_int log_warns, log_infos;
+
+static void check(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf(ok ? "PASS: nccl/" : "FAIL: nccl/");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	failures += !ok;
+}
+
+static void logger(int level, unsigned long flags, const char *file, int line,
+		   const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)flags;
+	(void)file;
+	(void)line;
+	if (level == NCCL_LOG_WARN)
+		atomic_fetch_add(&log_warns, 1);
+	else
+		atomic_fetch_add(&log_infos, 1);
+	va_start(ap, fmt);
+	fprintf(stderr, "  [nccl log %d] ", level);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+}
+
+static uint64_t now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000ull + t.tv_nsec;
+}
+
+static const struct nccl_profiler_v5 *p5;
+static const struct nccl_profiler_v4 *p4;
+
+static void load(const char *path)
+{
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+
+	if (!h) {
+		fprintf(stderr, "dlopen %s: %s\n", path, dlerror());
+		exit(2);
+	}
+	p5 = dlsym(h, "ncclProfiler_v5");
+	p4 = dlsym(h, "ncclProfiler_v4");
+	if (!p5 || !p4) {
+		fprintf(stderr, "%s: no ncclProfiler_v5/v4\n", path);
+		exit(2);
+	}
+}
+
+/* --- one collective, as NCCL 2.28 calls the v5 plugin ------------------ */
+
+struct coll_job {
+	void *ctx;
+	void *coll;
+	uint64_t seq;
+	int work_iters;
+	int rank;
+};
+
+static volatile uint64_t sink;
+
+static void spin(int iters)
+{
+	for (int i = 0; i < iters; i++)
+		sink += i;
+}
+
+/* The proxy progress thread's part: a send proxy op with one step, and a
+ * kernel channel, around the work. */
+static void proxy_part(struct coll_job *j, bool v4)
+{
+	struct nccl_event_descr_v5 d;
+	struct nccl_event_descr_v4 d4;
+	union nccl_state_args a;
+	void *op = NULL, *step = NULL, *kch = NULL;
+
+	memset(&d, 0, sizeof(d));
+	d.type = NCCL_EV_PROXYOP;
+	d.parent = j->coll;
+	d.rank = j->rank;
+	d.proxyop.pid = getpid();
+	d.proxyop.channel = 1;
+	d.proxyop.peer = 1 - j->rank;
+	d.proxyop.nsteps = 1;
+	d.proxyop.chunk = 4096;
+	d.proxyop.is_send = 1;
+	if (v4) {
+		memset(&d4, 0, sizeof(d4));
+		d4.type = d.type;
+		d4.parent = d.parent;
+		d4.rank = d.rank;
+		d4.proxyop = d.proxyop;
+		p4->start_event(j->ctx, &op, &d4);
+	} else {
+		p5->start_event(j->ctx, &op, &d);
+	}
+	p5->record_state(op, NCCL_ST_PROXYOP_IN_PROGRESS, NULL);
+
+	memset(&d, 0, sizeof(d));
+	d.type = NCCL_EV_PROXYSTEP;
+	d.parent = op;
+	d.rank = j->rank;
+	d.proxystep.step = 0;
+	p5->start_event(j->ctx, &step, &d);
+	a.proxystep.trans_size = 4096;
+	p5->record_state(step, NCCL_ST_STEP_SEND_GPU_WAIT, &a);
+
+	memset(&d, 0, sizeof(d));
+	d.type = NCCL_EV_KERNELCH;
+	d.parent = j->coll;
+	d.kernelch.channel = 1;
+	d.kernelch.ptimer = now() + 1000;	/* the GPU's globaltimer */
+	p5->start_event(j->ctx, &kch, &d);
+	spin(j->work_iters);
+	p5->record_state(step, NCCL_ST_STEP_SEND_PEER_WAIT, &a);
+	p5->record_state(step, NCCL_ST_STEP_SEND_WAIT, &a);
+	p5->stop_event(step);
+	a.kernelch.ptimer = now() + 2000;
+	p5->record_state(kch, NCCL_ST_KERNELCH_STOP, &a);
+	p5->stop_event(kch);
+	p5->stop_event(op);
+}
+
+/* The application thread's part, v5: API events, group, coll; the coll is
+ * stopped (enqueued) before the proxy runs it. */
+static void app_part(struct coll_job *j, bool v4)
+{
+	struct nccl_event_descr_v5 d;
+	struct nccl_event_descr_v4 d4;
+	void *gapi = NULL, *capi = NULL, *kl = NULL, *grp = NULL;
+
+	memset(&d, 0, sizeof(d));
+	if (!v4) {
+		d.type = NCCL_EV_GROUPAPI;
+		p5->start_event(j->ctx, &gapi, &d);
+		p5->record_state(gapi, 23, NULL);
+		d.type = NCCL_EV_COLLAPI;
+		d.parent = gapi;
+		p5->start_event(j->ctx, &capi, &d);
+		p5->stop_event(capi);
+		p5->record_state(gapi, 24, NULL);
+		d.type = NCCL_EV_KERNELLAUNCH;
+		p5->start_event(j->ctx, &kl, &d);
+		p5->stop_event(kl);
+	}
+	memset(&d, 0, sizeof(d));
+	d.type = NCCL_EV_GROUP;
+	if (v4) {
+		memset(&d4, 0, sizeof(d4));
+		d4.type = NCCL_EV_GROUP;
+		p4->start_event(j->ctx, &grp, &d4);
+	} else {
+		p5->start_event(j->ctx, &grp, &d);
+	}
+	memset(&d, 0, sizeof(d));
+	d.type = NCCL_EV_COLL;
+	d.parent = v4 ? grp : capi;
+	d.rank = j->rank;
+	d.coll.seq = j->seq;
+	d.coll.func = "AllReduce";
+	d.coll.count = 262144;
+	d.coll.root = 0;
+	d.coll.datatype = "ncclFloat32";
+	d.coll.nchannels = 2;
+	d.coll.algo = "RING";
+	d.coll.proto = "SIMPLE";
+	d.coll.parent_group = grp;
+	if (v4) {
+		memset(&d4, 0, sizeof(d4));
+		d4.type = NCCL_EV_COLL;
+		d4.parent = grp;
+		d4.rank = j->rank;
+		memcpy(&d4.coll, &d.coll, sizeof(d4.coll));
+		p4->start_event(j->ctx, &j->coll, &d4);
+	} else {
+		p5->start_event(j->ctx, &j->coll, &d);
+	}
+	p5->stop_event(j->coll);		/* enqueued to the proxy */
+	p5->stop_event(grp);
+	if (!v4)
+		p5->stop_event(gapi);
+}
+
+/* --- the ABI test ------------------------------------------------------------ */
+
+struct comm_thread {
+	bool v4;
+	uint64_t hash;
+	int rank, ncoll;
+	void *ctx;
+};
+
+static void *comm_main(void *arg)
+{
+	struct comm_thread *t = arg;
+	int mask = 0;
+
+	if (t->v4)
+		p4->init(&t->ctx, &mask, "fake-v4", t->hash, 1, 2, t->rank, logger);
+	else
+		p5->init(&t->ctx, t->hash, &mask, "fake-v5", 1, 2, t->rank, logger);
+	check(mask & NCCL_EV_COLL && mask & NCCL_EV_PROXYOP && mask & NCCL_EV_KERNELCH,
+	      "%s init sets the activation mask (0x%x)", t->v4 ? "v4" : "v5", mask);
+	for (int i = 0; i < t->ncoll; i++) {
+		struct coll_job j = { .ctx = t->ctx, .seq = i, .work_iters = 1000,
+				      .rank = t->rank };
+
+		app_part(&j, t->v4);
+		proxy_part(&j, t->v4);
+	}
+	return NULL;
+}
+
+struct readback {
+	int comm, coll, op, kch, bad;
+	int seq_ok, link_ok, time_ok, wait_ok, gpu_ok, v4_p2p_ok;
+};
+
+static void read_records(const char *dir, struct readback *r)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	uint64_t op_ids[2][64] = { { 0 } };
+
+	memset(r, 0, sizeof(*r));
+	while (d && (de = readdir(d))) {
+		char path[4096], magic[8];
+		struct hvn_nccl_file_rec h;
+		uint8_t buf[512];
+		FILE *f;
+
+		if (strncmp(de->d_name, "hvnoise-nccl-", 13))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		f = fopen(path, "rb");
+		if (!f || fread(magic, 8, 1, f) != 1 ||
+		    memcmp(magic, HVN_NCCL_FILE_MAGIC, 8)) {
+			r->bad++;
+			if (f)
+				fclose(f);
+			continue;
+		}
+		while (fread(&h, sizeof(h), 1, f) == 1) {
+			if (h.size > sizeof(buf) || fread(buf, h.size, 1, f) != 1) {
+				r->bad++;
+				break;
+			}
+			switch (HVN_NCCL_TYPE(h.id)) {
+			case HVN_NCCL_COMM:
+				r->comm++;
+				break;
+			case HVN_NCCL_COLL: {
+				struct hvn_nccl_coll c;
+
+				memcpy(&c, buf, sizeof(c));
+				r->coll++;
+				r->seq_ok += c.seq < 64 && c.func == HVN_FN_ALLREDUCE &&
+					     c.count == 262144 && c.dtype_bytes == 4 &&
+					     !strcmp(c.algo, "RING") &&
+					     !strcmp(c.proto, "SIMPLE") && c.nchannels == 2;
+				r->time_ok += c.start_ns && c.enqueued_ns >= c.start_ns &&
+					      c.cpu >= 0 && c.tid > 0;
+				if (c.seq < 64 && c.rank >= 0 && c.rank < 2)
+					op_ids[c.rank][c.seq] = c.op_id;
+				break;
+			}
+			case HVN_NCCL_PROXYOP: {
+				struct hvn_nccl_proxyop o;
+
+				memcpy(&o, buf, sizeof(o));
+				r->op++;
+				r->link_ok += o.seq < 64 && o.rank >= 0 && o.rank < 2 &&
+					      o.op_id && o.op_id == op_ids[o.rank][o.seq] &&
+					      o.is_send && o.channel == 1 && o.nsteps == 1;
+				r->wait_ok += o.wait_ns[HVN_WAIT_SEND_GPU] > 0 &&
+					      o.end_ns >= o.start_ns && o.cpu >= 0;
+				break;
+			}
+			case HVN_NCCL_KERNCH: {
+				struct hvn_nccl_kernch k;
+
+				memcpy(&k, buf, sizeof(k));
+				r->kch++;
+				r->gpu_ok += k.gpu_end > k.gpu_start &&
+					     k.end_ns >= k.start_ns && k.op_id &&
+					     k.channel == 1;
+				break;
+			}
+			default:
+				r->bad++;
+			}
+		}
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+}
+
+static int cmd_abi(const char *plugin, const char *dir)
+{
+	struct comm_thread t[2] = {
+		{ .v4 = false, .hash = 0x1111, .rank = 0, .ncoll = 40 },
+		{ .v4 = true, .hash = 0x2222, .rank = 1, .ncoll = 40 },
+	};
+	pthread_t th[2];
+	struct readback r;
+	struct nccl_event_descr_v5 d;
+	void *h = (void *)0x1;
+
+	setenv("HVNOISE_NCCL_DIR", dir, 1);
+	unsetenv("HVNOISE_NCCL_EVENTS");
+	load(plugin);
+	check(!strcmp(p5->name, "hvnoise") && !strcmp(p4->name, "hvnoise"),
+	      "the tables are named");
+	for (int i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, comm_main, &t[i]);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+
+	/* What NCCL does wrong or unusually must not hurt. */
+	check(p5->stop_event(NULL) == NCCL_SUCCESS &&
+	      p5->record_state(NULL, 21, NULL) == NCCL_SUCCESS,
+	      "stopEvent and recordEventState accept NULL (net plugin path)");
+	check(p5->stop_event(&d) == NCCL_SUCCESS &&
+	      p5->record_state(&d, 8, NULL) == NCCL_SUCCESS,
+	      "a handle that is not the plugin's is ignored");
+	memset(&d, 0, sizeof(d));
+	d.type = NCCL_EV_PROXYCTRL;
+	p5->start_event(t[0].ctx, &h, &d);
+	check(h == NULL, "startEvent writes NULL for events it does not record");
+	memset(&d, 0, sizeof(d));
+	d.type = NCCL_EV_COLL;
+	d.coll.func = "AllReduce";
+	h = (void *)0x1;
+	p5->start_event(NULL, &h, &d);
+	check(h == NULL, "startEvent with a NULL context (failed init) records nothing");
+	{
+		void *c = NULL, *op = NULL;
+
+		d.coll.seq = 99;
+		p5->start_event(t[0].ctx, &c, &d);
+		p5->stop_event(c);
+		p5->stop_event(c);	/* stale handle: NCCL may stop twice */
+		memset(&d, 0, sizeof(d));
+		d.type = NCCL_EV_PROXYOP;
+		d.parent = c;
+		d.proxyop.pid = getpid() + 1;	/* PXN: another process's parent */
+		p5->start_event(t[0].ctx, &op, &d);
+		p5->stop_event(op);
+	}
+	p5->finalize(t[0].ctx);
+	p4->finalize(t[1].ctx);
+	check(p5->finalize(NULL) == NCCL_SUCCESS, "finalize(NULL) is harmless");
+
+	read_records(dir, &r);
+	printf("  records: comm %d, coll %d, proxyop %d, kernch %d, bad %d\n",
+	       r.comm, r.coll, r.op, r.kch, r.bad);
+	check(r.comm == 2 && r.bad == 0, "one comm record per communicator, no bad records");
+	check(r.coll == 81 && r.seq_ok == 80, "every collective with its seq, func, count, type, algo, proto (%d, %d)",
+	      r.coll, r.seq_ok);
+	check(r.time_ok == 81, "collectives carry start <= enqueued, CPU and thread (%d)", r.time_ok);
+	check(r.op == 81 && r.link_ok == 80,
+	      "proxy ops link to their collective by op_id and seq, v4 and v5 (%d of %d); the PXN one is unlinked",
+	      r.link_ok, r.op);
+	check(r.wait_ok == 80, "proxy ops carry their steps' GPU wait (%d)", r.wait_ok);
+	check(r.kch == 80 && r.gpu_ok == 80, "kernel channels carry host and GPU times (%d)", r.gpu_ok);
+	check(atomic_load(&log_warns) == 0, "no warning logged (%d)", atomic_load(&log_warns));
+	return failures ? 1 : 0;
+}
+
+static int cmd_badenv(const char *plugin)
+{
+	void *ctx = (void *)0x1, *h = (void *)0x1;
+	int mask = -1;
+	struct nccl_event_descr_v5 d;
+
+	setenv("HVNOISE_NCCL_EVENTS", "coll,bogus", 1);
+	load(plugin);
+	check(p5->init(&ctx, 1, &mask, "x", 1, 1, 0, logger) == NCCL_SUCCESS,
+	      "init succeeds with a bad HVNOISE_NCCL_EVENTS");
+	p5->init(&ctx, 2, &mask, "y", 1, 1, 0, logger);
+	memset(&d, 0, sizeof(d));
+	d.type = NCCL_EV_COLL;
+	p5->start_event(ctx, &h, &d);
+	check(mask == 0 && ctx == NULL && h == NULL,
+	      "... recording is off (mask 0x%x)", mask);
+	check(atomic_load(&log_warns) == 1, "... and it is logged once (%d)",
+	      atomic_load(&log_warns));
+	return failures ? 1 : 0;
+}
+
+/* --- the NCCL-like workload ------------------------------------------------- */
+
+/* Two collectives in flight, as an application that enqueues ahead: the
+ * proxy works on one while the next waits, so time taken from the VM at any
+ * moment lengthens a collective. */
+#define DEPTH 2
+static struct coll_job jobs[DEPTH];
+static atomic_long posted, finished;
+static atomic_int stop_work;
+static int proxy_cpu;
+
+static void *proxy_main(void *arg)
+{
+	cpu_set_t set;
+
+	(void)arg;
+	CPU_ZERO(&set);
+	CPU_SET(proxy_cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	while (!atomic_load(&stop_work)) {
+		long n = atomic_load(&finished);
+
+		if (n == atomic_load(&posted)) {
+			sched_yield();
+			continue;
+		}
+		proxy_part(&jobs[n % DEPTH], false);
+		atomic_store(&finished, n + 1);
+	}
+	return NULL;
+}
+
+static int calibrate(int work_us)
+{
+	uint64_t t0 = now();
+	int n = 1000000;
+
+	spin(n);
+	return (double)n * work_us * 1000 / (now() - t0 + 1);
+}
+
+static int cmd_work(const char *plugin, double seconds, int cpu, int work_us)
+{
+	void *ctx = NULL;
+	int mask, iters;
+	pthread_t th;
+	uint64_t end;
+	long n = 0;
+
+	load(plugin);
+	proxy_cpu = cpu;
+	iters = calibrate(work_us);
+	p5->init(&ctx, 0x5eedull, &mask, "fake-job", 1, 1, 0, logger);
+	pthread_create(&th, NULL, proxy_main, NULL);
+	end = now() + seconds * 1e9;
+	while (now() < end) {
+		struct coll_job *j = &jobs[n % DEPTH];
+
+		/* The slot is free once the collective DEPTH back is done. */
+		while (n - atomic_load(&finished) >= DEPTH)
+			sched_yield();
+		j->ctx = ctx;
+		j->seq = n;
+		j->work_iters = iters;
+		j->rank = 0;
+		app_part(j, false);
+		atomic_store(&posted, ++n);
+	}
+	while (atomic_load(&finished) < n)
+		sched_yield();
+	atomic_store(&stop_work, 1);
+	pthread_join(th, NULL);
+	p5->finalize(ctx);
+	printf("nccl_fake: %ld collectives in %.1f s, proxy on CPU %d, %d iterations each\n",
+	       n, seconds, cpu, iters);
+	return 0;
+}
+
+/* --- the callback cost ---------------------------------------------------------- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int cmd_bench(const char *plugin, long n)
+{
+	void *ctx = NULL;
+	int mask;
+	uint64_t *per = malloc(n * sizeof(*per)), t0, total = 0;
+	/* Callbacks per collective in app_part + proxy_part (v5). */
+	const int calls = 25;
+
+	load(plugin);
+	p5->init(&ctx, 0xbe7cull, &mask, "bench", 1, 1, 0, logger);
+	for (long i = 0; i < n; i++) {
+		struct coll_job j = { .ctx = ctx, .seq = i, .work_iters = 0 };
+
+		t0 = now();
+		app_part(&j, false);
+		proxy_part(&j, false);
+		per[i] = now() - t0;
+		total += per[i];
+	}
+	p5->finalize(ctx);
+	qsort(per, n, sizeof(*per), cmp_u64);
+	printf("%ld collectives, %d callbacks each (3 records written)\n", n, calls);
+	printf("per callback: median %.0f ns, p99 %.0f ns, mean %.0f ns\n",
+	       (double)per[n / 2] / calls, (double)per[n * 99 / 100] / calls,
+	       (double)total / n / calls);
+	printf("callbacks per second on one thread: %.2f M\n",
+	       n * calls / (total / 1e9) / 1e6);
+	free(per);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 4 && !strcmp(argv[1], "abi"))
+		return cmd_abi(argv[2], argv[3]);
+	if (argc >= 3 && !strcmp(argv[1], "badenv"))
+		return cmd_badenv(argv[2]);
+	if (argc >= 6 && !strcmp(argv[1], "work"))
+		return cmd_work(argv[2], atof(argv[3]), atoi(argv[4]), atoi(argv[5]));
+	if (argc >= 4 && !strcmp(argv[1], "bench"))
+		return cmd_bench(argv[2], atol(argv[3]));
+	fprintf(stderr, "usage: see the comment at the top of nccl_fake.c\n");
+	return 2;
+}
