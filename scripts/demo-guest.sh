@@ -69,22 +69,25 @@ awk '{
 	if (kind == "irq") line = line " " f["irq"] "->" f["cpu"]
 } END { print line }' /tmp/demo.txt
 
-say "Hypervisor noise: the host pauses this VM (SIGSTOP/SIGCONT) for 50 ms, then 120 ms"
-# TCG itself delays timers by up to ~10 ms: report lost time above 15 ms.
+say "Hypervisor noise under an NCCL job: the host pauses this VM for 50 ms, then 120 ms"
+# An NCCL-like job (the host side of one rank: its proxy thread on CPU 1)
+# with the hvnoise profiler plugin, recorded by hvnoise record with the
+# module's events.  TCG itself delays timers by up to ~10 ms: lost time and
+# stalls are judged above 15 ms.
 echo 1000 >$P/sample_us
 echo 15000 >$P/lost_threshold_us
-trace-cmd record -q -C mono -e hvnoise -o /tmp/lost.dat sleep 9 >/dev/null 2>&1 &
-rec=$!
-n=0
-while { [ "$(cat $T/tracing_on)" != 1 ] || [ "$(cat $T/events/hvnoise/lost/enable)" != 1 ]; } &&
-	[ $n -lt 50 ]; do
-	usleep 200000
-	n=$((n + 1))
-done
-echo "HVN-DEMO-PAUSE"
-wait $rec
-echo "  hvnoise:lost as trace-cmd reports it (start and duration in ns):"
-trace-cmd report -i /tmp/lost.dat 2>/dev/null | grep " lost: " | sed 's/^ *[^ ]* *\[[0-9]*\] *//'
+echo "  hvnoise record -o /tmp/job.dat -- nccl_fake work (NCCL_PROFILER_PLUGIN=hvnoise), 9 s"
+(sleep 1; echo "HVN-DEMO-PAUSE") &
+hvnoise record -o /tmp/job.dat -- \
+	nccl_fake work /usr/lib/libnccl-profiler-hvnoise.so 9 1 2000 2>&1 | sed 's/^/  /'
+echo "  hvnoise:lost as trace-cmd reports hvnoise record's file:"
+trace-cmd report -i /tmp/job.dat 2>/dev/null | grep " lost: " | sed 's/^ *[^ ]* *\[[0-9]*\] */    /'
+
+say "hvnoise report /tmp/job.dat"
+hvnoise report --top 4 /tmp/job.dat
+
+say "hvnoise correlate --min-ms 15 /tmp/job.dat: which collectives stalled, and why"
+hvnoise correlate --min-ms 15 --top 4 /tmp/job.dat
 
 say "Watched now: $(cat $P/watched)"
 rmmod hvnoise && echo "rmmod hvnoise: clean"

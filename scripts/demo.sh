@@ -2,8 +2,9 @@
 # make demo: build hvnoise.ko for Debian's stock kernel, boot it in QEMU with
 # a virtio NIC and disk standing for a GPU host's NIC and GPU, load the
 # module on them, change the host under it (IRQ moves, CPU hotplug, driver
-# rebind), pause the VM from the host as a hypervisor would, and print what
-# the module watched and recorded, as trace-cmd reports it.
+# rebind), pause the VM from the host as a hypervisor would while an
+# NCCL-like job runs, and print what the module watched and recorded, the
+# hvnoise report, and hvnoise correlate's verdict on the job's stalls.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,11 +16,14 @@ kdir=$(scripts/kernel-dir.sh 6.1)
 kver=$(basename "$kdir" | sed 's/^linux-headers-//')
 [ -r "/boot/vmlinuz-$kver" ] || { echo "demo: /boot/vmlinuz-$kver missing (apt-get install linux-image-amd64)" >&2; exit 1; }
 
-echo "== building hvnoise.ko for $kver"
+echo "== building hvnoise.ko for $kver, and the hvnoise command"
 scripts/kbuild.sh "$out/kbuild" "$kdir"
+make -s tools
 tests/vm/mkinitramfs.sh "$out/initrd.gz" --kver "$kver" \
 	--kmod virtio_pci --kmod virtio_net --kmod virtio_blk \
-	--bin /usr/bin/trace-cmd \
+	--bin /usr/bin/trace-cmd --bin build/tools/hvnoise=/usr/bin/hvnoise \
+	--bin build/tools/nccl_fake=/usr/bin/nccl_fake \
+	--file build/tools/libnccl-profiler-hvnoise.so=/usr/lib/libnccl-profiler-hvnoise.so \
 	--file scripts/demo-guest.sh=/lib/hvnoise/guest.sh \
 	--file "$out/kbuild/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko"
 
@@ -27,7 +31,7 @@ echo "== booting Debian's $kver in QEMU (TCG, 4 vCPUs); guest output follows"
 : >"$out/console.log"
 rm -f "$out/qemu.pid"
 tests/vm/qemu.sh "/boot/vmlinuz-$kver" "$out/initrd.gz" "$out/console.log" \
-	/lib/hvnoise/guest.sh 300 "$out/qemu.pid" 2>"$out/qemu.err" &
+	/lib/hvnoise/guest.sh 420 "$out/qemu.pid" 2>"$out/qemu.err" &
 vm=$!
 
 # The hypervisor noise: when the guest asks, pause the whole VM twice.

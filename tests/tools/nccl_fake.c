@@ -439,10 +439,10 @@ static int cmd_badenv(const char *plugin)
 
 /* --- the NCCL-like workload ------------------------------------------------- */
 
-/* Two collectives in flight, as an application that enqueues ahead: the
- * proxy works on one while the next waits, so time taken from the VM at any
- * moment lengthens a collective. */
-#define DEPTH 2
+/* Up to four collectives in flight, as an application that enqueues ahead:
+ * the proxy always has one to work on and the next ones wait, so time taken
+ * from the VM at any moment lengthens a collective. */
+#define DEPTH 4
 static struct coll_job jobs[DEPTH];
 static atomic_long posted, finished;
 static atomic_int stop_work;

@@ -143,7 +143,7 @@ def main():
     env = dict(os.environ, HVN_VM_CPUS="2", HVN_VM_ACCEL="tcg")  # a host thread per vCPU
     here = os.path.dirname(os.path.abspath(__file__))
     proc = subprocess.Popen([os.path.join(here, "qemu.sh"), kernel, initrd, log,
-                             "/lib/hvnoise/guest.sh", "900", pidfile], env=env)
+                             "/lib/hvnoise/guest.sh", "1200", pidfile], env=env)
     injected = {}
     if wait_marker(log, "HVN-INJECT-PAUSE", proc):
         pid = int(open(pidfile).read())
@@ -154,6 +154,13 @@ def main():
         if err:
             check(False, "HOG: " + err)
         injected["HOG"] = bursts or []
+    # The same injections again, under the NCCL-like job (judged by
+    # tests/tools/nccl_e2e.py from the recording, not here).
+    for marker, what in (("HVN-INJECT-JOBPAUSE", "pause"), ("HVN-INJECT-JOBHOG", "hog")):
+        if wait_marker(log, marker, proc):
+            pid = int(open(pidfile).read())
+            got = inject_pause(pid) if what == "pause" else inject_hog(pid, hog)[0]
+            print(f"JOB {what}: injected " + ", ".join(f"{ms:.1f}" for ms in (got or [])) + " ms")
     proc.wait()
     console = open(log, errors="replace").read()
     for line in console.splitlines():

@@ -74,14 +74,10 @@ check $? "hvnoise correlate reads the clean recording"
 head -4 /tmp/clean-corr.txt
 echo "HVN-CLEAN-JSON $($CORR --json /tmp/clean.dat)"
 
-# hvnoise record runs through all the noise below, in its own instance,
-# and the NCCL-like job runs under it from the storms to the injections.
+# hvnoise record runs through all the noise below, in its own instance.
 $HVN record -e hvnoise -e irq:irq_handler_entry -o /tmp/rec.dat >/tmp/rec.log 2>&1 &
 recpid=$!
 sleep 3
-HVNOISE_NCCL_TRACEFS=$T/instances/hvnoise-record-$recpid nccl_fake work $PLUGIN 95 1 2000 \
-	>/tmp/job.log 2>&1 &
-jobpid=$!
 
 # --- Interrupt storm from O_DIRECT reads on the disk, pinned to CPU 1 -----
 irq=$(irq_of virtio1-req.1)
@@ -157,9 +153,27 @@ for phase in PAUSE HOG; do
 	echo "HVN-END-$phase"
 done
 
-# --- hvnoise record's file: report, and trace-cmd reads it -------------------
+# --- An NCCL-like job under noise, recorded into the same file -------------------
+# Apart from the detector checks above, which it would disturb: a disk storm
+# on the proxy thread's CPU, then the host's pauses and CPU hog again.
+echo 500 >$P/storm_rate
+HVNOISE_NCCL_TRACEFS=$T/instances/hvnoise-record-$recpid nccl_fake work $PLUGIN 40 1 2000 \
+	>/tmp/job.log 2>&1 &
+jobpid=$!
+sleep 3
+irq=$(irq_of virtio1-req.1)
+echo 1 >/proc/irq/$irq/smp_affinity_list
+taskset -c 1 /lib/hvnoise/dread /dev/vda 20000
+sleep 2
+echo "HVN-INJECT-JOBPAUSE"
+sleep 12
+echo "HVN-INJECT-JOBHOG"
+sleep 12
 kill $jobpid
 wait $jobpid 2>/dev/null
+cat /tmp/job.log
+
+# --- hvnoise record's file: report, and trace-cmd reads it -------------------
 kill -INT $recpid
 wait $recpid
 check $? "hvnoise record stopped by SIGINT wrote its file"

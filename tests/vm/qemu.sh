@@ -19,7 +19,7 @@ set -euo pipefail
 
 kernel=$1 initrd=$2 log=$3 run=$4 timeout_s=${5:-600} pidfile=${6:-}
 disk=$(dirname "$log")/vm-disk.img
-[ -f "$disk" ] || truncate -s 16M "$disk"
+truncate -s 64M "$disk"	# sparse; the detector test copies its recording out through it
 
 args=(-accel "${HVN_VM_ACCEL:-tcg,thread=single}" -smp "${HVN_VM_CPUS:-4}" -m 1024 -no-reboot
       -name hvnoise-vm,debug-threads=on
