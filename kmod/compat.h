@@ -7,6 +7,7 @@
 #ifndef HVNOISE_COMPAT_H
 #define HVNOISE_COMPAT_H
 
+#include <linux/hrtimer.h>
 #include <linux/msi.h>
 
 /*
@@ -20,5 +21,18 @@
 #else
 #define HVN_HAVE_MSI_ENTRY_LIST	0
 #endif
+
+/* A hrtimer with its callback; HVN_HAVE_HRTIMER_SETUP comes from Kbuild. */
+static inline void hvn_hrtimer_setup(struct hrtimer *t,
+				     enum hrtimer_restart (*fn)(struct hrtimer *),
+				     clockid_t clock, enum hrtimer_mode mode)
+{
+#if HVN_HAVE_HRTIMER_SETUP
+	hrtimer_setup(t, fn, clock, mode);
+#else
+	hrtimer_init(t, clock, mode);
+	t->function = fn;
+#endif
+}
 
 #endif /* HVNOISE_COMPAT_H */

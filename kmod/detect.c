@@ -544,9 +544,8 @@ int hvn_detect_init(void)
 	for_each_possible_cpu(cpu) {
 		struct hvn_pcpu *p = per_cpu_ptr(&hvn_pcpu, cpu);
 
-		hrtimer_init(&p->sampler, CLOCK_MONOTONIC,
-			     HRTIMER_MODE_REL_PINNED_HARD);
-		p->sampler.function = sampler_fn;
+		hvn_hrtimer_setup(&p->sampler, sampler_fn, CLOCK_MONOTONIC,
+				  HRTIMER_MODE_REL_PINNED_HARD);
 		p->sampler_ready = true;
 	}
 	for_each_kernel_tracepoint(find_tp, NULL);

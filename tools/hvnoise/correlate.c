@@ -24,6 +24,7 @@
 #include "hvnoise/nccl.h"
 #include "hvnoise/watch.h"
 #include "analysis.h"
+#include "inputs.h"
 #include "report.h"
 #include "tracedat.h"
 
@@ -31,8 +32,13 @@
 #define SCHEMA_VERSION	1
 
 static const char usage[] =
-"usage: hvnoise correlate [options] TRACE.dat [--nccl FILE...]\n"
+"usage: hvnoise correlate [options] TRACE.dat [--nccl FILE...] [--fr FILE...]\n"
+"                         [--kineto FILE...] [--inspector FILE...]\n"
 "  --nccl FILE...     the plugin's per-process files (HVNOISE_NCCL_DIR)\n"
+"  --fr FILE...       PyTorch Flight Recorder dumps, JSON, one per rank\n"
+"                     (the rank from the name: nccl_trace_rank_<N>)\n"
+"  --kineto FILE...   PyTorch profiler (Kineto) Chrome traces\n"
+"  --inspector FILE...  NCCL Inspector output (JSON lines)\n"
 "  -k, --factor K     a stall lasts more than K x the rolling median (3)\n"
 "  -w, --window N     the median is over the last N of the same kind (32)\n"
 "  --min-ms MS        and at least MS over the median (1)\n"
@@ -65,7 +71,9 @@ struct contrib {
 };
 
 struct coll {
-	uint64_t comm, op_id, seq, start, enq, end, count;
+	/* start: when its proxy work began (NCCL's start, when it has none);
+	 * nccl_start: when NCCL started it, maybe queued behind others. */
+	uint64_t comm, op_id, seq, start, nccl_start, enq, end, count;
 	int32_t rank, cpu, peer;
 	uint32_t tid;
 	int32_t pcpu[4];
@@ -88,7 +96,7 @@ struct agg {				/* a collective's children, joined */
 	uint64_t comm, op_id;
 	int32_t rank;
 	bool used;
-	uint64_t end;
+	uint64_t first, end;
 	uint32_t n;
 	int32_t cpus[4];
 	uint8_t ncpu;
@@ -192,7 +200,8 @@ static struct agg *agg_find(struct ctx *x, uint64_t comm, int32_t rank,
 }
 
 static void add_child(struct ctx *x, uint64_t comm, int32_t rank,
-		      uint64_t op_id, uint64_t end, int32_t cpu, int32_t cpu2)
+		      uint64_t op_id, uint64_t start, uint64_t end, int32_t cpu,
+		      int32_t cpu2)
 {
 	struct agg *a;
 	int32_t cpus[2] = { cpu, cpu2 };
@@ -202,6 +211,8 @@ static void add_child(struct ctx *x, uint64_t comm, int32_t rank,
 	a = agg_find(x, comm, rank, op_id, true);
 	if (end > a->end)
 		a->end = end;
+	if (!a->first || start < a->first)
+		a->first = start;
 	a->n++;
 	for (int k = 0; k < 2; k++) {
 		bool have = cpus[k] < 0;
@@ -277,8 +288,8 @@ static bool nccl_record(struct ctx *x, uint32_t id, const uint8_t *p,
 		if (len < sizeof(r))
 			return false;
 		memcpy(&r, p, sizeof(r));
-		add_child(x, r.comm, r.rank, r.op_id, r.end_ns, r.cpu,
-			  r.cpu_end);
+		add_child(x, r.comm, r.rank, r.op_id, r.start_ns, r.end_ns,
+			  r.cpu, r.cpu_end);
 		return true;
 	}
 	case HVN_NCCL_KERNCH: {
@@ -287,7 +298,8 @@ static bool nccl_record(struct ctx *x, uint32_t id, const uint8_t *p,
 		if (len < sizeof(r))
 			return false;
 		memcpy(&r, p, sizeof(r));
-		add_child(x, r.comm, r.rank, r.op_id, r.end_ns, r.cpu, -1);
+		add_child(x, r.comm, r.rank, r.op_id, r.start_ns, r.end_ns,
+			  r.cpu, -1);
 		return true;
 	}
 	}
@@ -357,6 +369,44 @@ static int read_nccl_file(struct ctx *x, const char *path)
 	}
 	fclose(f);
 	return 0;
+}
+
+/* A collective from another tool: CLOCK_REALTIME, mapped onto the trace. */
+static void ext_add(void *vx, const struct hvn_ext_coll *e)
+{
+	struct ctx *x = vx;
+	struct coll *c;
+	struct proc *pr = NULL;
+
+	for (size_t i = 0; i < x->nproc && !pr; i++)
+		if (x->proc[i].comm == e->comm && x->proc[i].rank == e->rank)
+			pr = &x->proc[i];
+	if (!pr) {
+		x->proc = grow(x->proc, &x->proc_cap, x->nproc, sizeof(*x->proc));
+		pr = &x->proc[x->nproc++];
+		memset(pr, 0, sizeof(*pr));
+		pr->comm = e->comm;
+		pr->rank = e->rank;
+		pr->pid = -1;
+		/* Its times are mapped through the trace's pairs: keep one. */
+		pr->real = x->an.clk[0].real;
+		pr->mono = x->an.clk[0].mono;
+		snprintf(pr->host, sizeof(pr->host), "%s", e->host);
+	}
+	x->coll = grow(x->coll, &x->coll_cap, x->ncoll, sizeof(*x->coll));
+	c = &x->coll[x->ncoll++];
+	memset(c, 0, sizeof(*c));
+	c->comm = e->comm;
+	c->rank = e->rank;
+	c->seq = e->is_p2p ? UINT64_MAX : e->seq;
+	c->func = e->func;
+	c->is_p2p = e->is_p2p;
+	c->count = e->bytes;
+	c->dtype = 1;
+	c->cpu = -1;
+	c->peer = -1;
+	c->start = hvn_an_real_to_mono(&x->an, (uint64_t)e->start_real);
+	c->enq = hvn_an_real_to_mono(&x->an, (uint64_t)e->end_real);
 }
 
 /* --- stalls ----------------------------------------------------------------- */
@@ -700,7 +750,8 @@ static int64_t real_of(const struct ctx *x, const struct coll *c)
 {
 	const struct proc *p = proc_of(x, c->comm, c->rank);
 
-	return p ? (int64_t)(c->start - p->mono + p->real) : (int64_t)c->start;
+	return p ? (int64_t)(c->nccl_start - p->mono + p->real) :
+		   (int64_t)c->nccl_start;
 }
 
 static int cmp_seq(const void *a, const void *b, void *arg)
@@ -929,12 +980,14 @@ static void print_json(struct ctx *x, const struct params *p, const char *path)
 		const struct coll *c = &x->coll[s->coll];
 		int64_t real = real_of(x, c);
 
-		printf("%s{\"comm\":\"%016llx\",\"rank\":%d,\"func\":\"%s\",\"seq\":%lld,\"bytes\":%llu,\"start_ns\":%llu,\"start_realtime_ns\":%lld,\"duration_ns\":%llu,\"median_ns\":%llu,\"lost_ns\":%llu,\"proxy_cpus\":[",
+		printf("%s{\"comm\":\"%016llx\",\"rank\":%d,\"func\":\"%s\",\"seq\":%lld,\"bytes\":%llu,\"nccl_start_ns\":%llu,\"start_ns\":%llu,\"start_realtime_ns\":%lld,\"duration_ns\":%llu,\"median_ns\":%llu,\"lost_ns\":%llu,\"proxy_cpus\":[",
 		       i ? "," : "", (unsigned long long)c->comm, c->rank,
 		       fn_names[c->func],
 		       c->seq == UINT64_MAX ? -1 : (long long)c->seq,
 		       (unsigned long long)(c->count * (c->dtype ? c->dtype : 1)),
-		       (unsigned long long)c->start, (long long)real,
+		       (unsigned long long)c->nccl_start,
+		       (unsigned long long)c->start,
+		       (long long)(real + (int64_t)(c->start - c->nccl_start)),
 		       (unsigned long long)(c->end - c->start),
 		       (unsigned long long)c->median,
 		       (unsigned long long)s->lost_ns);
@@ -1047,6 +1100,9 @@ int cmd_correlate(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "nccl", no_argument, NULL, 'N' },
+		{ "fr", no_argument, NULL, 'F' },
+		{ "kineto", no_argument, NULL, 'K' },
+		{ "inspector", no_argument, NULL, 'I' },
 		{ "factor", required_argument, NULL, 'k' },
 		{ "window", required_argument, NULL, 'w' },
 		{ "min-ms", required_argument, NULL, 'm' },
@@ -1064,9 +1120,10 @@ int cmd_correlate(int argc, char **argv)
 	struct hvn_tdat t;
 	struct hvn_rb rb = { 0 };
 	const char *trace = NULL, *pf = NULL;
-	char **nccl = NULL;
-	int nnccl = 0, opt, ret = 0, r;
-	bool json = false, in_nccl = false;
+	/* Input files by kind: the plugin's, FR, Kineto, Inspector. */
+	char **files[4] = { NULL };
+	int nfiles[4] = { 0 }, in = -1, opt, ret = 0, r;
+	bool json = false;
 
 	if (!schema || !x)
 		return HVN_EXIT_FAIL;
@@ -1076,20 +1133,24 @@ int cmd_correlate(int argc, char **argv)
 
 		switch (opt) {
 		case 1:
-			if (in_nccl) {
-				nccl = realloc(nccl, (nnccl + 1) * sizeof(*nccl));
-				nccl[nnccl++] = optarg;
+			if (in >= 0) {
+				files[in] = realloc(files[in],
+						    (nfiles[in] + 1) * sizeof(char *));
+				files[in][nfiles[in]++] = optarg;
 			} else if (!trace) {
 				trace = optarg;
 			} else {
-				hvn_err("one trace at a time (%s, %s); NCCL files follow --nccl",
+				hvn_err("one trace at a time (%s, %s); other files follow --nccl, --fr, --kineto or --inspector",
 					trace, optarg);
 				ret = HVN_EXIT_USAGE;
 				goto out;
 			}
 			continue;
 		case 'N':
-			in_nccl = true;
+		case 'F':
+		case 'K':
+		case 'I':
+			in = opt == 'N' ? 0 : opt == 'F' ? 1 : opt == 'K' ? 2 : 3;
 			continue;
 		case 'k':
 			prm.k = strtod(optarg, &end);
@@ -1120,7 +1181,7 @@ int cmd_correlate(int argc, char **argv)
 			ret = HVN_EXIT_USAGE;
 			goto out;
 		}
-		in_nccl = false;
+		in = -1;
 		if (end && (*end || prm.k <= 1 || prm.window < 8 ||
 			    prm.window > 4096 || prm.min_ms < 0 ||
 			    prm.min_share < 0 || prm.min_share > 1 ||
@@ -1164,10 +1225,27 @@ int cmd_correlate(int argc, char **argv)
 		hvn_err("%s: %s; correlating what was read", trace, t.stopped);
 		ret = r;
 	}
-	for (int i = 0; i < nnccl; i++) {
-		r = read_nccl_file(x, nccl[i]);
+	for (int i = 0; i < nfiles[0]; i++) {
+		r = read_nccl_file(x, files[0][i]);
 		if (r && !ret)
 			ret = r;
+	}
+	for (int k = 1; k < 4; k++) {
+		static int (*const rd[4])(const char *, hvn_ext_add, void *) = {
+			NULL, hvn_read_fr, hvn_read_kineto, hvn_read_inspector,
+		};
+
+		for (int i = 0; i < nfiles[k]; i++) {
+			if (!x->an.nclk) {
+				hvn_err("%s: its times are CLOCK_REALTIME and %s has no clock pairs (record with hvnoise record); skipped",
+					files[k][i], trace);
+				r = HVN_EXIT_BADFILE;
+			} else {
+				r = rd[k](files[k][i], ext_add, x);
+			}
+			if (r && !ret)
+				ret = r;
+		}
 	}
 	hvn_an_finish(&x->an);
 	for (int i = 0; i < x->an.nwatch; i++) {
@@ -1183,10 +1261,14 @@ int cmd_correlate(int argc, char **argv)
 		struct agg *a = agg_find(x, c->comm, c->rank, c->op_id, false);
 
 		c->end = c->enq;
+		c->nccl_start = c->start;
 		if (!a)
 			continue;
 		if (a->end > c->end)
 			c->end = a->end;
+		/* Judge the work, not the wait behind earlier collectives. */
+		if (a->first > c->start && a->first < c->end)
+			c->start = a->first;
 		c->children = a->n;
 		c->npcpu = a->ncpu;
 		memcpy(c->pcpu, a->cpus, sizeof(c->pcpu));
@@ -1221,6 +1303,7 @@ int cmd_correlate(int argc, char **argv)
 out:
 	free(x);
 	free(schema);
-	free(nccl);
+	for (int k = 0; k < 4; k++)
+		free(files[k]);
 	return ret;
 }

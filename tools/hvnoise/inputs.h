@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Collectives from Flight Recorder, Kineto and NCCL Inspector files. */
+#ifndef HVNOISE_INPUTS_H
+#define HVNOISE_INPUTS_H
+
+#include <stdint.h>
+
+#include "hvnoise.h"
+
+struct hvn_ext_coll {
+	uint64_t comm, seq, bytes;
+	int32_t rank;
+	uint8_t func, is_p2p;
+	double start_real, end_real;	/* CLOCK_REALTIME ns */
+	char host[33];
+};
+
+typedef void (*hvn_ext_add)(void *ctx, const struct hvn_ext_coll *c);
+
+/* 0, or HVN_EXIT_BADFILE with the file and key printed. */
+int hvn_read_fr(const char *path, hvn_ext_add add, void *ctx);
+int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx);
+int hvn_read_inspector(const char *path, hvn_ext_add add, void *ctx);
+
+#endif

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A small JSON reader for the trace formats correlate takes (Flight
+ * Recorder dumps, Kineto traces, NCCL Inspector lines): the whole document
+ * as a tree, with the byte offset of each error.
+ */
+#ifndef HVNOISE_JSON_H
+#define HVNOISE_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum json_type { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ };
+
+struct json {
+	enum json_type type;
+	double num;
+	bool b;
+	char *str;			/* J_STR */
+	struct json *kids;		/* J_ARR, J_OBJ: values */
+	char **keys;			/* J_OBJ: their keys */
+	size_t n;
+};
+
+/* Parses @len bytes; NULL with @err (and its offset) on failure. */
+struct json *json_parse(const char *text, size_t len, char *err, size_t errlen);
+void json_free(struct json *j);
+const struct json *json_get(const struct json *obj, const char *key);
+
+#endif
