@@ -497,6 +497,20 @@ void hvn_an_finish(struct hvn_analysis *an)
 			continue;
 		}
 		l = strlen(c->serves);
+		/* Once per name: a device may list an IRQ on a CPU twice. */
+		{
+			size_t nl = strlen(w->name);
+			const char *p = c->serves;
+			bool dup = false;
+
+			while (!dup && (p = strstr(p, w->name))) {
+				dup = (p == c->serves || p[-1] == ',') &&
+				      (p[nl] == ',' || !p[nl]);
+				p++;
+			}
+			if (dup || !nl)
+				continue;
+		}
 		if (l + strlen(w->name) + 2 < sizeof(c->serves))
 			snprintf(c->serves + l, sizeof(c->serves) - l, "%s%s",
 				 l ? "," : "", w->name);
