@@ -32,4 +32,4 @@ echo "== trace_marker_raw mode (an instance of its own, tracing on), $n collecti
 mkdir "$inst"
 echo 1 >"$inst/tracing_on"
 HVNOISE_NCCL_TRACEFS=$inst "$fake" bench "$lib" "$n" 2>/dev/null
-echo "ring buffer: $(grep -h -E '^(entries|overrun)' "$inst"/per_cpu/cpu*/stats | awk '{ s[$1] += $2 } END { printf "entries %d, overrun %d", s["entries:"], s["overrun:"] }')"
+echo "ring buffer (nobody reads this instance, so it overwrites): $(grep -h -E '^(entries|overrun)' "$inst"/per_cpu/cpu*/stats | awk '{ s[$1] += $2 } END { printf "entries %d, overrun %d", s["entries:"], s["overrun:"] }')"

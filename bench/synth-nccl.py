@@ -50,7 +50,8 @@ class Cpu:
         else:
             hdr = struct.pack("<II", 0, n + 4)
             size = 8 + ((n + 3) & ~3)
-        if self.ts is None or self.used + size > PAGE - HDR or ts - self.last >= 1 << 27:
+        if (self.ts is None or self.used + size > PAGE - HDR or ts < self.last
+                or ts - self.last >= 1 << 27):
             self.flush()
             self.ts = self.last = ts
         delta = ts - self.last
@@ -84,20 +85,29 @@ def main():
     t0 = 10**12
     period = 4_000_000                     # a collective every 4 ms per rank
     comm = 0xB0A7
-    # Collectives, rank by rank.
+    # Collectives, a sequence number at a time across the ranks; each CPU's
+    # events leave a heap in time order once nothing earlier can come.
+    import heapq
     per_rank = colls // ranks
     slow = []
     op_id = 0
-    for r in range(ranks):
-        cpu = cpus[r % ncpu]
-        for s in range(per_rank):
+    heaps = [[] for _ in range(ncpu)]
+    n = 0
+    for s in range(per_rank):
+        horizon = t0 + s * period
+        for i, h in enumerate(heaps):
+            while h and h[0][0] < horizon:
+                ts, _, payload = heapq.heappop(h)
+                cpus[i].add(ts, payload)
+        for r in range(ranks):
             op_id += 1
             start = t0 + s * period + r * 1000
             dur = 2_000_000 if s % 1000 != 999 else 20_000_000
             if dur > 2_000_000:
                 slow.append((start, dur, r % ncpu))
             coll = struct.pack("<QQQQQQiIiiBBBB8s8s", comm, op_id, s, start, start + 20_000,
-                               262144, r, 1000 + r, r % ncpu, -1, 2, 4, 2, 0, b"RING", b"SIMPLE") + b"\0" * 4   # C pads to 88
+                               262144, r, 1000 + r, r % ncpu, -1, 2, 4, 2, 0, b"RING",
+                               b"SIMPLE") + b"\0" * 4   # C pads to 88
             op = struct.pack("<QQQQQ6QiIiiiiiBBBB", comm, op_id, s, start + 30_000, start + dur,
                              0, 0, 0, 0, 0, 0, r, 2000 + r, r % ncpu, r % ncpu, 1, 1, 4096,
                              1, 1, 2, 0)
@@ -105,7 +115,12 @@ def main():
                               0, 0, r, 2000 + r, r % ncpu, 1, 2, 0, 0)
             for ts, typ, rec in ((start + 20_000, 2, coll), (start + dur, 3, op), (start + dur, 4, kch)):
                 payload = struct.pack("<HBBiI", raw_id, 0, 0, 1000 + r, 0x4E430000 | typ) + rec
-                cpu.add(ts, payload)
+                n += 1
+                heapq.heappush(heaps[r % ncpu], (ts, n, payload))
+    for i, h in enumerate(heaps):
+        while h:
+            ts, _, payload = heapq.heappop(h)
+            cpus[i].add(ts, payload)
     # Noise: lost events spread over the same time, and one over each slow one.
     span = per_rank * period
     step = max(1, span * ncpu // max(1, noise))
