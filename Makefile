@@ -23,7 +23,7 @@ TOOL_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -Iinclude \
 	       $(shell pkg-config --cflags $(TOOL_PKGS) 2>/dev/null)
 TOOL_LIBS := $(shell pkg-config --libs $(TOOL_PKGS) 2>/dev/null) -lzstd -lz
 
-.PHONY: all module clean check demo deps unit unit-build tools
+.PHONY: all module clean check demo deps unit unit-build tools fuzz fuzz-build
 
 all: module
 
@@ -79,6 +79,27 @@ build/tools-asan/hvnoise: $(TOOL_SRCS) $(TOOL_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC_USER) $(TOOL_CFLAGS) -O1 -fsanitize=address,undefined \
 		-fno-sanitize-recover=all -o $@ $(TOOL_SRCS) $(TOOL_LIBS)
+
+# libFuzzer harnesses (clang) of every parser; make fuzz runs each 10 min.
+FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -std=gnu11 \
+	       -Iinclude -Itools/hvnoise -Ikmod/lib \
+	       $(shell pkg-config --cflags $(TOOL_PKGS) 2>/dev/null)
+FUZZ_TOOL_SRCS := $(filter-out tools/hvnoise/main.c,$(TOOL_SRCS))
+FUZZERS := tracedat inputs nccl params
+
+build/fuzz/fuzz_params: tests/fuzz/fuzz_params.c kmod/lib/cpulist.c kmod/lib/devlist.c
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ $^
+
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_TOOL_SRCS) $(TOOL_HDRS)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_TOOL_SRCS) $(TOOL_LIBS)
+
+fuzz-build: $(addprefix build/fuzz/fuzz_,$(FUZZERS))
+
+fuzz: deps tools fuzz-build
+	tests/tools/host.sh build/tools-asan/hvnoise build/fuzz/seeds >/dev/null 2>&1 || true
+	tests/fuzz/run.sh 600 build/fuzz/run build/fuzz/seeds
 
 unit-build: build/unit/hvnoise-unit
 

@@ -52,6 +52,9 @@ else
 	fail "tools/build (-Wall -Wextra -Werror, and ASan/UBSan)"
 fi
 
+step "fuzzing every parser (libFuzzer, ASan/UBSan), 20 s each; make fuzz runs longer"
+collect "$out/fuzz.log" tests/fuzz/run.sh 20 "$out/fuzz" "$out/tools"
+
 # --- 2. builds and style ---------------------------------------------------
 step "test kernel (6.12, KUnit) — cached, built on first use"
 kernel612=$(scripts/build-test-kernel.sh tests/kunit/kernel.config) && pass "build/test kernel 6.12" ||

@@ -18,11 +18,14 @@
 #define MODULE_DIR	"/sys/module/hvnoise"
 
 const char *hvn_prog = "hvnoise";
+bool hvn_quiet;		/* the fuzzers: no message per input */
 
 void hvn_err(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (hvn_quiet)
+		return;
 	fprintf(stderr, "%s: ", hvn_prog);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -34,6 +37,8 @@ void hvn_warn(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (hvn_quiet)
+		return;
 	fprintf(stderr, "%s: warning: ", hvn_prog);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);

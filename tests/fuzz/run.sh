@@ -1,0 +1,60 @@
+#!/bin/bash
+# Build the libFuzzer harnesses (clang, ASan/UBSan), seed them from files
+# the tests made, run each for SECONDS, and replay every saved crash in
+# tests/fuzz/regress/HARNESS/ first.  usage: run.sh SECONDS OUTDIR SEEDDIR [TRACE]
+#   SEEDDIR: build/check/tools (host.sh's files); TRACE: a trace with clock
+#   pairs for the correlate harness (default SEEDDIR/live.dat)
+# Prints one PASS:/FAIL: line per harness with its executions.
+set -uo pipefail
+secs=$1 out=$2 seeds=$3 trace=${4:-$3/live.dat}
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top"
+mkdir -p "$out"
+if ! make -s fuzz-build >"$out/build.log" 2>&1; then
+	cat "$out/build.log"
+	echo "FAIL: fuzz/build"
+	exit 0
+fi
+
+# Seed corpora from what the tests wrote.
+corp=$out/corpus
+rm -rf "$corp"
+mkdir -p "$corp"/{tracedat,inputs,params,nccl}
+for f in "$seeds"/live.dat "$seeds"/live-zstd.dat "$seeds"/live-none.dat "$seeds"/job.dat; do
+	[ -f "$f" ] && [ "$(stat -c %s "$f")" -lt 4000000 ] && cp "$f" "$corp/tracedat/"
+done
+i=0
+for f in "$seeds"/inputs/nccl_trace_rank_0 "$seeds"/inputs/kineto_rank0.json "$seeds"/inputs/node0-pid100.log; do
+	[ -f "$f" ] && { printf "\\x$(printf %02x $i)" >"$corp/inputs/seed$i"; head -c 20000 "$f" >>"$corp/inputs/seed$i"; }
+	i=$((i + 1))
+done
+for s in "0-3,8" "none" "0,2-5,64-127" "auto,0000:17:00.0" "17:00.0,0000:31:00.1" "1-0"; do
+	printf '%s' "$s" >"$corp/params/$(echo "$s" | md5sum | cut -c1-8)"
+done
+for f in "$seeds"/nccl-files/*.bin; do
+	[ -f "$f" ] && tail -c +9 "$f" | head -c 8000 >"$corp/nccl/seed"
+done
+
+export ASAN_OPTIONS=detect_leaks=1 HVN_FUZZ_TRACE=$trace
+export LSAN_OPTIONS=suppressions=$top/tests/tools/lsan.supp:print_suppressions=0
+for h in tracedat inputs params nccl; do
+	bin=build/fuzz/fuzz_$h
+	ok=1
+	# Crashes found before stay fixed.
+	for r in tests/fuzz/regress/$h/*; do
+		[ -f "$r" ] || continue
+		"$bin" "$r" >"$out/$h-regress.log" 2>&1 || { ok=0; echo "  regression $r fails again"; }
+	done
+	rm -rf "$out/$h-crashes"
+	mkdir -p "$out/$h-crashes"
+	"$bin" -max_total_time="$secs" -print_final_stats=1 -rss_limit_mb=1024 -timeout=10 \
+		-artifact_prefix="$out/$h-crashes/" "$corp/$h" >"$out/$h.log" 2>&1
+	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out/$h.log")
+	if [ "$ok" = 1 ] && [ -z "$(ls "$out/$h-crashes")" ] && [ -n "$runs" ]; then
+		echo "PASS: fuzz/$h: $runs executions in ${secs}s, no crash"
+	else
+		grep -E "ERROR|SUMMARY|runtime error" "$out/$h.log" | head -5
+		ls "$out/$h-crashes" | head -3 | sed 's/^/  crash: /'
+		echo "FAIL: fuzz/$h: crashes in $out/$h-crashes (copy them to tests/fuzz/regress/$h/ once fixed)"
+	fi
+done
