@@ -148,6 +148,61 @@ check_rc 1 "record into an unwritable directory fails" "$hvn" record -e irq:irq_
 cmp -s "$d/live.dat" "$d/keep.dat" && no_instances
 check $? "... losing nothing already recorded and removing its instance"
 
+# --- faults: SIGKILL, a full disk, a full ring buffer --------------------------------
+"$hvn" record -e irq:irq_handler_entry -o "$d/killed.dat" 2>/dev/null &
+pid=$!
+sleep 1.5
+disk_irqs 2000
+sleep 5.5		# past the first rewrite of the recovery file
+kill -KILL $pid
+wait $pid 2>/dev/null
+ls "$d"/killed.dat.cpu*.hvnoise-tmp >/dev/null 2>&1 && [ ! -e "$d/killed.dat" ]
+check $? "SIGKILL leaves the pages read so far beside the output"
+inst=$(ls $T/instances | grep "^hvnoise-record-$pid$")
+"$hvn" status >"$d/status.txt" 2>&1
+grep -q "hvnoise-record-$pid is left over from a killed recorder" "$d/status.txt"
+check $? "status names the killed recorder's instance and how to remove it"
+[ -n "$inst" ] && rmdir "$T/instances/$inst"
+check_rc 0 "record --recover assembles the killed recording" "$hvn" record --recover -o "$d/killed.dat"
+"$hvn" report --json "$d/killed.dat" >"$d/killed.json" 2>&1 &&
+	trace-cmd report -i "$d/killed.dat" >"$d/killed.txt" 2>&1 &&
+	python3 -c "import json,sys; r=json.load(open('$d/killed.json'))['reports'][0]; sys.exit(not (r['events']['irq_handler_entry'] > 500 and r['events']['irq_handler_entry'] == int(sys.argv[1])))" \
+		"$(grep -c irq_handler_entry "$d/killed.txt")"
+check $? "... and hvnoise report and trace-cmd report read it, with the same IRQ count"
+! ls "$d"/killed.dat.cpu*.hvnoise-tmp >/dev/null 2>&1 && no_instances
+check $? "... the pieces are gone"
+
+mkdir -p "$d/small"
+umount "$d/small" 2>/dev/null
+if mount -t tmpfs -o size=96k tmpfs "$d/small"; then
+	"$hvn" record -e irq:irq_handler_entry -o "$d/small/full.dat" 2>"$d/full.err" &
+	pid=$!
+	sleep 1
+	disk_irqs 8000
+	wait $pid
+	rc=$?
+	[ $rc = 1 ] && grep -q "No space left on device; recording stopped" "$d/full.err" &&
+		grep -q "record --recover" "$d/full.err" && no_instances
+	check $? "a full disk stops record with exit 1, says how to recover, removes its instance (exit $rc)"
+	mount -o remount,size=4m "$d/small"
+	check_rc 0 "after space is freed, --recover writes the file" "$hvn" record --recover -o "$d/small/full.dat"
+	check_rc 0 "... which hvnoise report reads" "$hvn" report "$d/small/full.dat"
+	umount "$d/small"
+else
+	check 1 "a tmpfs for the full-disk test"
+fi
+
+"$hvn" record -e irq:irq_handler_entry -b 4 -o "$d/overrun.dat" 2>/dev/null &
+pid=$!
+sleep 1
+disk_irqs 12000
+kill -INT $pid
+wait $pid
+"$hvn" report --json "$d/overrun.dat" >"$d/overrun.json" 2>/dev/null
+"$hvn" report "$d/overrun.dat" 2>/dev/null | grep -q "OVERRUNS:" &&
+	python3 -c "import json,sys; o=json.load(open('$d/overrun.json'))['reports'][0]['overruns']; print('  overruns:', o); sys.exit(not (o['overwritten'] + o['dropped'] > 0))"
+check $? "a ring buffer too small for the IRQ rate: the overruns are counted and reported"
+
 # --- corrupt input ------------------------------------------------------------------
 python3 "$here/corrupt.py" "$hvn" "$d" "$d/live.dat" "$d/live-zstd.dat" ${HVN_VM_RECORD:-}
 

@@ -308,6 +308,18 @@ grep -q "^watched    CPUs $(cat $P/watched)\$" /tmp/hs.txt && grep -q "hvnoise:i
 	grep -q "storm_rate=" /tmp/hs.txt
 check $? "hvnoise status shows the watched CPUs, the events and the parameters"
 
+# --- Nothing for non-root, no kernel pointers ---------------------------------
+bad=$(for f in $P/*; do
+	m=$(stat -c %a "$f")
+	case $m in 400|600|200) ;; *) echo "$(basename "$f")=$m" ;; esac
+done)
+[ -z "$bad" ]
+check $? "module parameters are root-only (${bad:-each 0400, 0600 or 0200})"
+! grep -h "print fmt" $T/events/hvnoise/*/format | grep -q "%p"
+check $? "no hvnoise event prints a pointer"
+! dmesg | grep -i hvnoise | grep -Eq "ffff[0-9a-f]{12}"
+check $? "no kernel address in hvnoise's kernel log lines"
+
 # --- Unload while tracing, and load/unload cycles -------------------------
 echo 1 >$T/events/hvnoise/enable
 cat $T/trace_pipe >/dev/null &

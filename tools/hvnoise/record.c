@@ -42,7 +42,9 @@ static const char usage[] =
 "  -e, --event SPEC     record SYS:EVENT or a whole SYS, repeatable\n"
 "                       (default: hvnoise, or irq:irq_handler_entry without\n"
 "                       the module)\n"
-"  -b, --buffer KB      ring buffer per CPU (default: the kernel's)\n";
+"  -b, --buffer KB      ring buffer per CPU (default: the kernel's)\n"
+"      --recover        assemble FILE from the pieces a killed or failed\n"
+"                       recording left (FILE.cpu*.hvnoise-tmp)\n";
 
 /* (CLOCK_MONOTONIC, CLOCK_REALTIME), the former taken around the latter. */
 static void clock_pair(FILE *meta)
@@ -62,6 +64,11 @@ struct cpu_out {
 	uint64_t pages;
 };
 
+/*
+ * Pages from every CPU's buffer into its file.  A failure stops the
+ * recording but keeps what was read: -1 for a full disk or another write
+ * error, -2 for a buffer that cannot be read any more.
+ */
 static int drain(struct hvn_session *s, struct cpu_out *co, void *page)
 {
 	for (int c = 0; c < s->ncpus; c++) {
@@ -70,19 +77,119 @@ static int drain(struct hvn_session *s, struct cpu_out *co, void *page)
 		while ((r = hvn_session_read(s, c, page)) > 0) {
 			if (write(co[c].fd, page, s->page_size) !=
 			    (ssize_t)s->page_size) {
-				hvn_err("writing %s: %s", co[c].path,
-					strerror(errno));
-				return HVN_EXIT_FAIL;
+				hvn_err("writing %s: %s; recording stopped, keeping the %llu pages written",
+					co[c].path, strerror(errno ? errno : ENOSPC),
+					(unsigned long long)co[c].pages);
+				/* A partial page would not be a page. */
+				if (ftruncate(co[c].fd, co[c].pages * s->page_size))
+					hvn_warn("cannot trim %s", co[c].path);
+				return -1;
 			}
 			co[c].pages++;
 		}
 		if (r < 0) {
-			hvn_err("reading CPU %d's buffer: %s", c,
-				strerror(errno));
-			return HVN_EXIT_FAIL;
+			hvn_err("reading CPU %d's buffer: %s; recording stopped",
+				c, strerror(errno));
+			return -2;
 		}
 	}
 	return 0;
+}
+
+/*
+ * What --recover needs to assemble the per-CPU page files after a kill:
+ * rewritten with every clock pair, so it is never older than 5 s.
+ */
+static void write_recovery(const char *out, const struct hvn_session *s,
+			   const char *uname_str, FILE *meta, const char *mbuf)
+{
+	char path[4096], tmp[4200];
+	FILE *f;
+
+	fflush(meta);
+	snprintf(path, sizeof(path), "%s.hvnoise-recover", out);
+	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	f = fopen(tmp, "w");
+	if (!f)
+		return;
+	fprintf(f, "hvnoise-recover 1\npage_size %u\nncpus %d\nuname %s\n",
+		s->page_size, s->ncpus, uname_str);
+	for (int i = 0; i < s->nsystems; i++)
+		fprintf(f, "system %s\n", s->systems[i]);
+	fprintf(f, "meta\n%s", mbuf ? mbuf : "");
+	if (fclose(f) || rename(tmp, path))
+		unlink(tmp);
+}
+
+/* hvnoise record --recover OUT: the file a killed recorder left in pieces. */
+static int recover(const char *out)
+{
+	char path[4096], *text, *m, **systems = NULL, **files = NULL;
+	char uname_str[512] = "";
+	struct hvn_tdat_meta tm = { 0 };
+	unsigned int page_size = 0;
+	int ncpus = 0, nsys = 0, ret = HVN_EXIT_OK;
+	const char *tdir = tracefs_tracing_dir();
+
+	snprintf(path, sizeof(path), "%s.hvnoise-recover", out);
+	text = hvn_read_file(path, NULL);
+	if (!text) {
+		hvn_err("%s: %s: nothing to recover for %s", path,
+			strerror(errno), out);
+		return HVN_EXIT_BADFILE;
+	}
+	m = strstr(text, "\nmeta\n");
+	if (strncmp(text, "hvnoise-recover 1\n", 18) || !m ||
+	    sscanf(strstr(text, "page_size") ? strstr(text, "page_size") : "",
+		   "page_size %u", &page_size) != 1 ||
+	    sscanf(strstr(text, "ncpus") ? strstr(text, "ncpus") : "",
+		   "ncpus %d", &ncpus) != 1 || ncpus < 1 ||
+	    ncpus > HVN_MAX_CPUS || page_size < 64 || page_size > (1 << 20)) {
+		hvn_err("%s: not an hvnoise recovery file", path);
+		free(text);
+		return HVN_EXIT_BADFILE;
+	}
+	*m = 0;
+	for (char *l = strtok(text, "\n"); l; l = strtok(NULL, "\n")) {
+		if (!strncmp(l, "system ", 7)) {
+			systems = realloc(systems, (nsys + 1) * sizeof(*systems));
+			systems[nsys++] = l + 7;
+		} else if (!strncmp(l, "uname ", 6)) {
+			snprintf(uname_str, sizeof(uname_str), "%s", l + 6);
+		}
+	}
+	files = calloc(ncpus, sizeof(*files));
+	for (int c = 0; c < ncpus; c++)
+		if (asprintf(&files[c], "%s.cpu%d.hvnoise-tmp", out, c) < 0)
+			files[c] = NULL;
+	if (!tdir) {
+		hvn_err("tracefs is not mounted: the event formats come from it");
+		ret = HVN_EXIT_FAIL;
+		goto done;
+	}
+	tm.uname = uname_str;
+	tm.clock = "[mono]";
+	tm.meta = m + 6;
+	tm.ncpus = ncpus;
+	if (hvn_tdat_write(out, tdir, systems, nsys, &tm, files, page_size)) {
+		hvn_err("cannot recover %s (the pieces are kept; if hvnoise.ko was unloaded, load it again for its event formats)",
+			out);
+		ret = HVN_EXIT_FAIL;
+		goto done;
+	}
+	for (int c = 0; c < ncpus; c++)
+		if (files[c])
+			unlink(files[c]);
+	unlink(path);
+	fprintf(stderr, "hvnoise record: recovered %s (the per-CPU statistics of the killed recording are lost)\n",
+		out);
+done:
+	for (int c = 0; c < ncpus; c++)
+		free(files[c]);
+	free(files);
+	free(systems);
+	free(text);
+	return ret;
 }
 
 static pid_t spawn(char **argv, const char *inst_dir)
@@ -112,10 +219,13 @@ int cmd_record(int argc, char **argv)
 		{ "devices", required_argument, NULL, 'D' },
 		{ "event", required_argument, NULL, 'e' },
 		{ "buffer", required_argument, NULL, 'b' },
+		{ "recover", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	struct hvn_session_opts o = { .prefix = "hvnoise-record" };
+	bool do_recover = false;
+	bool keep = false;
 	const char *out = "trace.dat";
 	double duration = 0;
 	struct hvn_session s;
@@ -128,7 +238,7 @@ int cmd_record(int argc, char **argv)
 	FILE *meta;
 	void *page = NULL;
 	pid_t child = 0;
-	int opt, ret, child_status = 0;
+	int opt, ret, failed = 0, child_status = 0;
 
 	while ((opt = getopt_long(argc, argv, "+o:d:e:b:h", lo, NULL)) != -1) {
 		char *end;
@@ -145,6 +255,9 @@ int cmd_record(int argc, char **argv)
 				return HVN_EXIT_USAGE;
 			}
 			break;
+		case 'R':
+			do_recover = true;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return HVN_EXIT_OK;
@@ -158,6 +271,10 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 
+	if (do_recover) {
+		free(o.events);
+		return recover(out);
+	}
 	ret = hvn_session_start(&s, &o);
 	free(o.events);
 	if (ret)
@@ -219,18 +336,20 @@ int cmd_record(int argc, char **argv)
 		}
 	}
 	start = last_clock = hvn_now(CLOCK_MONOTONIC);
+	write_recovery(out, &s, uname_str, meta, mb.buf);
 	fprintf(stderr, "hvnoise record: recording %s into %s%s\n", s.name,
 		out, duration || child ? "" : " (Ctrl-C stops)");
 
 	while (!stop_sig) {
 		uint64_t now;
 
-		ret = drain(&s, co, page);
-		if (ret)
-			goto out;
+		failed = drain(&s, co, page);
+		if (failed)
+			break;
 		now = hvn_now(CLOCK_MONOTONIC);
 		if (now - last_clock >= CLOCK_EVERY_NS) {
 			clock_pair(meta);
+			write_recovery(out, &s, uname_str, meta, mb.buf);
 			last_clock = now;
 		}
 		if (duration && now - start >= duration * 1e9)
@@ -242,9 +361,8 @@ int cmd_record(int argc, char **argv)
 		poll(NULL, 0, POLL_MS);
 	}
 	hvn_session_stop(&s);
-	ret = drain(&s, co, page);
-	if (ret)
-		goto out;
+	if (!failed)
+		failed = drain(&s, co, page);
 	clock_pair(meta);
 	if (child) {
 		kill(child, SIGTERM);
@@ -264,13 +382,23 @@ int cmd_record(int argc, char **argv)
 	m.meta = mb.buf;
 	m.ncpus = s.ncpus;
 	if (hvn_tdat_write(out, s.tdir, s.systems, s.nsystems, &m, files,
-			   s.page_size))
+			   s.page_size)) {
+		/* Keep the pieces: --recover assembles them later. */
+		write_recovery(out, &s, uname_str, meta ? meta : stderr, mb.buf);
+		keep = true;
+		hvn_err("%s not written; what was recorded is kept in %s.cpu*.hvnoise-tmp: free space, then run hvnoise record --recover -o %s",
+			out, out, out);
 		ret = HVN_EXIT_FAIL;
-	else
-		fprintf(stderr, "hvnoise record: wrote %s: %llu pages of %u bytes from %d CPUs%s%s\n",
+	} else {
+		if (failed)
+			ret = HVN_EXIT_FAIL;
+	}
+	if (!keep)
+		fprintf(stderr, "hvnoise record: wrote %s: %llu pages of %u bytes from %d CPUs%s%s%s\n",
 			out, (unsigned long long)pages, s.page_size, s.ncpus,
 			stop_sig ? ", stopped by signal " : "",
-			stop_sig ? strsignal(stop_sig) : "");
+			stop_sig ? strsignal(stop_sig) : "",
+			failed ? ", cut short by the error above" : "");
 	if (m.cpustat)
 		for (int c = 0; c < s.ncpus; c++)
 			free(m.cpustat[c]);
@@ -283,9 +411,15 @@ out:
 	for (int c = 0; co && c < s.ncpus; c++) {
 		if (co[c].fd > 0)
 			close(co[c].fd);
-		if (co[c].path)
+		if (co[c].path && !keep)
 			unlink(co[c].path);
 		free(co[c].path);
+	}
+	if (!keep) {
+		char rp[4096];
+
+		snprintf(rp, sizeof(rp), "%s.hvnoise-recover", out);
+		unlink(rp);
 	}
 	free(co);
 	free(files);
