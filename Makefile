@@ -23,7 +23,7 @@ TOOL_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -Iinclude \
 	       $(shell pkg-config --cflags $(TOOL_PKGS) 2>/dev/null)
 TOOL_LIBS := $(shell pkg-config --libs $(TOOL_PKGS) 2>/dev/null) -lzstd -lz
 
-.PHONY: all module clean check demo deps unit unit-build tools fuzz fuzz-build
+.PHONY: all module clean check demo deps unit unit-build tools fuzz fuzz-build stress
 
 all: module
 
@@ -114,6 +114,17 @@ check: deps
 
 demo: deps
 	scripts/demo.sh
+
+# 500 load/unload cycles on the 6.12 debug kernel (KASAN, lockdep, kmemleak)
+# under a storm, a tracefs reader, parameter writes, IRQ moves, hotplug and
+# host pauses; make check runs 30.
+stress: deps
+	k=$$(scripts/build-test-kernel.sh tests/kunit/kernel.config) && \
+	scripts/kbuild.sh build/kbuild-6.12 $$k HVNOISE_KUNIT=m && \
+	mkdir -p build/stress && \
+	gcc -O2 -Wall -Wextra -Werror -static -o build/stress/dread tests/vm/tools/dread.c && \
+	tests/vm/stress.sh $${CYCLES:-500} build/stress $$k build/kbuild-6.12/kmod/hvnoise.ko \
+		build/stress/dread
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null

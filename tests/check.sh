@@ -188,6 +188,15 @@ else
 	fail "vm-detect/completed (no 6.1 kernel, module or test tools)"
 fi
 
+step "stress on the 6.12 debug kernel (KASAN, lockdep, kmemleak), short form; make stress runs 500 cycles"
+if [ -n "$kernel612" ] && [ -f build/kbuild-6.12/kmod/hvnoise.ko ] && [ -x "$out/dread" ]; then
+	collect "$out/stress.log" tests/vm/stress.sh 30 "$out" "$kernel612" \
+		build/kbuild-6.12/kmod/hvnoise.ko "$out/dread"
+	grep "^  host" "$out/stress.log"
+else
+	fail "stress/completed (no test kernel, 6.12 module or dread)"
+fi
+
 npass=$(grep -c "^PASS: " "$results")
 nfail=$(grep -c "^FAIL: " "$results")
 echo
