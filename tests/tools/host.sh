@@ -172,6 +172,16 @@ check $? "... and hvnoise report and trace-cmd report read it, with the same IRQ
 ! ls "$d"/killed.dat.cpu*.hvnoise-tmp >/dev/null 2>&1 && no_instances
 check $? "... the pieces are gone"
 
+"$hvn" record -e irq:irq_handler_entry -d 3 -o "$d/busy.dat" 2>/dev/null &
+pid=$!
+sleep 1
+! rmdir "$T/instances/hvnoise-record-$pid" 2>/dev/null
+refused=$?
+wait $pid
+rc=$?
+[ $refused = 0 ] && [ $rc = 0 ] && "$hvn" report "$d/busy.dat" >/dev/null 2>&1 && no_instances
+check $? "removing record's instance under it is refused (busy) and the recording completes"
+
 mkdir -p "$d/small"
 umount "$d/small" 2>/dev/null
 if mount -t tmpfs -o size=96k tmpfs "$d/small"; then
