@@ -102,6 +102,9 @@ if [ -n "$kernel612" ] && [ -f build/kbuild-6.12/tests/kunit/hvnoise_kunit.ko ];
 		--file tests/kunit/guest.sh=/lib/hvnoise/guest.sh \
 		--file build/kbuild-6.12/tests/kunit/hvnoise_kunit.ko=/lib/hvnoise/hvnoise_kunit.ko \
 		--file build/kbuild-6.12/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko
+	# One TCG thread emulating 4 vCPUs of a KASAN+lockdep kernel can leave
+	# RCU's kthread unscheduled past the default 21 s stall warning.
+	HVN_VM_APPEND=rcupdate.rcu_cpu_stall_timeout=120 \
 	tests/vm/qemu.sh "$kernel612/arch/x86/boot/bzImage" "$out/kunit-initrd.gz" \
 		"$out/kunit-console.log" /lib/hvnoise/guest.sh 300 2>"$out/kunit-qemu.err"
 	grep -E "^(PASS|FAIL): " "$out/kunit-console.log" | tee -a "$results"

@@ -67,8 +67,9 @@ PLUGIN=/usr/lib/libnccl-profiler-hvnoise.so
 $HVN record -o /tmp/clean.dat -- nccl_fake work $PLUGIN 5 1 2000 >/tmp/clean.log 2>&1
 check $? "hvnoise record -- an NCCL-like job, without noise"
 cat /tmp/clean.log
-# Stalls are judged above TCG's own jitter, as the lost events are.
-CORR="$HVN correlate --min-ms $((TEST_LOST_US / 1000))"
+# Stalls are judged above TCG's own jitter: collectives of this job were
+# seen up to ~20 ms over their median with nothing injected.
+CORR="$HVN correlate --min-ms 25"
 $CORR /tmp/clean.dat >/tmp/clean-corr.txt 2>&1
 check $? "hvnoise correlate reads the clean recording"
 head -4 /tmp/clean-corr.txt

@@ -25,7 +25,7 @@ args=(-accel "${HVN_VM_ACCEL:-tcg,thread=single}" -smp "${HVN_VM_CPUS:-4}" -m 10
       -name hvnoise-vm,debug-threads=on
       -display none -monitor none -serial "file:$log"
       -kernel "$kernel" -initrd "$initrd"
-      -append "console=ttyS0 loglevel=${HVN_VM_LOGLEVEL:-4} tsc=reliable panic=-1 hvn.run=$run"
+      -append "console=ttyS0 loglevel=${HVN_VM_LOGLEVEL:-4} tsc=reliable panic=-1 hvn.run=$run ${HVN_VM_APPEND:-}"
       -netdev hubport,id=n0,hubid=0
       -device virtio-net-pci,netdev=n0,addr=04
       -netdev hubport,id=n1,hubid=0
