@@ -52,8 +52,8 @@ else
 	fail "tools/build (-Wall -Wextra -Werror, and ASan/UBSan)"
 fi
 
-step "fuzzing every parser (libFuzzer, ASan/UBSan), 20 s each; make fuzz runs longer"
-collect "$out/fuzz.log" tests/fuzz/run.sh 20 "$out/fuzz" "$out/tools"
+step "fuzzing every parser (libFuzzer, ASan/UBSan), 10 s each; make fuzz runs longer"
+collect "$out/fuzz.log" tests/fuzz/run.sh 10 "$out/fuzz" "$out/tools"
 
 # --- 2. builds and style ---------------------------------------------------
 step "test kernel (6.12, KUnit) — cached, built on first use"
@@ -193,7 +193,7 @@ fi
 
 step "stress on the 6.12 debug kernel (KASAN, lockdep, kmemleak), short form; make stress runs 500 cycles"
 if [ -n "$kernel612" ] && [ -f build/kbuild-6.12/kmod/hvnoise.ko ] && [ -x "$out/dread" ]; then
-	collect "$out/stress.log" tests/vm/stress.sh 30 "$out" "$kernel612" \
+	collect "$out/stress.log" tests/vm/stress.sh 10 "$out" "$kernel612" \
 		build/kbuild-6.12/kmod/hvnoise.ko "$out/dread"
 	grep "^  host" "$out/stress.log"
 else
