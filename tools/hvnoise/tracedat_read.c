@@ -170,12 +170,30 @@ static int header_info(struct src *s)
 static int one_format(struct src *s, const char *sys)
 {
 	uint64_t n;
-	char *buf;
+	char *buf, *pf;
 	int ret = get64(s, &n);
 
 	ret = ret ?: blob(s, n, &buf);
 	if (ret)
 		return ret;
+	/*
+	 * Only the fields are used here.  libtraceevent's parser of the
+	 * print format dereferences NULL on some malformed ones (found by
+	 * tests/fuzz/): a file is untrusted, so give it a trivial one.
+	 */
+	pf = strstr(buf, "\nprint fmt:");
+	if (pf) {
+		char *nb;
+
+		*pf = 0;
+		if (asprintf(&nb, "%s\nprint fmt: \"\"\n", buf) < 0) {
+			free(buf);
+			return bad(s, "out of memory");
+		}
+		free(buf);
+		buf = nb;
+		n = strlen(buf);
+	}
 	if (tep_parse_event(s->t->tep, buf, n, sys))
 		s->t->bad_formats++;
 	free(buf);
