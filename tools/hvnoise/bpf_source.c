@@ -30,6 +30,9 @@
 #include "hvnoise.skel.h"
 
 #define DEF_RESOLVE_MS		1000
+
+/* How steal is read (see hvnoise.bpf.c). */
+enum { STEAL_KSYMS, STEAL_KPROBE, STEAL_PROCSTAT };
 #define MAX_AUTO		32
 
 struct hvn_bpf {
@@ -46,7 +49,7 @@ struct hvn_bpf {
 	struct hvn_watchset *ws;
 	u32 gen;
 	char watched[4096];
-	enum { STEAL_KSYMS, STEAL_KPROBE, STEAL_PROCSTAT } steal;
+	int steal;			/* STEAL_* */
 	bool ksyms;
 	bool emit_pending;		/* the watched set changed */
 	uint64_t next_resolve;
@@ -503,6 +506,22 @@ static bool have_data_ksyms(void)
 	return found;
 }
 
+static int steal_way(void)
+{
+	if (have_data_ksyms())
+		return STEAL_KSYMS;
+	if (!access("/sys/bus/event_source/devices/kprobe", F_OK))
+		return STEAL_KPROBE;
+	return STEAL_PROCSTAT;
+}
+
+static const char *const steal_names[] = { "ksyms", "kprobe", "procstat" };
+
+const char *hvn_bpf_steal_probe(void)
+{
+	return steal_names[steal_way()];
+}
+
 static int perf_clock(int cpu, uint64_t period_ns)
 {
 	struct perf_event_attr a = {
@@ -612,9 +631,7 @@ int hvn_bpf_start(struct hvn_bpf **out, const struct hvn_bpf_cfg *c)
 					bpf_program__set_autoload(prog, false);
 	btf__free(btf);
 	b->ksyms = have_data_ksyms();
-	b->steal = b->ksyms ? STEAL_KSYMS :
-		   !access("/sys/bus/event_source/devices/kprobe", F_OK) ?
-		   STEAL_KPROBE : STEAL_PROCSTAT;
+	b->steal = steal_way();
 	bpf_program__set_autoload(sk->progs.hrtimer_ksyms, b->ksyms);
 	bpf_program__set_autoload(sk->progs.steal_ksyms, b->ksyms);
 	bpf_program__set_autoload(sk->progs.hrtimer_acct, !b->ksyms);
@@ -881,9 +898,7 @@ uint64_t hvn_bpf_dropped(const struct hvn_bpf *b)
 
 const char *hvn_bpf_steal_method(const struct hvn_bpf *b)
 {
-	static const char *const names[] = { "ksyms", "kprobe", "procstat" };
-
-	return names[b->steal];
+	return steal_names[b->steal];
 }
 
 /*

@@ -46,7 +46,8 @@ void hvn_bpf_free(struct hvn_bpf *b);
 /* The watched CPUs as a cpulist, and what was lost. */
 const char *hvn_bpf_watched(const struct hvn_bpf *b);
 uint64_t hvn_bpf_dropped(const struct hvn_bpf *b);
-/* "ksyms" or "kprobe": how steal is read. */
+/* "ksyms", "kprobe" or "procstat": how steal is read, by @b or here. */
 const char *hvn_bpf_steal_method(const struct hvn_bpf *b);
+const char *hvn_bpf_steal_probe(void);
 
 #endif
