@@ -52,6 +52,11 @@ else
 	fail "tools/build (-Wall -Wextra -Werror, and ASan/UBSan)"
 fi
 
+step "the BPF source on this host (live, ASan/UBSan)"
+if [ -x build/tools-asan/hvnoise ]; then
+	collect "$out/bpf.log" tests/tools/bpf.sh build/tools-asan/hvnoise "$out/bpf"
+fi
+
 step "fuzzing every parser (libFuzzer, ASan/UBSan), 10 s each; make fuzz runs longer"
 collect "$out/fuzz.log" tests/fuzz/run.sh 10 "$out/fuzz" "$out/tools"
 

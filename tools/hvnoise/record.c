@@ -25,6 +25,7 @@
 
 #define POLL_MS		200
 #define CLOCK_EVERY_NS	5000000000ull
+#define BPF_FLUSH_NS	1000000000ull
 
 static volatile sig_atomic_t stop_sig;
 
@@ -169,12 +170,15 @@ static int drain(struct hvn_session *s, struct cpu_out *co, void *page)
  * rewritten with every clock pair, so it is never older than 5 s.
  */
 static void write_recovery(const char *out, const struct hvn_session *s,
-			   const char *uname_str, FILE *meta, const char *mbuf)
+			   const char *uname_str, FILE *meta, char **mbufp)
 {
 	char path[4096], tmp[4200];
+	const char *mbuf;
 	FILE *f;
 
+	/* The memstream's buffer is only current after the flush. */
 	fflush(meta);
+	mbuf = *mbufp;
 	snprintf(path, sizeof(path), "%s.hvnoise-recover", out);
 	snprintf(tmp, sizeof(tmp), "%s.new", path);
 	f = fopen(tmp, "w");
@@ -239,7 +243,7 @@ static int recover(const char *out)
 	tm.clock = "[mono]";
 	tm.meta = m + 6;
 	tm.ncpus = ncpus;
-	tm.hvnoise_formats = strstr(m, "\nsource bpf\n") != NULL;
+	tm.hvnoise_formats = strstr(m + 6, "\nsource bpf\n") != NULL;
 	for (int c = 0; tm.hvnoise_formats && c < ncpus; c++)
 		if (merge_bpf(out, c, page_size)) {
 			ret = HVN_EXIT_FAIL;
@@ -306,7 +310,7 @@ int cmd_record(int argc, char **argv)
 	struct hvn_tdat_meta m = { 0 };
 	struct utsname u;
 	char uname_str[512], **files = NULL, *clock = NULL;
-	uint64_t start, last_clock, pages = 0;
+	uint64_t start, last_clock, last_flush, pages = 0;
 	FILE *meta;
 	void *page = NULL;
 	pid_t child = 0;
@@ -433,8 +437,8 @@ int cmd_record(int argc, char **argv)
 			goto out;
 		}
 	}
-	start = last_clock = hvn_now(CLOCK_MONOTONIC);
-	write_recovery(out, &s, uname_str, meta, mb.buf);
+	start = last_clock = last_flush = hvn_now(CLOCK_MONOTONIC);
+	write_recovery(out, &s, uname_str, meta, &mb.buf);
 	fprintf(stderr, "hvnoise record: recording %s into %s%s\n", s.name,
 		out, duration || child ? "" : " (Ctrl-C stops)");
 
@@ -447,9 +451,19 @@ int cmd_record(int argc, char **argv)
 		if (failed)
 			break;
 		now = hvn_now(CLOCK_MONOTONIC);
+		/* What the BPF source gave is on disk within a second, for
+		 * --recover after a kill; only CPUs with records pay a page. */
+		if (s.bpf && now - last_flush >= BPF_FLUSH_NS) {
+			for (int c = 0; c < s.ncpus && !failed; c++)
+				if (hvn_rb_out_flush(&co[c].bout))
+					failed = -1;
+			last_flush = now;
+			if (failed)
+				break;
+		}
 		if (now - last_clock >= CLOCK_EVERY_NS) {
 			clock_pair(meta);
-			write_recovery(out, &s, uname_str, meta, mb.buf);
+			write_recovery(out, &s, uname_str, meta, &mb.buf);
 			last_clock = now;
 		}
 		if (duration && now - start >= duration * 1e9)
@@ -504,7 +518,7 @@ int cmd_record(int argc, char **argv)
 	if (hvn_tdat_write(out, s.tdir, s.systems, s.nsystems, &m, files,
 			   s.page_size)) {
 		/* Keep the pieces: --recover assembles them later. */
-		write_recovery(out, &s, uname_str, meta ? meta : stderr, mb.buf);
+		write_recovery(out, &s, uname_str, meta ? meta : stderr, &mb.buf);
 		keep = true;
 		hvn_err("%s not written; what was recorded is kept in %s.cpu*.hvnoise-tmp: free space, then run hvnoise record --recover -o %s",
 			out, out, out);
