@@ -6,7 +6,8 @@ usage: table.py CONSOLE_LOG
 import statistics
 import sys
 
-CONFIGS = ("none", "module-unwatched", "module-watched", "ftrace-irq")
+CONFIGS = ("none", "module-unwatched", "module-watched", "bpf-unwatched",
+           "bpf-watched", "ftrace-irq")
 
 
 def main():
@@ -26,6 +27,11 @@ def main():
             continue
         m = statistics.median(vals)
         print(f"{name:<18} {len(vals):>4} {m:>17.0f} {m / base - 1:>+8.1%}")
+    if "module-watched" in runs and "bpf-watched" in runs:
+        w = statistics.median(runs["module-watched"]) - base
+        b = statistics.median(runs["bpf-watched"]) - base
+        ratio = f"{b / w:.2f}" if w > 0 else "n/a (the module added nothing measurable)"
+        print(f"extra ns/read, bpf-watched / module-watched: {ratio}")
     if "module-watched" in runs and "ftrace-irq" in runs:
         w = statistics.median(runs["module-watched"]) - base
         f = statistics.median(runs["ftrace-irq"]) - base

@@ -159,7 +159,7 @@ if [ -n "$k61" ] && [ -f build/kbuild-6.1/kmod/hvnoise.ko ] &&
 	tests/vm/detectors.py "/boot/vmlinuz-$kver" "$out/detect-initrd.gz" "$out" "$out/hog" \
 		>"$out/detectors.log" 2>&1
 	grep -E "^(PASS|FAIL): " "$out/detectors.log" | tee -a "$results"
-	grep -E "^(BASELINE|QUIET|STORM|MIGRATE|  |PAUSE|HOG|JOB)" "$out/detectors.log"
+	grep -E "^(BASELINE|QUIET|STORM|MIGRATE|BPF-VS|  |PAUSE|HOG|JOB)" "$out/detectors.log"
 
 	step "hvnoise record's file from the detector VM, against trace-cmd report"
 	collect "$out/vmfile.log" tests/tools/vmfile.py "$out/vm-disk.img" \
