@@ -33,6 +33,7 @@ TOOL_LIBS := $(shell pkg-config --libs $(TOOL_PKGS) 2>/dev/null) -lzstd -lz
 # BTF will do; the programs relocate to the running kernel at load).
 VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror \
+	      -Wno-unused-function \
 	      -Ibuild/bpf -Iinclude -Ikmod -Ikmod/lib -Itools/bpf
 
 build/bpf/vmlinux.h:

@@ -7,7 +7,7 @@
 KO=/lib/hvnoise/hvnoise.ko
 T=/sys/kernel/tracing
 N=${BENCH_READS:-20000}
-ROUNDS=${BENCH_ROUNDS:-5}
+ROUNDS=${BENCH_ROUNDS:-9}
 irq=$(awk '$NF == "virtio1-req.1" { sub(":", "", $1); print $1 }' /proc/interrupts)
 cpu=$(cat /proc/irq/$irq/effective_affinity_list)
 

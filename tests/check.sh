@@ -198,7 +198,7 @@ fi
 
 step "stress on the 6.12 debug kernel (KASAN, lockdep, kmemleak), short form; make stress runs 500 cycles"
 if [ -n "$kernel612" ] && [ -f build/kbuild-6.12/kmod/hvnoise.ko ] && [ -x "$out/dread" ]; then
-	collect "$out/stress.log" tests/vm/stress.sh 10 "$out" "$kernel612" \
+	collect "$out/stress.log" tests/vm/stress.sh 6 "$out" "$kernel612" \
 		build/kbuild-6.12/kmod/hvnoise.ko "$out/dread"
 	grep "^  host" "$out/stress.log"
 else

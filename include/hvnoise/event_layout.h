@@ -13,7 +13,9 @@
  *
  * Each struct is a whole ring-buffer record: the kernel's common header
  * (struct trace_entry, 8 bytes) then the fields in declaration order with
- * natural alignment, as TRACE_EVENT() lays them out.
+ * natural alignment, as TRACE_EVENT() lays them out.  The field lists are
+ * repeated where they must be walked (the format files the tool writes,
+ * the module's asserts); each repetition is checked against these.
  */
 #ifndef HVNOISE_EVENT_LAYOUT_H
 #define HVNOISE_EVENT_LAYOUT_H
@@ -33,47 +35,6 @@ typedef int32_t s32;
 typedef uint64_t u64;
 #endif
 
-/*
- * FIELD(type, name) and ARRAY(type, name, len) per event, in the order of
- * TP_STRUCT__entry().
- */
-#define HVN_FIELDS_watch(FIELD, ARRAY)			\
-	FIELD(u32, gen) FIELD(u32, idx) FIELD(u32, count)	\
-	FIELD(u8, kind) FIELD(u8, why) FIELD(s32, node)		\
-	FIELD(s32, cpu) FIELD(s32, irq) FIELD(u32, dev)		\
-	FIELD(u32, nirqs) ARRAY(char, name, HVN_IRQ_NAME_LEN)
-
-#define HVN_FIELDS_steal(FIELD, ARRAY)			\
-	FIELD(s32, cpu) FIELD(u8, source) FIELD(u64, start)	\
-	FIELD(u64, window) FIELD(u64, duration)
-
-#define HVN_FIELDS_lost(FIELD, ARRAY)			\
-	FIELD(s32, cpu) FIELD(u64, start) FIELD(u64, duration)	\
-	FIELD(u64, irq_ns) FIELD(u64, steal_ns)			\
-	FIELD(u64, unexplained_ns)
-
-#define HVN_FIELDS_irq_storm_begin(FIELD, ARRAY)		\
-	FIELD(s32, cpu) FIELD(u8, source) FIELD(s32, irq)	\
-	FIELD(u32, threshold) FIELD(u64, start)			\
-	ARRAY(char, name, HVN_IRQ_NAME_LEN)
-
-#define HVN_FIELDS_irq_storm(FIELD, ARRAY)			\
-	FIELD(s32, cpu) FIELD(u8, source) FIELD(s32, irq)	\
-	FIELD(u64, start) FIELD(u64, duration) FIELD(u64, count)	\
-	FIELD(u64, peak_rate) ARRAY(char, name, HVN_IRQ_NAME_LEN)
-
-#define HVN_FIELDS_irq_migrate(FIELD, ARRAY)		\
-	FIELD(s32, irq) FIELD(u32, dev) FIELD(s32, from_cpu)	\
-	FIELD(s32, to_cpu) FIELD(u8, how)			\
-	ARRAY(char, name, HVN_IRQ_NAME_LEN)
-
-/* EVENT(name, id): every hvnoise event, with a small id of its own. */
-#define HVN_EVENT_LIST(EVENT)					\
-	EVENT(watch, 0) EVENT(steal, 1) EVENT(lost, 2)		\
-	EVENT(irq_storm_begin, 3) EVENT(irq_storm, 4)		\
-	EVENT(irq_migrate, 5)
-#define HVN_NR_EVENTS	6
-
 /* struct trace_entry as the format files describe it. */
 struct hvn_ev_common {
 	unsigned short type;
@@ -82,19 +43,88 @@ struct hvn_ev_common {
 	int pid;
 };
 
-#define HVN_EV_FIELD_DECL(t, n)		t n;
-#define HVN_EV_ARRAY_DECL(t, n, len)	t n[len];
-#define HVN_EV_STRUCT(ev, id)						\
-	struct hvn_ev_##ev {						\
-		struct hvn_ev_common common;				\
-		HVN_FIELDS_##ev(HVN_EV_FIELD_DECL, HVN_EV_ARRAY_DECL)	\
-	};
-HVN_EVENT_LIST(HVN_EV_STRUCT)
-#undef HVN_EV_STRUCT
+/* hvnoise:watch, one record of the watched set (see watch.h). */
+struct hvn_ev_watch {
+	struct hvn_ev_common common;
+	u32 gen;
+	u32 idx;
+	u32 count;
+	u8 kind;
+	u8 why;
+	s32 node;
+	s32 cpu;
+	s32 irq;
+	u32 dev;
+	u32 nirqs;
+	char name[HVN_IRQ_NAME_LEN];
+};
 
-#define HVN_EV_ID_ENUM(ev, id)	HVN_EV_##ev = id,
-enum hvn_ev_id { HVN_EVENT_LIST(HVN_EV_ID_ENUM) };
-#undef HVN_EV_ID_ENUM
+/* hvnoise:steal, steal the hypervisor reported in one sampling window. */
+struct hvn_ev_steal {
+	struct hvn_ev_common common;
+	s32 cpu;
+	u8 source;
+	u64 start;
+	u64 window;
+	u64 duration;
+};
+
+/* hvnoise:lost, a late hard timer and how its lateness splits. */
+struct hvn_ev_lost {
+	struct hvn_ev_common common;
+	s32 cpu;
+	u64 start;
+	u64 duration;
+	u64 irq_ns;
+	u64 steal_ns;
+	u64 unexplained_ns;
+};
+
+/* hvnoise:irq_storm_begin, a storm just began. */
+struct hvn_ev_irq_storm_begin {
+	struct hvn_ev_common common;
+	s32 cpu;
+	u8 source;
+	s32 irq;
+	u32 threshold;
+	u64 start;
+	char name[HVN_IRQ_NAME_LEN];
+};
+
+/* hvnoise:irq_storm, a storm ended. */
+struct hvn_ev_irq_storm {
+	struct hvn_ev_common common;
+	s32 cpu;
+	u8 source;
+	s32 irq;
+	u64 start;
+	u64 duration;
+	u64 count;
+	u64 peak_rate;
+	char name[HVN_IRQ_NAME_LEN];
+};
+
+/* hvnoise:irq_migrate, a watched device's IRQ moved. */
+struct hvn_ev_irq_migrate {
+	struct hvn_ev_common common;
+	s32 irq;
+	u32 dev;
+	s32 from_cpu;
+	s32 to_cpu;
+	u8 how;
+	char name[HVN_IRQ_NAME_LEN];
+};
+
+/* Every hvnoise event, numbered for the BPF collector's messages. */
+enum hvn_ev_id {
+	HVN_EV_watch,
+	HVN_EV_steal,
+	HVN_EV_lost,
+	HVN_EV_irq_storm_begin,
+	HVN_EV_irq_storm,
+	HVN_EV_irq_migrate,
+	HVN_NR_EVENTS
+};
 
 /*
  * What the BPF collector sends through its ring buffer: which event, the

@@ -11,7 +11,7 @@
 #if defined(__VMLINUX_H__)
 /* The BPF collector: types from vmlinux.h, the library compiled in. */
 #define BITS_PER_LONG	64
-#define HVN_LIB		static __attribute__((unused))
+#define HVN_LIB		static
 #elif defined(__KERNEL__)
 #include <linux/types.h>
 #include <linux/errno.h>
@@ -39,8 +39,10 @@ typedef int32_t s32;
 #endif
 #endif
 
-/* How the shared detector functions link: static where compiled into a
- * BPF object, which cannot call out of it. */
+/*
+ * How the shared detector functions link: static where compiled into a
+ * BPF object, which cannot call out of it.
+ */
 #ifndef HVN_LIB
 #define HVN_LIB
 #endif

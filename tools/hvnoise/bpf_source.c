@@ -377,8 +377,14 @@ static void ws_free(struct hvn_watchset *ws)
 
 /* --- delivering records -------------------------------------------------- */
 
-#define EV_SIZE(ev, id) [id] = sizeof(struct hvn_ev_##ev),
-static const uint32_t ev_size[HVN_NR_EVENTS] = { HVN_EVENT_LIST(EV_SIZE) };
+static const uint32_t ev_size[HVN_NR_EVENTS] = {
+	[HVN_EV_watch] = sizeof(struct hvn_ev_watch),
+	[HVN_EV_steal] = sizeof(struct hvn_ev_steal),
+	[HVN_EV_lost] = sizeof(struct hvn_ev_lost),
+	[HVN_EV_irq_storm_begin] = sizeof(struct hvn_ev_irq_storm_begin),
+	[HVN_EV_irq_storm] = sizeof(struct hvn_ev_irq_storm),
+	[HVN_EV_irq_migrate] = sizeof(struct hvn_ev_irq_migrate),
+};
 
 static void deliver(struct hvn_bpf *b, int cpu, uint64_t ts, int ev,
 		    void *rec)

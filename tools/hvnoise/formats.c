@@ -27,6 +27,36 @@ static const char *const print_fmt[HVN_NR_EVENTS] = {
 	[HVN_EV_irq_migrate] = "\"irq=%d name=%s dev=%04x:%02x:%02x.%x from_cpu=%d to_cpu=%d how=%s\", REC->irq, REC->name, REC->dev >> 16, (REC->dev >> 8) & 0xff, (REC->dev >> 3) & 0x1f, REC->dev & 0x7, REC->from_cpu, REC->to_cpu, __print_symbolic(REC->how, { 0, \"vector_update\" }, { 1, \"handled\" }, { 2, \"poll\" })",
 };
 
+/*
+ * The fields of each event in TP_STRUCT__entry() order, for the format
+ * files: F(type, name), A(type, name, length).  The structs are
+ * include/hvnoise/event_layout.h's; the VM test compares the result with
+ * the module's own format files.
+ */
+#define HVN_FIELDS_watch(F, A)						\
+	F(u32, gen) F(u32, idx) F(u32, count) F(u8, kind) F(u8, why)	\
+	F(s32, node) F(s32, cpu) F(s32, irq) F(u32, dev) F(u32, nirqs)	\
+	A(char, name, HVN_IRQ_NAME_LEN)
+#define HVN_FIELDS_steal(F, A)						\
+	F(s32, cpu) F(u8, source) F(u64, start) F(u64, window)		\
+	F(u64, duration)
+#define HVN_FIELDS_lost(F, A)						\
+	F(s32, cpu) F(u64, start) F(u64, duration) F(u64, irq_ns)	\
+	F(u64, steal_ns) F(u64, unexplained_ns)
+#define HVN_FIELDS_irq_storm_begin(F, A)				\
+	F(s32, cpu) F(u8, source) F(s32, irq) F(u32, threshold)		\
+	F(u64, start) A(char, name, HVN_IRQ_NAME_LEN)
+#define HVN_FIELDS_irq_storm(F, A)					\
+	F(s32, cpu) F(u8, source) F(s32, irq) F(u64, start)		\
+	F(u64, duration) F(u64, count) F(u64, peak_rate)		\
+	A(char, name, HVN_IRQ_NAME_LEN)
+#define HVN_FIELDS_irq_migrate(F, A)					\
+	F(s32, irq) F(u32, dev) F(s32, from_cpu) F(s32, to_cpu) F(u8, how) \
+	A(char, name, HVN_IRQ_NAME_LEN)
+#define HVN_EVENT_LIST(E)						\
+	E(watch) E(steal) E(lost) E(irq_storm_begin) E(irq_storm)	\
+	E(irq_migrate)
+
 /* Signedness as the format files print it (x86's char is signed). */
 #define SIGNED_u8	0
 #define SIGNED_u32	0
@@ -74,11 +104,27 @@ static const struct fdesc f_irq_migrate[] = {
 };
 #undef EV_STRUCT
 
-#define EV_FIELDS(ev, id) [id] = { f_##ev, sizeof(f_##ev) / sizeof(*f_##ev) },
+#define EV_FIELDS(ev)							\
+	[HVN_EV_##ev] = { f_##ev, sizeof(f_##ev) / sizeof(*f_##ev),	\
+			  sizeof(struct hvn_ev_##ev) },
 static const struct {
 	const struct fdesc *f;
-	size_t n;
+	size_t n, size;
 } ev_fields[HVN_NR_EVENTS] = { HVN_EVENT_LIST(EV_FIELDS) };
+
+/* The list covers the struct: fields in order, the last at its end. */
+static int fields_ok(int ev)
+{
+	const struct fdesc *d = ev_fields[ev].f;
+	size_t n = ev_fields[ev].n, end = sizeof(struct hvn_ev_common);
+
+	for (size_t i = 0; i < n; i++) {
+		if (d[i].off < end)
+			return 0;
+		end = d[i].off + d[i].size;
+	}
+	return end <= ev_fields[ev].size && ev_fields[ev].size - end < 8;
+}
 
 static void fields(FILE *f, int ev)
 {
@@ -90,7 +136,7 @@ static void fields(FILE *f, int ev)
 	}
 }
 
-#define EV_NAME(ev, id) [id] = #ev,
+#define EV_NAME(ev) [HVN_EV_##ev] = #ev,
 static const char *const ev_names[HVN_NR_EVENTS] = { HVN_EVENT_LIST(EV_NAME) };
 
 const char *hvn_fmt_name(int ev)
@@ -140,7 +186,7 @@ char *hvn_fmt_event(int ev, const char *tdir, size_t *len)
 	size_t n = 0;
 	FILE *f;
 
-	if (!hvn_fmt_name(ev))
+	if (!hvn_fmt_name(ev) || !fields_ok(ev))
 		return NULL;
 	common = common_fields(tdir);
 	f = open_memstream(&buf, &n);
