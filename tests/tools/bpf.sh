@@ -107,7 +107,11 @@ bad = [e for e in lost if int(e["duration"]) != int(e["irq_ns"]) + int(e["steal_
        or int(e["cpu"]) != cpu]
 ok("lost time is measured live (10 us threshold) and every record adds up",
    lost and not bad, f"{len(lost)} records, {len(bad)} inconsistent")
-steal = sum(int(e["duration"]) for e in events("steal"))
+se = events("steal")
+over = [e for e in se if int(e["duration"]) > int(e["window"]) + 10**9 // 100]
+ok("no steal event reports more than its window (within a tick)", not over,
+   f"{len(se)} events, {len(over)} over")
+steal = sum(int(e["duration"]) for e in se)
 # Tick-granular on both sides: allow two ticks.
 tick = 2 * 10**9 // 100
 ok("steal events add up to /proc/stat's steal of the CPU",

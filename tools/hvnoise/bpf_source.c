@@ -33,6 +33,9 @@
 
 /* How steal is read (see hvnoise.bpf.c). */
 enum { STEAL_KSYMS, STEAL_KPROBE, STEAL_PROCSTAT };
+
+struct hvn_bpf;
+static void procstat_steal(struct hvn_bpf *b);
 #define MAX_AUTO		32
 
 struct hvn_bpf {
@@ -666,6 +669,10 @@ int hvn_bpf_start(struct hvn_bpf **out, const struct hvn_bpf_cfg *c)
 		goto fail;
 	}
 
+	/* The counters hold /proc/stat's totals before any probe reads
+	 * them: a first read of 0 would make the whole total one window's. */
+	if (b->steal == STEAL_PROCSTAT)
+		procstat_steal(b);
 	{
 		struct hvn_watchset *ws = resolve(b);
 
@@ -753,8 +760,6 @@ fail:
 	hvn_bpf_free(b);
 	return ret;
 }
-
-static void procstat_steal(struct hvn_bpf *b);
 
 static int drain(struct hvn_bpf *b, hvn_bpf_rec_fn fn, void *ctx)
 {
