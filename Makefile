@@ -6,6 +6,9 @@
 #   make check           every test (installs what it needs; see README.md)
 #   make demo            the module in a VM, its watch set and trace
 #   make KDIR=/path      build against another kernel tree
+#   make install         module, tools, plugins, man page (DESTDIR, PREFIX)
+#   make uninstall       what make install put there
+#   make dkms-install    the module under DKMS, rebuilt for every new kernel
 
 KDIR ?= $(shell scripts/kernel-dir.sh)
 CC_USER ?= gcc
@@ -23,7 +26,8 @@ TOOL_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -Iinclude \
 	       $(shell pkg-config --cflags $(TOOL_PKGS) 2>/dev/null)
 TOOL_LIBS := $(shell pkg-config --libs $(TOOL_PKGS) 2>/dev/null) -lzstd -lz
 
-.PHONY: all module clean check demo deps unit unit-build tools fuzz fuzz-build stress
+.PHONY: all module clean check demo deps unit unit-build tools fuzz fuzz-build stress \
+	install install-tools install-module uninstall dkms-install dkms-uninstall
 
 all: module
 
@@ -125,6 +129,74 @@ stress: deps
 	gcc -O2 -Wall -Wextra -Werror -static -o build/stress/dread tests/vm/tools/dread.c && \
 	tests/vm/stress.sh $${CYCLES:-500} build/stress $$k build/kbuild-6.12/kmod/hvnoise.ko \
 		build/stress/dread
+
+# --- install -------------------------------------------------------------
+# The tool and its man page go under PREFIX; the module under
+# /lib/modules/KVER/updates (KVER: the kernel of KDIR), where it overrides an
+# in-tree module of the same name; KO= installs a module built elsewhere.
+VERSION := $(shell sed -n 's/^\#define HVN_VERSION[^"]*"\(.*\)"/\1/p' tools/hvnoise/hvnoise.h)
+PREFIX ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+LIBDIR ?= $(PREFIX)/lib
+MANDIR ?= $(PREFIX)/share/man
+# UTS_RELEASE, not include/config/kernel.release: Debian's says 6.1.192
+# where the kernel (and vermagic) says 6.1.0-57-amd64.
+KVER ?= $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
+	$(KDIR)/include/generated/utsrelease.h 2>/dev/null)
+MODDIR ?= /lib/modules/$(KVER)/updates
+KO ?= kmod/hvnoise.ko
+INSTALL ?= install
+
+install: install-tools install-module
+
+install-tools: build/tools/hvnoise build/tools/hvnoise.8 \
+	       build/tools/libnccl-profiler-hvnoise.so
+	$(INSTALL) -D -m 0755 build/tools/hvnoise $(DESTDIR)$(SBINDIR)/hvnoise
+	$(INSTALL) -D -m 0644 build/tools/hvnoise.8 $(DESTDIR)$(MANDIR)/man8/hvnoise.8
+	$(INSTALL) -D -m 0644 build/tools/libnccl-profiler-hvnoise.so \
+		$(DESTDIR)$(LIBDIR)/libnccl-profiler-hvnoise.so
+
+# Build the module here unless KO= names one built elsewhere.
+install-module: $(if $(filter kmod/hvnoise.ko,$(KO)),module)
+	@test -n "$(KVER)" || { echo "install: no kernel release for KDIR=$(KDIR) (pass KVER=)"; exit 1; }
+	@v=$$(modinfo -F vermagic $(KO) | cut -d' ' -f1); test "$$v" = "$(KVER)" || \
+		{ echo "install: $(KO) is built for $$v, not $(KVER) (pass KDIR= or KVER=)"; exit 1; }
+	$(INSTALL) -D -m 0644 $(KO) $(DESTDIR)$(MODDIR)/hvnoise.ko
+	@# With DESTDIR, a package's post-install runs depmod.
+	if [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); fi
+
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/hvnoise $(DESTDIR)$(MANDIR)/man8/hvnoise.8 \
+	      $(DESTDIR)$(LIBDIR)/libnccl-profiler-hvnoise.so
+	if [ -n "$(KVER)" ]; then rm -f $(DESTDIR)$(MODDIR)/hvnoise.ko; fi
+	if [ -n "$(KVER)" ] && [ -z "$(DESTDIR)" ] && [ -d /lib/modules/$(KVER) ]; then \
+		depmod -a $(KVER); fi
+
+# DKMS: the module's sources in DKMS_SRC/hvnoise-VERSION, then dkms add,
+# build and install for KVER.  DKMS= may carry dkms options (--dkmstree...).
+DKMS ?= dkms
+DKMS_SRC ?= /usr/src
+DKMS_DIR = $(DKMS_SRC)/hvnoise-$(VERSION)
+
+dkms-install:
+	@grep -qx 'PACKAGE_VERSION="$(VERSION)"' dkms.conf || \
+		{ echo "dkms-install: dkms.conf's PACKAGE_VERSION is not $(VERSION)"; exit 1; }
+	@test -n "$(KVER)" || { echo "dkms-install: no kernel release (pass KVER=)"; exit 1; }
+	-$(DKMS) remove hvnoise/$(VERSION) --all >/dev/null 2>&1
+	rm -rf $(DKMS_DIR)
+	mkdir -p $(DKMS_DIR)
+	cp dkms.conf $(DKMS_DIR)/
+	@# The top Kbuild names tests/kunit/, which "make clean" would visit.
+	printf '# SPDX-License-Identifier: GPL-2.0\nobj-m := kmod/\n' >$(DKMS_DIR)/Kbuild
+	find kmod include -name '*.[ch]' -o -name Kbuild | grep -v '\.mod\.c$$' | \
+		xargs cp --parents -t $(DKMS_DIR)
+	$(DKMS) add hvnoise/$(VERSION)
+	$(DKMS) build hvnoise/$(VERSION) -k $(KVER)
+	$(DKMS) install hvnoise/$(VERSION) -k $(KVER)
+
+dkms-uninstall:
+	$(DKMS) remove hvnoise/$(VERSION) --all
+	rm -rf $(DKMS_DIR)
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null

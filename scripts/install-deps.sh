@@ -9,7 +9,8 @@ linux-source-6.12 linux-image-amd64 linux-headers-amd64
 qemu-system-x86 busybox-static
 trace-cmd libtracefs-dev libtraceevent-dev libtracecmd-dev libzstd-dev zlib1g-dev
 tmux util-linux python3-docutils time
-clang libclang-rt-14-dev"
+clang libclang-rt-14-dev
+dkms"
 
 missing=""
 for p in $PKGS; do

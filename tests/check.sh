@@ -3,7 +3,8 @@
 #
 #   1. userspace unit tests of kmod/lib/ under ASan/UBSan
 #   2. module builds (W=1, no warnings) against Debian 11's 5.10 headers,
-#      Debian 12's 6.1 headers and the 6.12 test kernel; checkpatch on kmod/
+#      Debian 12's 6.1 headers and the 6.12 test kernel; make install and
+#      DKMS against the 6.1 headers; checkpatch on kmod/
 #   3. KUnit suites in QEMU on the 6.12 test kernel (built once, cached)
 #   4. VM integration on Debian's stock kernel in QEMU
 #
@@ -78,6 +79,13 @@ build() {
 build 5.10 "$k510" CC=gcc
 build 6.1 "$k61"
 build 6.12 "$kernel612" HVNOISE_KUNIT=m
+
+step "make install, make uninstall and DKMS (private trees) against the 6.1 headers"
+if [ -n "$k61" ]; then
+	collect "$out/install.log" tests/install/install.sh "$out/install" "$k61"
+else
+	fail "install/completed (no 6.1 kernel headers)"
+fi
 
 step "checkpatch"
 src612=$(ls -d "${HVNOISE_CACHE:-$HOME/.cache/hvnoise}"/linux-source-* 2>/dev/null | tail -n 1)
