@@ -42,7 +42,24 @@ build/unit/hvnoise-unit: $(LIB_SRCS) $(UNIT_SRCS) $(wildcard kmod/lib/*.h includ
 # The hvnoise command: optimised, and a sanitised build for the tests.
 tools: build/tools/hvnoise build/tools-asan/hvnoise build/tools/hvnoise.8 \
        build/tools/libnccl-profiler-hvnoise.so build/tools/nccl_fake \
-       build/tools-asan/libnccl-profiler-hvnoise.so build/tools-asan/nccl_fake
+       build/tools-asan/libnccl-profiler-hvnoise.so build/tools-asan/nccl_fake \
+       build/tools/plugin_hvnoise.so build/tools-asan/plugin_hvnoise.so
+
+# libtraceevent plugin: trace-cmd report and KernelShark decode hvnoise's
+# events and the NCCL records with it (TRACEEVENT_PLUGIN_DIR=build/tools).
+build/tools/plugin_hvnoise.so: tools/traceevent-plugin/plugin_hvnoise.c \
+		include/hvnoise/events.h include/hvnoise/nccl.h include/hvnoise/watch.h
+	@mkdir -p $(dir $@)
+	$(CC_USER) -std=c11 -Wall -Wextra -Werror -g -O2 -fPIC -shared -Iinclude \
+		$(shell pkg-config --cflags libtraceevent 2>/dev/null) -o $@ $< \
+		$(shell pkg-config --libs libtraceevent 2>/dev/null)
+
+build/tools-asan/plugin_hvnoise.so: tools/traceevent-plugin/plugin_hvnoise.c \
+		include/hvnoise/events.h include/hvnoise/nccl.h include/hvnoise/watch.h
+	@mkdir -p $(dir $@)
+	$(CC_USER) -std=c11 -Wall -Wextra -Werror -g -O1 $(ASAN) -fPIC -shared -Iinclude \
+		$(shell pkg-config --cflags libtraceevent 2>/dev/null) -o $@ $< \
+		$(shell pkg-config --libs libtraceevent 2>/dev/null)
 
 # The NCCL profiler plugin: NCCL_PROFILER_PLUGIN=hvnoise finds it by name.
 PLUGIN_CFLAGS := -std=c11 -Wall -Wextra -Werror -g -fPIC -shared \
@@ -146,15 +163,22 @@ KVER ?= $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
 MODDIR ?= /lib/modules/$(KVER)/updates
 KO ?= kmod/hvnoise.ko
 INSTALL ?= install
+# libtraceevent (trace-cmd, KernelShark) loads plugins from its own libdir
+# only (and ~/.local/lib/traceevent/plugins, $$TRACEEVENT_PLUGIN_DIR), so
+# PREFIX does not move the plugin.
+TEP_PLUGIN_DIR ?= $(shell pkg-config --variable=libdir libtraceevent 2>/dev/null || \
+	echo /usr/lib/$$(gcc -print-multiarch))/traceevent/plugins
 
 install: install-tools install-module
 
 install-tools: build/tools/hvnoise build/tools/hvnoise.8 \
-	       build/tools/libnccl-profiler-hvnoise.so
+	       build/tools/libnccl-profiler-hvnoise.so build/tools/plugin_hvnoise.so
 	$(INSTALL) -D -m 0755 build/tools/hvnoise $(DESTDIR)$(SBINDIR)/hvnoise
 	$(INSTALL) -D -m 0644 build/tools/hvnoise.8 $(DESTDIR)$(MANDIR)/man8/hvnoise.8
 	$(INSTALL) -D -m 0644 build/tools/libnccl-profiler-hvnoise.so \
 		$(DESTDIR)$(LIBDIR)/libnccl-profiler-hvnoise.so
+	$(INSTALL) -D -m 0644 build/tools/plugin_hvnoise.so \
+		$(DESTDIR)$(TEP_PLUGIN_DIR)/plugin_hvnoise.so
 
 # Build the module here unless KO= names one built elsewhere.
 install-module: $(if $(filter kmod/hvnoise.ko,$(KO)),module)
@@ -167,7 +191,8 @@ install-module: $(if $(filter kmod/hvnoise.ko,$(KO)),module)
 
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/hvnoise $(DESTDIR)$(MANDIR)/man8/hvnoise.8 \
-	      $(DESTDIR)$(LIBDIR)/libnccl-profiler-hvnoise.so
+	      $(DESTDIR)$(LIBDIR)/libnccl-profiler-hvnoise.so \
+	      $(DESTDIR)$(TEP_PLUGIN_DIR)/plugin_hvnoise.so
 	if [ -n "$(KVER)" ]; then rm -f $(DESTDIR)$(MODDIR)/hvnoise.ko; fi
 	if [ -n "$(KVER)" ] && [ -z "$(DESTDIR)" ] && [ -d /lib/modules/$(KVER) ]; then \
 		depmod -a $(KVER); fi

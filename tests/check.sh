@@ -199,6 +199,18 @@ else
 	fail "vm-detect/completed (no 6.1 kernel, module or test tools)"
 fi
 
+step "libtraceevent plugin: trace-cmd report decodes hvnoise events and NCCL records as hvnoise report counts them"
+vmdat=()
+[ -s "$out/vm-record.dat" ] && vmdat=("$out/vm-record.dat")
+if make -s build/tools/plugin_hvnoise.so build/tools-asan/plugin_hvnoise.so >"$out/plugin-build.log" 2>&1; then
+	collect "$out/plugin.log" tests/tools/plugin.py build/tools-asan/hvnoise build/tools \
+		"$out/plugin" --asan build/tools-asan "${vmdat[@]}"
+	grep -E "^  " "$out/plugin.log"
+else
+	cat "$out/plugin-build.log"
+	fail "plugin/build"
+fi
+
 step "stress on the 6.12 debug kernel (KASAN, lockdep, kmemleak), short form; make stress runs 500 cycles"
 if [ -n "$kernel612" ] && [ -f build/kbuild-6.12/kmod/hvnoise.ko ] && [ -x "$out/dread" ]; then
 	collect "$out/stress.log" tests/vm/stress.sh 10 "$out" "$kernel612" \

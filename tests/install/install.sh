@@ -11,6 +11,8 @@ d=$(realpath -m "$1")
 kdir=${2:-$("$top/scripts/kernel-dir.sh" 6.1)} || { echo "FAIL: install/kernel headers"; exit 1; }
 kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' "$kdir/include/generated/utsrelease.h")
 version=$(sed -n 's/^#define HVN_VERSION[^"]*"\(.*\)"/\1/p' "$top/tools/hvnoise/hvnoise.h")
+# Where trace-cmd and KernelShark load libtraceevent plugins from.
+tep=$(pkg-config --variable=libdir libtraceevent)/traceevent/plugins
 rm -rf "$d"
 mkdir -p "$d"
 cd "$top"
@@ -21,6 +23,7 @@ files() { (cd "$1" && find . -type f | sed 's:^\.::' | sort); }
 expected() {
 	printf '%s\n' "$1/sbin/hvnoise" "$1/share/man/man8/hvnoise.8" \
 		"$1/lib/libnccl-profiler-hvnoise.so" \
+		"$tep/plugin_hvnoise.so" \
 		"/lib/modules/$kver/updates/hvnoise.ko" | sort
 }
 
@@ -44,6 +47,9 @@ check $? "the installed hvnoise runs (\"$out\")"
 man -l "$root/usr/local/share/man/man8/hvnoise.8" 2>/dev/null | col -b >"$d/man.txt"
 grep -q "hvnoise record" "$d/man.txt"
 check $? "the installed man page renders"
+strings /usr/lib/*/libtraceevent.so.1 >"$d/tep-strings"
+grep -qx "$tep" "$d/tep-strings"
+check $? "the plugin goes where libtraceevent loads plugins ($tep)"
 [ "$(stat -c %a "$root/usr/local/sbin/hvnoise")" = 755 ] &&
 	[ "$(stat -c %a "$root/lib/modules/$kver/updates/hvnoise.ko")" = 644 ]
 check $? "modes: tool 755, module 644"
