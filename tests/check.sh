@@ -53,6 +53,14 @@ else
 	fail "tools/build (-Wall -Wextra -Werror, and ASan/UBSan)"
 fi
 
+step "metrics: hvnoise report --prom, and hvnoise exporter scraped over loopback (ASan/UBSan)"
+if [ -x build/tools-asan/hvnoise ]; then
+	collect "$out/prom.log" tests/tools/prom.py build/tools-asan/hvnoise "$out/prom"
+	grep -E "^  " "$out/prom.log"
+else
+	fail "prom/completed (no ASan build of hvnoise)"
+fi
+
 step "fuzzing every parser (libFuzzer, ASan/UBSan), 10 s each; make fuzz runs longer"
 collect "$out/fuzz.log" tests/fuzz/run.sh 10 "$out/fuzz" "$out/tools"
 

@@ -34,6 +34,7 @@ int cmd_report(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_correlate(int argc, char **argv);
+int cmd_exporter(int argc, char **argv);
 
 /* util.c */
 char *hvn_read_file(const char *path, size_t *len);
