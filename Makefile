@@ -156,6 +156,7 @@ PREFIX ?= /usr/local
 SBINDIR ?= $(PREFIX)/sbin
 LIBDIR ?= $(PREFIX)/lib
 MANDIR ?= $(PREFIX)/share/man
+UNITDIR ?= $(PREFIX)/lib/systemd/system
 # UTS_RELEASE, not include/config/kernel.release: Debian's says 6.1.192
 # where the kernel (and vermagic) says 6.1.0-57-amd64.
 KVER ?= $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
@@ -172,13 +173,17 @@ TEP_PLUGIN_DIR ?= $(shell pkg-config --variable=libdir libtraceevent 2>/dev/null
 install: install-tools install-module
 
 install-tools: build/tools/hvnoise build/tools/hvnoise.8 \
-	       build/tools/libnccl-profiler-hvnoise.so build/tools/plugin_hvnoise.so
+	       build/tools/libnccl-profiler-hvnoise.so build/tools/plugin_hvnoise.so \
+	       tools/systemd/hvnoise-flight-recorder.service
 	$(INSTALL) -D -m 0755 build/tools/hvnoise $(DESTDIR)$(SBINDIR)/hvnoise
 	$(INSTALL) -D -m 0644 build/tools/hvnoise.8 $(DESTDIR)$(MANDIR)/man8/hvnoise.8
 	$(INSTALL) -D -m 0644 build/tools/libnccl-profiler-hvnoise.so \
 		$(DESTDIR)$(LIBDIR)/libnccl-profiler-hvnoise.so
 	$(INSTALL) -D -m 0644 build/tools/plugin_hvnoise.so \
 		$(DESTDIR)$(TEP_PLUGIN_DIR)/plugin_hvnoise.so
+	@mkdir -p $(DESTDIR)$(UNITDIR)
+	sed 's|@SBINDIR@|$(SBINDIR)|' tools/systemd/hvnoise-flight-recorder.service \
+		>$(DESTDIR)$(UNITDIR)/hvnoise-flight-recorder.service
 
 # Build the module here unless KO= names one built elsewhere.
 install-module: $(if $(filter kmod/hvnoise.ko,$(KO)),module)
@@ -192,7 +197,8 @@ install-module: $(if $(filter kmod/hvnoise.ko,$(KO)),module)
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/hvnoise $(DESTDIR)$(MANDIR)/man8/hvnoise.8 \
 	      $(DESTDIR)$(LIBDIR)/libnccl-profiler-hvnoise.so \
-	      $(DESTDIR)$(TEP_PLUGIN_DIR)/plugin_hvnoise.so
+	      $(DESTDIR)$(TEP_PLUGIN_DIR)/plugin_hvnoise.so \
+	      $(DESTDIR)$(UNITDIR)/hvnoise-flight-recorder.service
 	if [ -n "$(KVER)" ]; then rm -f $(DESTDIR)$(MODDIR)/hvnoise.ko; fi
 	if [ -n "$(KVER)" ] && [ -z "$(DESTDIR)" ] && [ -d /lib/modules/$(KVER) ]; then \
 		depmod -a $(KVER); fi

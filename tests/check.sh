@@ -61,6 +61,14 @@ else
 	fail "prom/completed (no ASan build of hvnoise)"
 fi
 
+step "flight recorder: hvnoise record --flight-recorder, SIGUSR1 and trigger-file incidents (ASan/UBSan)"
+if [ -x build/tools-asan/hvnoise ]; then
+	collect "$out/flight.log" tests/tools/flight.py build/tools-asan/hvnoise "$out/flight"
+	grep -E "^  " "$out/flight.log"
+else
+	fail "flight/completed (no ASan build of hvnoise)"
+fi
+
 step "fuzzing every parser (libFuzzer, ASan/UBSan), 10 s each; make fuzz runs longer"
 collect "$out/fuzz.log" tests/fuzz/run.sh 10 "$out/fuzz" "$out/tools"
 

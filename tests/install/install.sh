@@ -24,6 +24,7 @@ expected() {
 	printf '%s\n' "$1/sbin/hvnoise" "$1/share/man/man8/hvnoise.8" \
 		"$1/lib/libnccl-profiler-hvnoise.so" \
 		"$tep/plugin_hvnoise.so" \
+		"$1/lib/systemd/system/hvnoise-flight-recorder.service" \
 		"/lib/modules/$kver/updates/hvnoise.ko" | sort
 }
 
@@ -50,6 +51,12 @@ check $? "the installed man page renders"
 strings /usr/lib/*/libtraceevent.so.1 >"$d/tep-strings"
 grep -qx "$tep" "$d/tep-strings"
 check $? "the plugin goes where libtraceevent loads plugins ($tep)"
+unit=$root/usr/local/lib/systemd/system/hvnoise-flight-recorder.service
+grep -q "^ExecStart=/usr/local/sbin/hvnoise record --flight-recorder" "$unit" &&
+	sed "s|/usr/local/sbin/hvnoise|$root/usr/local/sbin/hvnoise|" "$unit" >"$d/hvnoise-flight-recorder.service" &&
+	systemd-analyze verify --man=no "$d/hvnoise-flight-recorder.service" >"$d/verify.log" 2>&1
+check $? "the systemd unit names the installed hvnoise and passes systemd-analyze verify" ||
+	cat "$d/verify.log"
 [ "$(stat -c %a "$root/usr/local/sbin/hvnoise")" = 755 ] &&
 	[ "$(stat -c %a "$root/lib/modules/$kver/updates/hvnoise.ko")" = 644 ]
 check $? "modes: tool 755, module 644"

@@ -1,0 +1,594 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hvnoise record --flight-recorder: always on, writing only when something
+ * happened.  The events go into our own instance, whose ring buffer
+ * (overwrite mode, -b KB per CPU) is left alone and so always holds the
+ * latest of them.  On a trigger it is read out and the pages of the last
+ * --keep seconds are written as a trace.dat, then the ring fills again.
+ *
+ * Triggers: SIGUSR1; an operator touching --trigger-file; and, with
+ * hvnoise.ko, a hvnoise:lost or hvnoise:irq_storm over a threshold.  Those
+ * two go to a second, small instance whose kernel filters pass only the
+ * events over the thresholds, so userspace reads nothing while all is well.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <traceevent/event-parse.h>
+#include <tracefs/tracefs.h>
+
+#include "analysis.h"
+#include "report.h"
+#include "ringbuf.h"
+#include "session.h"
+#include "tracedat.h"
+
+#define POLL_MS		200
+#define DEFAULT_KB	8192		/* ring per CPU */
+
+static volatile sig_atomic_t stop_sig, usr1;
+
+static void on_stop(int sig)
+{
+	stop_sig = sig;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	usr1 = 1;
+}
+
+static const char usage[] =
+"usage: hvnoise record --flight-recorder [-o PREFIX] [--keep SECONDS] [-b KB]\n"
+"                      [--trigger-file PATH] [--lost-ms MS] [--storm-irqs N]\n"
+"                      [--max-files N] [--cpus LIST] [--devices LIST]\n"
+"                      [-e SYS[:EVENT]]...\n"
+"  -o, --output PREFIX  incidents go to PREFIX-YYYYmmdd-HHMMSS.mmm-TRIGGER.dat\n"
+"                       (default hvnoise-incident)\n"
+"      --keep SEC       seconds before the trigger to write (default 30)\n"
+"  -b, --buffer KB      the ring per CPU (default 8192): it must hold --keep\n"
+"      --trigger-file PATH  write an incident when PATH is touched\n"
+"      --lost-ms MS     ... when hvnoise:lost reports MS or more (default 20;\n"
+"                       0: never; needs hvnoise.ko)\n"
+"      --storm-irqs N   ... when an IRQ storm counted N or more (default\n"
+"                       10000; 0: never; needs hvnoise.ko)\n"
+"      --max-files N    keep the newest N incidents written (default 20)\n"
+"  SIGUSR1 writes an incident; SIGINT or SIGTERM stops it.\n";
+
+struct fr {
+	struct hvn_session ring, mon;
+	bool have_mon;
+	const char *prefix, *trigger_file;
+	double keep;
+	unsigned long lost_ms, storm_irqs;
+	int max_files;
+	char **files;			/* written, oldest first */
+	int nfiles;
+	void *page;
+	char base_meta[4096];
+	char uname_str[512];
+	/* the monitor */
+	struct tep_handle *tep;
+	struct hvn_schema *schema;
+	struct hvn_rb rb;
+	char reason[160];
+	struct timespec tf_mtime;	/* the trigger file, when last seen */
+	ino_t tf_ino;
+	uint64_t overruns;		/* the ring's, at the last incident */
+};
+
+static struct fr *live_fr;
+
+static void cleanup(void)
+{
+	if (!live_fr)
+		return;
+	hvn_session_end(&live_fr->mon);
+	hvn_session_end(&live_fr->ring);
+}
+
+/* A monitor event: an episode over a threshold (the filters chose it). */
+static void mon_event(void *ctx, int cpu, uint64_t ts, const uint8_t *d,
+		      uint32_t len)
+{
+	struct fr *f = ctx;
+	struct hvn_episode e;
+	char line[160];
+
+	(void)cpu;
+	if (f->reason[0] || hvn_episode_decode(f->schema, ts, d, len, &e) < 0)
+		return;
+	if (e.kind == HVN_EP_LOST)
+		snprintf(line, sizeof(line), "lost: CPU %d lost %.3f ms (unexplained %.3f ms)",
+			 e.cpu, e.dur / 1e6, e.a / 1e6);
+	else if (e.kind == HVN_EP_STORM)
+		snprintf(line, sizeof(line), "storm: CPU %d, %s %d %s, %llu IRQs in %.3f ms",
+			 e.cpu, hvn_storm_source(e.source), e.irq, e.name,
+			 (unsigned long long)e.a, e.dur / 1e6);
+	else
+		return;
+	snprintf(f->reason, sizeof(f->reason), "%s", line);
+}
+
+/* Empty the monitor; a reason is set if an event over a threshold came. */
+static void poll_monitor(struct fr *f)
+{
+	if (!f->have_mon)
+		return;
+	for (int c = 0; c < f->mon.ncpus; c++)
+		while (hvn_session_read(&f->mon, c, f->page) > 0)
+			hvn_rb_page(&f->rb, c, f->page);
+}
+
+static int start_monitor(struct fr *f)
+{
+	char *ev[] = { "hvnoise:lost", "hvnoise:irq_storm" };
+	struct hvn_session_opts o = { .prefix = "hvnoise-fr-watch",
+				      .events = ev, .nevents = 2,
+				      .buffer_kb = 64 };
+	char filt[64];
+	int ret;
+
+	ret = hvn_session_start(&f->mon, &o);
+	if (ret)
+		return ret;
+	/* In the kernel: only what is over a threshold reaches us. */
+	snprintf(filt, sizeof(filt), f->lost_ms ? "duration >= %llu" : "cpu < -1",
+		 (unsigned long long)f->lost_ms * 1000000ull);
+	if (tracefs_event_file_write(f->mon.inst, "hvnoise", "lost", "filter",
+				     filt) < 0)
+		goto bad;
+	snprintf(filt, sizeof(filt), f->storm_irqs ? "count >= %lu" : "cpu < -1",
+		 f->storm_irqs);
+	if (tracefs_event_file_write(f->mon.inst, "hvnoise", "irq_storm",
+				     "filter", filt) < 0)
+		goto bad;
+	f->tep = hvn_session_tep(&f->mon);
+	f->schema = calloc(1, sizeof(*f->schema));
+	if (!f->tep || !f->schema)
+		return HVN_EXIT_FAIL;
+	hvn_schema_bind(f->schema, f->tep);
+	f->rb = (struct hvn_rb){ .event = mon_event, .ctx = f,
+				 .page_size = f->mon.page_size,
+				 .commit_size = tep_get_header_page_size(f->tep) };
+	if (f->rb.commit_size != 4 && f->rb.commit_size != 8)
+		f->rb.commit_size = sizeof(long);
+	f->have_mon = true;
+	return 0;
+bad:
+	hvn_err("cannot set the threshold filters in %s: %s", f->mon.name,
+		strerror(errno));
+	return HVN_EXIT_FAIL;
+}
+
+/* Has the operator touched the trigger file since we last looked? */
+static bool trigger_file_touched(struct fr *f)
+{
+	struct stat st;
+
+	if (!f->trigger_file || stat(f->trigger_file, &st))
+		return false;
+	if (st.st_ino == f->tf_ino &&
+	    st.st_mtim.tv_sec == f->tf_mtime.tv_sec &&
+	    st.st_mtim.tv_nsec == f->tf_mtime.tv_nsec)
+		return false;
+	f->tf_ino = st.st_ino;
+	f->tf_mtime = st.st_mtim;
+	/* Removed, so that the next touch creates it again; where we may not
+	 * remove it, a new mtime is the next trigger. */
+	unlink(f->trigger_file);
+	return true;
+}
+
+/* Events the kernel overwrote in the ring, all CPUs, from their stats. */
+static uint64_t ring_overruns(struct fr *f)
+{
+	uint64_t n = 0;
+
+	for (int c = 0; c < f->ring.ncpus; c++) {
+		char *st = f->ring.tcpu[c] ? hvn_session_cpustat(&f->ring, c) :
+			   NULL;
+		const char *o = st ? strstr(st, "\noverrun: ") : NULL;
+
+		if (o)
+			n += strtoull(o + 10, NULL, 10);
+		free(st);
+	}
+	return n;
+}
+
+struct cpu_pages {
+	uint8_t *buf;
+	size_t n, cap;			/* pages */
+};
+
+static uint64_t page_ts(const struct fr *f, const struct cpu_pages *p,
+			size_t i)
+{
+	uint64_t ts;
+
+	memcpy(&ts, p->buf + i * f->ring.page_size, 8);
+	return ts;
+}
+
+/*
+ * Read the ring out and write the pages of the last --keep seconds: 0 or
+ * HVN_EXIT_FAIL.  @tag goes into the file name, @why into its metadata.
+ */
+static int write_incident(struct fr *f, const char *tag, const char *why)
+{
+	uint64_t now = hvn_now(CLOCK_MONOTONIC), cutoff, oldest = UINT64_MAX;
+	uint64_t m1, r, m2, pages = 0;
+	uint32_t ps = f->ring.page_size;
+	struct cpu_pages *cp = calloc(f->ring.ncpus, sizeof(*cp));
+	char **files = calloc(f->ring.ncpus, sizeof(*files));
+	char path[4096], stamp[32], *meta = NULL;
+	struct hvn_tdat_meta m = { 0 };
+	size_t mlen;
+	FILE *mf;
+	struct timespec wall;
+	struct tm tm;
+	int ret = 0;
+	/* The ring, and what arrives while reading it, but not forever. */
+	size_t max_pages = 2 * (size_t)DEFAULT_KB * 1024 / ps + 64;
+
+	if (!cp || !files) {
+		free(cp);
+		free(files);
+		return HVN_EXIT_FAIL;
+	}
+	{
+		char *kb = tracefs_instance_file_read(f->ring.inst,
+						      "buffer_size_kb", NULL);
+
+		if (kb && atol(kb) > 0)
+			max_pages = 2 * (size_t)atol(kb) * 1024 / ps + 64;
+		free(kb);
+	}
+	cutoff = now > f->keep * 1e9 ? now - (uint64_t)(f->keep * 1e9) : 0;
+	for (int c = 0; c < f->ring.ncpus; c++) {
+		struct cpu_pages *p = &cp[c];
+		size_t first = 0;
+
+		for (;;) {
+			if (p->n == p->cap) {
+				size_t cap = p->cap ? p->cap * 2 : 64;
+				uint8_t *b = realloc(p->buf, cap * ps);
+
+				if (!b)
+					break;
+				p->buf = b;
+				p->cap = cap;
+			}
+			if (p->n >= max_pages ||
+			    hvn_session_read(&f->ring, c, p->buf + p->n * ps) <= 0)
+				break;
+			p->n++;
+		}
+		/* A page holds events from its timestamp to the next page's. */
+		while (first + 1 < p->n && page_ts(f, p, first + 1) <= cutoff)
+			first++;
+		if (p->n && page_ts(f, p, first) < oldest)
+			oldest = page_ts(f, p, first);
+		if (p->n - first == 0)
+			continue;
+		if (asprintf(&files[c], "%s.cpu%d.hvnoise-tmp", f->prefix, c) < 0) {
+			files[c] = NULL;
+			ret = HVN_EXIT_FAIL;
+			break;
+		}
+		mf = fopen(files[c], "w");
+		if (!mf || fwrite(p->buf + first * ps, ps, p->n - first, mf) !=
+			   p->n - first) {
+			hvn_err("cannot write %s: %s", files[c], strerror(errno));
+			if (mf)
+				fclose(mf);
+			ret = HVN_EXIT_FAIL;
+			break;
+		}
+		if (fclose(mf)) {
+			hvn_err("cannot write %s: %s", files[c], strerror(errno));
+			ret = HVN_EXIT_FAIL;
+			break;
+		}
+		pages += p->n - first;
+	}
+
+	/* Milliseconds: two incidents in a second keep apart. */
+	clock_gettime(CLOCK_REALTIME, &wall);
+	localtime_r(&wall.tv_sec, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	snprintf(path, sizeof(path), "%s-%s.%03ld-%s.dat", f->prefix, stamp,
+		 wall.tv_nsec / 1000000, tag);
+	mf = open_memstream(&meta, &mlen);
+	if (mf) {
+		m1 = hvn_now(CLOCK_MONOTONIC);
+		r = hvn_now(CLOCK_REALTIME);
+		m2 = hvn_now(CLOCK_MONOTONIC);
+		fprintf(mf, "%sflight-recorder %s\nflight-recorder-keep %.3f\nclock %llu %llu\n",
+			f->base_meta, why, f->keep,
+			(unsigned long long)(m1 + (m2 - m1) / 2),
+			(unsigned long long)r);
+		fclose(mf);
+	}
+	if (!ret) {
+		char *clock = tracefs_instance_file_read(f->ring.inst,
+							 "trace_clock", NULL);
+
+		m.uname = f->uname_str;
+		m.clock = clock;
+		m.meta = meta;
+		m.ncpus = f->ring.ncpus;
+		if (hvn_tdat_write(path, f->ring.tdir, f->ring.systems,
+				   f->ring.nsystems, &m, files, ps)) {
+			hvn_err("flight recorder: %s not written", path);
+			ret = HVN_EXIT_FAIL;
+		}
+		free(clock);
+	}
+	if (!ret) {
+		double span = oldest != UINT64_MAX && now > oldest ?
+			      (now - oldest) / 1e9 : 0;
+
+		fprintf(stderr, "hvnoise record: flight recorder: wrote %s (%s): %llu pages, %.1f s\n",
+			path, why, (unsigned long long)pages, span);
+		uint64_t ov = ring_overruns(f);
+
+		/* Short of --keep only matters if the ring overwrote events. */
+		if (pages && oldest > cutoff && ov > f->overruns)
+			hvn_warn("the ring held only %.1f s of the %.1f s asked (--keep) and overwrote %llu events: raise -b",
+				 span, f->keep,
+				 (unsigned long long)(ov - f->overruns));
+		f->overruns = ov;
+		/* The newest --max-files stay. */
+		char **l = realloc(f->files, (f->nfiles + 1) * sizeof(*l));
+
+		if (l) {
+			f->files = l;
+			f->files[f->nfiles++] = strdup(path);
+		}
+		while (f->max_files && f->nfiles > f->max_files) {
+			unlink(f->files[0]);
+			free(f->files[0]);
+			memmove(f->files, f->files + 1,
+				--f->nfiles * sizeof(*f->files));
+		}
+	}
+	for (int c = 0; c < f->ring.ncpus; c++) {
+		if (files[c])
+			unlink(files[c]);
+		free(files[c]);
+		free(cp[c].buf);
+	}
+	free(files);
+	free(cp);
+	free(meta);
+	return ret;
+}
+
+static int parse_num(const char *opt, const char *arg, double lo, double hi,
+		     double *out)
+{
+	char *end;
+
+	*out = strtod(arg, &end);
+	if (end == arg || *end || !(*out >= lo && *out <= hi)) {
+		hvn_err("%s %s: not a number from %g to %g", opt, arg, lo, hi);
+		return -1;
+	}
+	return 0;
+}
+
+int hvn_flight_recorder(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "flight-recorder", no_argument, NULL, 'F' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "keep", required_argument, NULL, 'k' },
+		{ "trigger-file", required_argument, NULL, 't' },
+		{ "lost-ms", required_argument, NULL, 'L' },
+		{ "storm-irqs", required_argument, NULL, 'S' },
+		{ "max-files", required_argument, NULL, 'M' },
+		{ "cpus", required_argument, NULL, 'C' },
+		{ "devices", required_argument, NULL, 'D' },
+		{ "event", required_argument, NULL, 'e' },
+		{ "buffer", required_argument, NULL, 'b' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct hvn_session_opts o = { .prefix = "hvnoise-fr" };
+	struct fr *f = calloc(1, sizeof(*f));
+	struct utsname u;
+	double v;
+	int opt, ret;
+
+	if (!f)
+		return HVN_EXIT_FAIL;
+	f->prefix = "hvnoise-incident";
+	f->keep = 30;
+	f->lost_ms = 20;
+	f->storm_irqs = 10000;
+	f->max_files = 20;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "o:b:e:h", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'F':
+			break;
+		case 'o':
+			f->prefix = optarg;
+			break;
+		case 'k':
+			if (parse_num("--keep", optarg, 1, 86400, &f->keep))
+				goto usage;
+			break;
+		case 't':
+			f->trigger_file = optarg;
+			break;
+		case 'L':
+			if (parse_num("--lost-ms", optarg, 0, 3600000, &v))
+				goto usage;
+			f->lost_ms = v;
+			break;
+		case 'S':
+			if (parse_num("--storm-irqs", optarg, 0, 1e12, &v))
+				goto usage;
+			f->storm_irqs = v;
+			break;
+		case 'M':
+			if (parse_num("--max-files", optarg, 0, 100000, &v))
+				goto usage;
+			f->max_files = v;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			free(f);
+			return HVN_EXIT_OK;
+		default:
+			ret = hvn_session_opt(&o, opt, optarg);
+			if (ret == 1)
+				break;
+			if (!ret)
+				fputs(usage, stderr);
+			goto usage;
+		}
+	}
+	if (optind < argc) {
+		hvn_err("--flight-recorder runs no command (\"%s\"): it runs until stopped",
+			argv[optind]);
+		goto usage;
+	}
+	if (!o.buffer_kb)
+		o.buffer_kb = DEFAULT_KB;
+
+	ret = hvn_session_start(&f->ring, &o);
+	free(o.events);
+	o.events = NULL;
+	live_fr = f;
+	atexit(cleanup);
+	if (ret)
+		goto out;
+	/* The ring keeps the newest events: the kernel's default, made sure. */
+	if (tracefs_option_enable(f->ring.inst, TRACEFS_OPTION_OVERWRITE))
+		hvn_warn("cannot set overwrite mode in %s", f->ring.name);
+	f->page = malloc(f->ring.page_size);
+	if (!f->page) {
+		ret = HVN_EXIT_FAIL;
+		goto out;
+	}
+	if (f->ring.module && (f->lost_ms || f->storm_irqs)) {
+		ret = start_monitor(f);
+		if (ret)
+			goto out;
+	}
+
+	uname(&u);
+	snprintf(f->uname_str, sizeof(f->uname_str), "%s %s %s %s %s",
+		 u.sysname, u.nodename, u.release, u.version, u.machine);
+	{
+		size_t n = snprintf(f->base_meta, sizeof(f->base_meta),
+				    "hvnoise-record %s\nhost %s\nkernel %s\n",
+				    HVN_VERSION, u.nodename, u.release);
+
+		if (f->ring.module) {
+			char *w = hvn_module_param("watched");
+			char *d = hvn_module_param("devices");
+
+			n += snprintf(f->base_meta + n, sizeof(f->base_meta) - n,
+				      "watched %s\ndevices %s\n", w ? w : "",
+				      d ? d : "");
+			free(w);
+			free(d);
+		}
+		for (int i = 0; i < f->ring.nenabled && n < sizeof(f->base_meta); i++)
+			n += snprintf(f->base_meta + n, sizeof(f->base_meta) - n,
+				      "event %s\n", f->ring.enabled[i]);
+	}
+	{
+		struct sigaction sa = { .sa_handler = on_stop };
+
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+		sa.sa_handler = on_usr1;
+		sigaction(SIGUSR1, &sa, NULL);
+	}
+	/* A file already there is not a trigger: only a touch from now on. */
+	if (f->trigger_file) {
+		struct stat st;
+
+		if (!stat(f->trigger_file, &st)) {
+			f->tf_ino = st.st_ino;
+			f->tf_mtime = st.st_mtim;
+		}
+	}
+	fprintf(stderr, "hvnoise record: flight recorder %s (pid %d): the last %.0f s of %s in a ring of %d KB per CPU; writes %s-*.dat on SIGUSR1",
+		f->ring.name, getpid(), f->keep,
+		f->ring.module ? "hvnoise events" : "the events", o.buffer_kb,
+		f->prefix);
+	if (f->trigger_file)
+		fprintf(stderr, ", touch %s", f->trigger_file);
+	if (f->have_mon && f->lost_ms)
+		fprintf(stderr, ", lost >= %lu ms", f->lost_ms);
+	if (f->have_mon && f->storm_irqs)
+		fprintf(stderr, ", storm >= %lu IRQs", f->storm_irqs);
+	if (!f->ring.module && (f->lost_ms || f->storm_irqs))
+		fprintf(stderr, " (no lost or storm triggers: hvnoise.ko is not loaded)");
+	fprintf(stderr, "\n");
+
+	while (!stop_sig) {
+		const char *tag = NULL;
+		char why[256];
+
+		poll_monitor(f);
+		if (usr1) {
+			usr1 = 0;
+			tag = "signal";
+			snprintf(why, sizeof(why), "SIGUSR1");
+		} else if (trigger_file_touched(f)) {
+			tag = "file";
+			snprintf(why, sizeof(why), "trigger file %s",
+				 f->trigger_file);
+		} else if (f->reason[0]) {
+			tag = !strncmp(f->reason, "lost", 4) ? "lost" : "storm";
+			snprintf(why, sizeof(why), "%s", f->reason);
+		}
+		if (tag) {
+			/* Failures are reported; the recorder keeps going. */
+			write_incident(f, tag, why);
+			/* Episodes seen while writing belong to this one. */
+			poll_monitor(f);
+			f->reason[0] = 0;
+			continue;
+		}
+		poll(NULL, 0, POLL_MS);
+	}
+	fprintf(stderr, "hvnoise record: flight recorder stopped by signal %s\n",
+		strsignal(stop_sig));
+	ret = HVN_EXIT_OK;
+out:
+	free(o.events);
+	cleanup();
+	live_fr = NULL;
+	if (f->tep)
+		tep_free(f->tep);
+	free(f->schema);
+	free(f->page);
+	for (int i = 0; i < f->nfiles; i++)
+		free(f->files[i]);
+	free(f->files);
+	free(f);
+	return ret;
+usage:
+	free(o.events);
+	free(f);
+	return HVN_EXIT_USAGE;
+}
