@@ -227,6 +227,25 @@ else
 	fail "plugin/build"
 fi
 
+step "VM: the flight recorder's triggers (a host pause, a disk storm, a touch, SIGUSR1) on Debian's kernel"
+if [ -n "$k61" ] && [ -f build/kbuild-6.1/kmod/hvnoise.ko ] && mkdir -p "$out/vm-flight" &&
+	gcc -O2 -Wall -Wextra -Werror -static -o "$out/vm-flight/dread" tests/vm/tools/dread.c &&
+	make -s build/tools/plugin_hvnoise.so; then
+	kver=$(basename "$k61" | sed 's/^linux-headers-//')
+	tests/vm/mkinitramfs.sh "$out/vm-flight/initrd.gz" --kver "$kver" \
+		--kmod virtio_pci --kmod virtio_net --kmod virtio_blk \
+		--bin /usr/bin/trace-cmd --bin build/tools/hvnoise=/usr/bin/hvnoise \
+		--file tests/vm/guest-flight.sh=/lib/hvnoise/guest.sh \
+		--file "$out/vm-flight/dread=/lib/hvnoise/dread" \
+		--file build/tools/plugin_hvnoise.so=/lib/hvnoise/plugin_hvnoise.so \
+		--file build/kbuild-6.1/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko
+	collect "$out/vm-flight.log" tests/vm/flight.py "/boot/vmlinuz-$kver" \
+		"$out/vm-flight/initrd.gz" "$out/vm-flight"
+	grep -E "^  " "$out/vm-flight.log"
+else
+	fail "vm-flight/completed (no 6.1 kernel or module build)"
+fi
+
 step "stress on the 6.12 debug kernel (KASAN, lockdep, kmemleak), short form; make stress runs 500 cycles"
 if [ -n "$kernel612" ] && [ -f build/kbuild-6.12/kmod/hvnoise.ko ] && [ -x "$out/dread" ]; then
 	collect "$out/stress.log" tests/vm/stress.sh 10 "$out" "$kernel612" \

@@ -33,6 +33,7 @@
 
 #define POLL_MS		200
 #define DEFAULT_KB	8192		/* ring per CPU */
+#define SETTLE_MS	500		/* after an episode, before writing */
 
 static volatile sig_atomic_t stop_sig, usr1;
 
@@ -560,6 +561,9 @@ int hvn_flight_recorder(int argc, char **argv)
 		} else if (f->reason[0]) {
 			tag = !strncmp(f->reason, "lost", 4) ? "lost" : "storm";
 			snprintf(why, sizeof(why), "%s", f->reason);
+			/* One incident for one episode: a pause of the whole
+			 * VM reports lost time on every CPU, some later. */
+			poll(NULL, 0, SETTLE_MS);
 		}
 		if (tag) {
 			/* Failures are reported; the recorder keeps going. */
