@@ -27,9 +27,11 @@ irq_of() {	# the IRQ whose /proc/interrupts name is $1
 }
 
 ncpu=$(grep -c ^processor /proc/cpuinfo)
+# sample_us: a due timer on every CPU, so that each sees the pause; a storm
+# rate above that timer's 1000/s and TCG's tick, below the disk's reads.
 echo "guest: kernel $(uname -r), $ncpu CPUs"
-insmod $KO devices=$NIC,$BLK cpus=0-$((ncpu - 1)) lost_threshold_us=15000 \
-	storm_rate=500 storm_window_ms=100
+insmod $KO devices=$NIC,$BLK cpus=0-$((ncpu - 1)) lost_threshold_us=15000 sample_us=1000 \
+	storm_rate=2000 storm_window_ms=100
 check $? "insmod hvnoise.ko"
 mkdir -p $D
 $HVN record --flight-recorder --keep 20 -b 2048 -o $D/inc --trigger-file $D/trigger \
