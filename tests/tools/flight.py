@@ -8,8 +8,10 @@ Two bursts of disk interrupts 2.5 s apart, then SIGUSR1 with --keep 1: the
 incident file must hold the second burst and at most the one straddling
 page per CPU from before the last second, though the first burst filled
 several; a trigger file there before the start is not a trigger, touching
-it is; --max-files keeps the newest; SIGTERM stops it with its instance
-removed; bad options are refused with one line and exit 2.  Prints one
+it is; --max-files keeps the newest; an NCCL-like job writing into the
+recorder's instance has all its collectives in the next incident; SIGTERM
+stops it with its instance removed; bad options are refused with one line
+and exit 2.  Prints one
 PASS:/FAIL: line per check.
 """
 import glob
@@ -172,6 +174,33 @@ w3 = wait_line("SIGUSR1", 3)
 left = sorted(glob.glob(prefix + "-*.dat"))
 check(w3 and w2 and left == sorted([w2[0], w3[0]]),
       f"--max-files 2: the two newest incidents stay ({len(left)} files)", left)
+
+# An NCCL-like job (0.5 s, inside --keep 1) writing into the recorder's
+# instance: its collectives are in the next incident, where hvnoise
+# correlate finds every one.
+fake = os.path.join(os.path.dirname(hvn), "nccl_fake")
+plugin = os.path.join(os.path.dirname(hvn), "libnccl-profiler-hvnoise.so")
+if os.path.exists(fake) and os.path.exists(plugin):
+    job = subprocess.run([fake, "work", plugin, "0.5", "1", "2000"], capture_output=True, text=True,
+                         env=dict(env, HVNOISE_NCCL_TRACEFS=idir), timeout=60)
+    m = re.search(r"nccl_fake: (\d+) collectives", job.stdout + job.stderr)
+    pr.send_signal(signal.SIGUSR1)
+    w4 = wait_line("SIGUSR1", 4)
+    got = None
+    if w4 and m:
+        c = subprocess.run([hvn, "correlate", "--json", w4[0]], capture_output=True, text=True,
+                           env=env)
+        try:
+            import json
+            got = json.loads(c.stdout)["collectives"]
+        except (ValueError, KeyError) as e:
+            got = f"unreadable: {e} {c.stderr[-200:]}"
+    check(m and got == int(m.group(1)),
+          f"an NCCL-like job writing into the recorder's instance: hvnoise correlate finds "
+          f"its {m and m.group(1)} collectives in the incident ({got})",
+          (job.stderr + job.stdout)[-300:])
+else:
+    check(False, f"NCCL-like job (no {fake} or {plugin})")
 
 pr.send_signal(signal.SIGTERM)
 try:
