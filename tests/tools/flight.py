@@ -15,6 +15,7 @@ and exit 2.  Prints one
 PASS:/FAIL: line per check.
 """
 import glob
+import json
 import os
 import re
 import signal
@@ -181,8 +182,10 @@ check(w3 and w2 and left == sorted([w2[0], w3[0]]),
 fake = os.path.join(os.path.dirname(hvn), "nccl_fake")
 plugin = os.path.join(os.path.dirname(hvn), "libnccl-profiler-hvnoise.so")
 if os.path.exists(fake) and os.path.exists(plugin):
+    nccl_env = dict(env, HVNOISE_NCCL_TRACEFS=idir, HVNOISE_NCCL_TRIGGER=trig,
+                    HVNOISE_NCCL_STALL_MS="100")
     job = subprocess.run([fake, "work", plugin, "0.5", "1", "2000"], capture_output=True, text=True,
-                         env=dict(env, HVNOISE_NCCL_TRACEFS=idir), timeout=60)
+                         env=nccl_env, timeout=60)
     m = re.search(r"nccl_fake: (\d+) collectives", job.stdout + job.stderr)
     pr.send_signal(signal.SIGUSR1)
     w4 = wait_line("SIGUSR1", 4)
@@ -191,14 +194,43 @@ if os.path.exists(fake) and os.path.exists(plugin):
         c = subprocess.run([hvn, "correlate", "--json", w4[0]], capture_output=True, text=True,
                            env=env)
         try:
-            import json
             got = json.loads(c.stdout)["collectives"]
         except (ValueError, KeyError) as e:
             got = f"unreadable: {e} {c.stderr[-200:]}"
-    check(m and got == int(m.group(1)),
+    check(m and got == int(m.group(1)) and w4[1] == "SIGUSR1",
           f"an NCCL-like job writing into the recorder's instance: hvnoise correlate finds "
-          f"its {m and m.group(1)} collectives in the incident ({got})",
+          f"its {m and m.group(1)} collectives in the incident ({got}); no collective took "
+          f"100 ms, so the plugin's stall trigger stayed quiet",
           (job.stderr + job.stdout)[-300:])
+
+    # A stall: the job stopped for 300 ms in the middle of its collectives.
+    jp = subprocess.Popen([fake, "work", plugin, "1.5", "1", "2000"], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, env=nccl_env)
+    time.sleep(0.8)
+    jp.send_signal(signal.SIGSTOP)
+    time.sleep(0.3)
+    jp.send_signal(signal.SIGCONT)
+    jp.communicate(timeout=60)
+    w5 = wait_line("stall", 5)
+    ms = re.search(r"took ([0-9.]+) ms", w5[1]) if w5 else None
+    stalls = None
+    if w5:
+        c = subprocess.run([hvn, "correlate", "--json", w5[0]], capture_output=True, text=True,
+                           env=env)
+        try:
+            stalls = [x["duration_ns"] for x in json.loads(c.stdout)["stalls"]]
+        except (ValueError, KeyError) as e:
+            stalls = f"unreadable: {e}"
+    check(w5 and w5[0].endswith("-stall.dat") and w5[1].startswith(f"trigger file {trig}: nccl stall:")
+          and ms and float(ms.group(1)) >= 290 and isinstance(stalls, list)
+          and any(d >= 290_000_000 for d in stalls),
+          f"a 300 ms stall of the job: the plugin's trigger (HVNOISE_NCCL_STALL_MS=100) writes a "
+          f"stall incident ({w5 and w5[1][len(trig) + 15:]}), where hvnoise correlate finds it "
+          f"(stalls {stalls if not isinstance(stalls, list) else [round(d / 1e6, 1) for d in stalls]} ms)",
+          open(errf.name).read()[-400:])
+    errf.seek(0)
+    n_stall = len(re.findall(r"-stall\.dat", errf.read()))
+    check(n_stall == 1, f"one incident for the stall, however many operations it held ({n_stall})")
 else:
     check(False, f"NCCL-like job (no {fake} or {plugin})")
 

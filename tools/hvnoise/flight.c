@@ -57,7 +57,8 @@ static const char usage[] =
 "                       (default hvnoise-incident)\n"
 "      --keep SEC       seconds before the trigger to write (default 30)\n"
 "  -b, --buffer KB      the ring per CPU (default 8192): it must hold --keep\n"
-"      --trigger-file PATH  write an incident when PATH is touched\n"
+"      --trigger-file PATH  write an incident when PATH is touched (the NCCL\n"
+"                       plugin's HVNOISE_NCCL_TRIGGER: on a stall)\n"
 "      --lost-ms MS     ... when hvnoise:lost reports MS or more (default 20;\n"
 "                       0: never; needs hvnoise.ko)\n"
 "      --storm-irqs N   ... when an IRQ storm counted N or more (default\n"
@@ -171,10 +172,14 @@ bad:
 	return HVN_EXIT_FAIL;
 }
 
-/* Has the operator touched the trigger file since we last looked? */
-static bool trigger_file_touched(struct fr *f)
+/*
+ * Has the trigger file been touched since we last looked?  Its first line,
+ * if any, says why (the NCCL plugin writes "nccl stall: ..."): into @why.
+ */
+static bool trigger_file_touched(struct fr *f, char *why, size_t len)
 {
 	struct stat st;
+	char *text;
 
 	if (!f->trigger_file || stat(f->trigger_file, &st))
 		return false;
@@ -184,6 +189,17 @@ static bool trigger_file_touched(struct fr *f)
 		return false;
 	f->tf_ino = st.st_ino;
 	f->tf_mtime = st.st_mtim;
+	why[0] = 0;
+	text = st.st_size < 4096 ? hvn_read_file(f->trigger_file, NULL) : NULL;
+	if (text) {
+		size_t n = strcspn(text, "\n");
+
+		for (size_t i = 0; i < n; i++)
+			if (text[i] < 0x20 || text[i] > 0x7e)
+				text[i] = '?';
+		snprintf(why, len, "%.*s", (int)n, text);
+		free(text);
+	}
 	/* Removed, so that the next touch creates it again; where we may not
 	 * remove it, a new mtime is the next trigger. */
 	unlink(f->trigger_file);
@@ -547,17 +563,17 @@ int hvn_flight_recorder(int argc, char **argv)
 
 	while (!stop_sig) {
 		const char *tag = NULL;
-		char why[256];
+		char why[512], line[200];
 
 		poll_monitor(f);
 		if (usr1) {
 			usr1 = 0;
 			tag = "signal";
 			snprintf(why, sizeof(why), "SIGUSR1");
-		} else if (trigger_file_touched(f)) {
-			tag = "file";
-			snprintf(why, sizeof(why), "trigger file %s",
-				 f->trigger_file);
+		} else if (trigger_file_touched(f, line, sizeof(line))) {
+			tag = strncmp(line, "nccl stall:", 11) ? "file" : "stall";
+			snprintf(why, sizeof(why), "trigger file %s%s%s",
+				 f->trigger_file, line[0] ? ": " : "", line);
 		} else if (f->reason[0]) {
 			tag = !strncmp(f->reason, "lost", 4) ? "lost" : "storm";
 			snprintf(why, sizeof(why), "%s", f->reason);
