@@ -40,7 +40,7 @@ build/unit/hvnoise-unit: $(LIB_SRCS) $(UNIT_SRCS) $(wildcard kmod/lib/*.h includ
 	$(CC_USER) $(USER_CFLAGS) -o $@ $(UNIT_SRCS) $(LIB_SRCS)
 
 # The hvnoise command: optimised, and a sanitised build for the tests.
-tools: build/tools/hvnoise build/tools-asan/hvnoise build/tools/hvnoise.8 \
+tools: build/tools/hvnoise build/tools-asan/hvnoise build/tools/hvnoise.8 $(MAN7) \
        build/tools/libnccl-profiler-hvnoise.so build/tools/nccl_fake \
        build/tools-asan/libnccl-profiler-hvnoise.so build/tools-asan/nccl_fake \
        build/tools/plugin_hvnoise.so build/tools-asan/plugin_hvnoise.so
@@ -91,6 +91,23 @@ build/tools-asan/nccl_fake: tests/tools/nccl_fake.c tools/nccl-plugin/nccl_abi.h
 build/tools/hvnoise.8: Documentation/hvnoise.8.rst
 	@mkdir -p $(dir $@)
 	rst2man --strict $< $@
+
+# Section 7 pages from Documentation/: the admin guide, the event reference
+# and the forensics walkthrough.
+MAN7 := build/tools/hvnoise-admin.7 build/tools/hvnoise-events.7 \
+	build/tools/hvnoise-forensics.7
+MAN7_DESC_admin := install, parameters, tuning, plugin, metrics, flight recorder, limits
+MAN7_DESC_events := the trace events of hvnoise.ko, every field
+MAN7_DESC_forensics := from a flight-recorder incident to its causes
+build/tools/hvnoise-admin.7: Documentation/admin-guide.rst scripts/rst2man-page.py
+build/tools/hvnoise-events.7: Documentation/events.rst scripts/rst2man-page.py
+build/tools/hvnoise-forensics.7: Documentation/forensics.rst scripts/rst2man-page.py
+$(MAN7):
+	@mkdir -p $(dir $@)
+	scripts/rst2man-page.py $< $(basename $(notdir $@)) 7 \
+		"$(MAN7_DESC_$(subst hvnoise-,,$(basename $(notdir $@))))" >$@.rst
+	rst2man --strict $@.rst $@
+	@rm -f $@.rst
 
 build/tools/hvnoise: $(TOOL_SRCS) $(TOOL_HDRS)
 	@mkdir -p $(dir $@)
@@ -172,11 +189,13 @@ TEP_PLUGIN_DIR ?= $(shell pkg-config --variable=libdir libtraceevent 2>/dev/null
 
 install: install-tools install-module
 
-install-tools: build/tools/hvnoise build/tools/hvnoise.8 \
+install-tools: build/tools/hvnoise build/tools/hvnoise.8 $(MAN7) \
 	       build/tools/libnccl-profiler-hvnoise.so build/tools/plugin_hvnoise.so \
 	       tools/systemd/hvnoise-flight-recorder.service
 	$(INSTALL) -D -m 0755 build/tools/hvnoise $(DESTDIR)$(SBINDIR)/hvnoise
 	$(INSTALL) -D -m 0644 build/tools/hvnoise.8 $(DESTDIR)$(MANDIR)/man8/hvnoise.8
+	$(INSTALL) -d $(DESTDIR)$(MANDIR)/man7
+	$(INSTALL) -m 0644 $(MAN7) $(DESTDIR)$(MANDIR)/man7/
 	$(INSTALL) -D -m 0644 build/tools/libnccl-profiler-hvnoise.so \
 		$(DESTDIR)$(LIBDIR)/libnccl-profiler-hvnoise.so
 	$(INSTALL) -D -m 0644 build/tools/plugin_hvnoise.so \
@@ -196,6 +215,7 @@ install-module: $(if $(filter kmod/hvnoise.ko,$(KO)),module)
 
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/hvnoise $(DESTDIR)$(MANDIR)/man8/hvnoise.8 \
+	      $(addprefix $(DESTDIR)$(MANDIR)/man7/,$(notdir $(MAN7))) \
 	      $(DESTDIR)$(LIBDIR)/libnccl-profiler-hvnoise.so \
 	      $(DESTDIR)$(TEP_PLUGIN_DIR)/plugin_hvnoise.so \
 	      $(DESTDIR)$(UNITDIR)/hvnoise-flight-recorder.service

@@ -22,6 +22,8 @@ files() { (cd "$1" && find . -type f | sed 's:^\.::' | sort); }
 # Every file make install should put down, for PREFIX $1.
 expected() {
 	printf '%s\n' "$1/sbin/hvnoise" "$1/share/man/man8/hvnoise.8" \
+		"$1/share/man/man7/hvnoise-admin.7" "$1/share/man/man7/hvnoise-events.7" \
+		"$1/share/man/man7/hvnoise-forensics.7" \
 		"$1/lib/libnccl-profiler-hvnoise.so" \
 		"$tep/plugin_hvnoise.so" \
 		"$1/lib/systemd/system/hvnoise-flight-recorder.service" \
@@ -48,6 +50,13 @@ check $? "the installed hvnoise runs (\"$out\")"
 man -l "$root/usr/local/share/man/man8/hvnoise.8" 2>/dev/null | col -b >"$d/man.txt"
 grep -q "hvnoise record" "$d/man.txt"
 check $? "the installed man page renders"
+ok=0
+for p in admin:DKMS events:unexplained_ns forensics:correlate; do
+	man -l "$root/usr/local/share/man/man7/hvnoise-${p%%:*}.7" 2>/dev/null | col -b >"$d/man7.txt"
+	grep -q "^NAME" "$d/man7.txt" && grep -q "hvnoise-${p%%:*}" "$d/man7.txt" &&
+		grep -q "${p#*:}" "$d/man7.txt" || { echo "  hvnoise-${p%%:*}(7) lacks ${p#*:}"; ok=1; }
+done
+check $ok "hvnoise-admin(7), hvnoise-events(7), hvnoise-forensics(7) render from Documentation/"
 strings /usr/lib/*/libtraceevent.so.1 >"$d/tep-strings"
 grep -qx "$tep" "$d/tep-strings"
 check $? "the plugin goes where libtraceevent loads plugins ($tep)"
