@@ -76,8 +76,10 @@ rc=$?
 [ $rc = 0 ] && [ "$before" -gt 0 ] && [ -z "$(files "$root")" ]
 check $? "make uninstall removes every file it installed (exit $rc, $before files before, $(files "$root" | wc -l) after)"
 
-# A module built for another kernel is refused, not installed.
-make -s install-module DESTDIR="$d/wrong" KDIR="$kdir" KVER=5.10.0-99-amd64 >"$d/wrong.log" 2>&1
+# A module built for another kernel is refused, not installed (KO=: the
+# one built above, not rebuilt).
+make -s install-module DESTDIR="$d/wrong" KDIR="$kdir" KVER=5.10.0-99-amd64 \
+	KO="$top/kmod/hvnoise.ko" >"$d/wrong.log" 2>&1
 rc=$?
 [ $rc != 0 ] && grep -q "built for $kver, not 5.10.0-99-amd64" "$d/wrong.log" && [ ! -e "$d/wrong" ]
 check $? "install-module refuses a module built for another kernel (exit $rc)"

@@ -4,7 +4,7 @@ so irq:irq_handler_entry and the SIGUSR1 and trigger-file triggers).
 
 usage: flight.py HVNOISE WORKDIR     (HVNOISE: the ASan/UBSan build; root)
 
-Two bursts of disk interrupts 2.5 s apart, then SIGUSR1 with --keep 1: the
+Two bursts of disk interrupts 1.6 s apart, then SIGUSR1 with --keep 1: the
 incident file must hold the second burst and at most the one straddling
 page per CPU from before the last second, though the first burst filled
 several; a trigger file there before the start is not a trigger, touching
@@ -126,10 +126,10 @@ def wait_line(what, n):
     return None
 
 
-time.sleep(0.7)
+time.sleep(0.5)
 check(not glob.glob(prefix + "-*.dat"), "a trigger file there before the start is no trigger")
 a = burst()
-time.sleep(2.5)
+time.sleep(1.6)
 b = burst()
 sent = mono()
 pr.send_signal(signal.SIGUSR1)
@@ -153,7 +153,7 @@ if w:
     recent = sum(1 for _, t in ts if t >= cutoff)
     check(a > 3 * PAGE_EVENTS and all(n <= PAGE_EVENTS for n in old.values())
           and recent >= b // 2,
-          f"--keep 1: of the first burst ({a} IRQs, 2.5 s earlier) at most the page "
+          f"--keep 1: of the first burst ({a} IRQs, 1.6 s earlier) at most the page "
           f"straddling the cut per CPU ({old or 'none'}); the second ({b} IRQs) is there "
           f"({recent} events in the last second)")
     rep = subprocess.run([hvn, "report", "--json", path], capture_output=True, text=True,
@@ -204,9 +204,9 @@ if os.path.exists(fake) and os.path.exists(plugin):
           (job.stderr + job.stdout)[-300:])
 
     # A stall: the job stopped for 300 ms in the middle of its collectives.
-    jp = subprocess.Popen([fake, "work", plugin, "1.5", "1", "2000"], stdout=subprocess.PIPE,
+    jp = subprocess.Popen([fake, "work", plugin, "1.2", "1", "2000"], stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, env=nccl_env)
-    time.sleep(0.8)
+    time.sleep(0.6)
     jp.send_signal(signal.SIGSTOP)
     time.sleep(0.3)
     jp.send_signal(signal.SIGCONT)
