@@ -12,6 +12,7 @@
  * events over the thresholds, so userspace reads nothing while all is well.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
@@ -179,9 +180,13 @@ bad:
 static bool trigger_file_touched(struct fr *f, char *why, size_t len)
 {
 	struct stat st;
-	char *text;
+	char text[256];
+	ssize_t n = 0;
+	int fd;
 
-	if (!f->trigger_file || stat(f->trigger_file, &st))
+	/* lstat and O_NOFOLLOW: the directory may be writable by the jobs,
+	 * and a link must not make us read some other file into the log. */
+	if (!f->trigger_file || lstat(f->trigger_file, &st))
 		return false;
 	if (st.st_ino == f->tf_ino &&
 	    st.st_mtim.tv_sec == f->tf_mtime.tv_sec &&
@@ -190,15 +195,19 @@ static bool trigger_file_touched(struct fr *f, char *why, size_t len)
 	f->tf_ino = st.st_ino;
 	f->tf_mtime = st.st_mtim;
 	why[0] = 0;
-	text = st.st_size < 4096 ? hvn_read_file(f->trigger_file, NULL) : NULL;
-	if (text) {
-		size_t n = strcspn(text, "\n");
-
-		for (size_t i = 0; i < n; i++)
+	fd = S_ISREG(st.st_mode) ? open(f->trigger_file, O_RDONLY | O_NOFOLLOW |
+					O_NONBLOCK | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		n = read(fd, text, sizeof(text) - 1);
+		close(fd);
+	}
+	if (n > 0) {
+		text[n] = 0;
+		n = strcspn(text, "\n");
+		for (ssize_t i = 0; i < n; i++)
 			if (text[i] < 0x20 || text[i] > 0x7e)
 				text[i] = '?';
 		snprintf(why, len, "%.*s", (int)n, text);
-		free(text);
 	}
 	/* Removed, so that the next touch creates it again; where we may not
 	 * remove it, a new mtime is the next trigger. */

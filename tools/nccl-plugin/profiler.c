@@ -615,7 +615,7 @@ static void stall_check(const char *what, uint8_t func, uint64_t comm,
 		     (unsigned long long)comm, rank, (unsigned long long)seq,
 		     (end - start) / 1e6);
 	fd = open(trigger_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
-		  O_NONBLOCK, 0644);
+		  O_NONBLOCK | O_NOFOLLOW, 0644);
 	if (fd < 0)
 		return;
 	if (write(fd, line, n) != n)
