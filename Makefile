@@ -191,7 +191,8 @@ install: install-tools install-module
 
 install-tools: build/tools/hvnoise build/tools/hvnoise.8 $(MAN7) \
 	       build/tools/libnccl-profiler-hvnoise.so build/tools/plugin_hvnoise.so \
-	       tools/systemd/hvnoise-flight-recorder.service
+	       tools/systemd/hvnoise-flight-recorder.service \
+	       tools/systemd/hvnoise-exporter.service
 	$(INSTALL) -D -m 0755 build/tools/hvnoise $(DESTDIR)$(SBINDIR)/hvnoise
 	$(INSTALL) -D -m 0644 build/tools/hvnoise.8 $(DESTDIR)$(MANDIR)/man8/hvnoise.8
 	$(INSTALL) -d $(DESTDIR)$(MANDIR)/man7
@@ -201,8 +202,9 @@ install-tools: build/tools/hvnoise build/tools/hvnoise.8 $(MAN7) \
 	$(INSTALL) -D -m 0644 build/tools/plugin_hvnoise.so \
 		$(DESTDIR)$(TEP_PLUGIN_DIR)/plugin_hvnoise.so
 	@mkdir -p $(DESTDIR)$(UNITDIR)
-	sed 's|@SBINDIR@|$(SBINDIR)|' tools/systemd/hvnoise-flight-recorder.service \
-		>$(DESTDIR)$(UNITDIR)/hvnoise-flight-recorder.service
+	for u in hvnoise-flight-recorder hvnoise-exporter; do \
+		sed 's|@SBINDIR@|$(SBINDIR)|' tools/systemd/$$u.service \
+			>$(DESTDIR)$(UNITDIR)/$$u.service || exit 1; done
 
 # Build the module here unless KO= names one built elsewhere.
 install-module: $(if $(filter kmod/hvnoise.ko,$(KO)),module)
@@ -218,7 +220,8 @@ uninstall:
 	      $(addprefix $(DESTDIR)$(MANDIR)/man7/,$(notdir $(MAN7))) \
 	      $(DESTDIR)$(LIBDIR)/libnccl-profiler-hvnoise.so \
 	      $(DESTDIR)$(TEP_PLUGIN_DIR)/plugin_hvnoise.so \
-	      $(DESTDIR)$(UNITDIR)/hvnoise-flight-recorder.service
+	      $(DESTDIR)$(UNITDIR)/hvnoise-flight-recorder.service \
+	      $(DESTDIR)$(UNITDIR)/hvnoise-exporter.service
 	if [ -n "$(KVER)" ]; then rm -f $(DESTDIR)$(MODDIR)/hvnoise.ko; fi
 	if [ -n "$(KVER)" ] && [ -z "$(DESTDIR)" ] && [ -d /lib/modules/$(KVER) ]; then \
 		depmod -a $(KVER); fi

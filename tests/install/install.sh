@@ -27,6 +27,7 @@ expected() {
 		"$1/lib/libnccl-profiler-hvnoise.so" \
 		"$tep/plugin_hvnoise.so" \
 		"$1/lib/systemd/system/hvnoise-flight-recorder.service" \
+		"$1/lib/systemd/system/hvnoise-exporter.service" \
 		"/lib/modules/$kver/updates/hvnoise.ko" | sort
 }
 
@@ -60,12 +61,15 @@ check $ok "hvnoise-admin(7), hvnoise-events(7), hvnoise-forensics(7) render from
 strings /usr/lib/*/libtraceevent.so.1 >"$d/tep-strings"
 grep -qx "$tep" "$d/tep-strings"
 check $? "the plugin goes where libtraceevent loads plugins ($tep)"
-unit=$root/usr/local/lib/systemd/system/hvnoise-flight-recorder.service
-grep -q "^ExecStart=/usr/local/sbin/hvnoise record --flight-recorder" "$unit" &&
-	sed "s|/usr/local/sbin/hvnoise|$root/usr/local/sbin/hvnoise|" "$unit" >"$d/hvnoise-flight-recorder.service" &&
-	systemd-analyze verify --man=no "$d/hvnoise-flight-recorder.service" >"$d/verify.log" 2>&1
-check $? "the systemd unit names the installed hvnoise and passes systemd-analyze verify" ||
-	cat "$d/verify.log"
+ok=0
+for u in "hvnoise-flight-recorder:record --flight-recorder" "hvnoise-exporter:exporter --listen"; do
+	unit=$root/usr/local/lib/systemd/system/${u%%:*}.service
+	grep -q "^ExecStart=/usr/local/sbin/hvnoise ${u#*:}" "$unit" &&
+		sed "s|/usr/local/sbin/hvnoise|$root/usr/local/sbin/hvnoise|" "$unit" >"$d/${u%%:*}.service" &&
+		systemd-analyze verify --man=no "$d/${u%%:*}.service" >"$d/verify.log" 2>&1 ||
+		{ cat "$d/verify.log"; ok=1; }
+done
+check $ok "the systemd units (flight recorder, exporter) name the installed hvnoise and pass systemd-analyze verify"
 [ "$(stat -c %a "$root/usr/local/sbin/hvnoise")" = 755 ] &&
 	[ "$(stat -c %a "$root/lib/modules/$kver/updates/hvnoise.ko")" = 644 ]
 check $? "modes: tool 755, module 644"
