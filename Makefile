@@ -19,12 +19,39 @@ USER_CFLAGS := -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -g -O1 \
 LIB_SRCS := $(wildcard kmod/lib/*.c)
 UNIT_SRCS := tests/unit/runner.c $(wildcard tests/lib/*_test.c)
 
-TOOL_SRCS := $(wildcard tools/hvnoise/*.c)
-TOOL_HDRS := $(wildcard tools/hvnoise/*.h include/hvnoise/*.h)
-TOOL_PKGS := libtracefs libtraceevent
+# The tool links the module's kernel-independent library: the watched set
+# and the storm logic of its BPF source are the module's own code.
+TOOL_LIB_SRCS := kmod/lib/cpulist.c kmod/lib/devlist.c kmod/lib/watchset.c \
+		 kmod/lib/storm.c
+TOOL_SRCS := $(wildcard tools/hvnoise/*.c) $(TOOL_LIB_SRCS)
+TOOL_HDRS := $(wildcard tools/hvnoise/*.h include/hvnoise/*.h kmod/lib/*.h \
+	     tools/bpf/*.h) build/bpf/hvnoise.skel.h
+TOOL_PKGS := libtracefs libtraceevent libbpf
 TOOL_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -Iinclude \
+	       -Ikmod/lib -Itools/bpf -Ibuild/bpf \
 	       $(shell pkg-config --cflags $(TOOL_PKGS) 2>/dev/null)
 TOOL_LIBS := $(shell pkg-config --libs $(TOOL_PKGS) 2>/dev/null) -lzstd -lz
+
+# The BPF collector: CO-RE against the build host's BTF (any kernel with
+# BTF will do; the programs relocate to the running kernel at load).
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror \
+	      -Wno-unused-function \
+	      -Ibuild/bpf -Iinclude -Ikmod -Ikmod/lib -Itools/bpf
+
+build/bpf/vmlinux.h:
+	@mkdir -p $(dir $@)
+	@test -r $(VMLINUX_BTF) || { echo "no BTF at $(VMLINUX_BTF): pass VMLINUX_BTF=FILE (a kernel's BTF, or a vmlinux with .BTF)"; exit 1; }
+	bpftool btf dump file $(VMLINUX_BTF) format c >$@.tmp && mv $@.tmp $@
+
+build/bpf/hvnoise.bpf.o: tools/bpf/hvnoise.bpf.c tools/bpf/bpf_config.h \
+		build/bpf/vmlinux.h include/hvnoise/event_layout.h \
+		include/hvnoise/events.h kmod/lib/storm.c kmod/lib/lost.c \
+		kmod/lib/steal.c $(wildcard kmod/lib/*.h)
+	clang $(BPF_CFLAGS) -c $< -o $@
+
+build/bpf/hvnoise.skel.h: build/bpf/hvnoise.bpf.o
+	bpftool gen skeleton $< name hvnoise_bpf >$@.tmp && mv $@.tmp $@
 
 .PHONY: all module clean check demo deps unit unit-build tools fuzz fuzz-build stress \
 	install install-tools install-module uninstall dkms-install dkms-uninstall

@@ -6,7 +6,8 @@ usage: table.py CONSOLE_LOG
 import statistics
 import sys
 
-CONFIGS = ("none", "module-unwatched", "module-watched", "ftrace-irq")
+CONFIGS = ("none", "module-unwatched", "module-watched", "bpf-unwatched",
+           "bpf-watched", "ftrace-irq")
 
 
 def main():
@@ -19,13 +20,22 @@ def main():
         print("table: no baseline runs in the log", file=sys.stderr)
         return 1
     base = statistics.median(runs["none"])
-    print(f"{'configuration':<18} {'runs':>4} {'ns/read (median)':>17} {'vs none':>8}")
+    # The spread says how far apart two medians must be to mean anything.
+    print(f"{'configuration':<18} {'runs':>4} {'ns/read (median)':>17} {'vs none':>8} "
+          f"{'p25..p75':>17}")
     for name in CONFIGS:
         vals = runs.get(name, [])
         if not vals:
             continue
         m = statistics.median(vals)
-        print(f"{name:<18} {len(vals):>4} {m:>17.0f} {m / base - 1:>+8.1%}")
+        q = statistics.quantiles(vals, n=4) if len(vals) > 1 else [m, m, m]
+        print(f"{name:<18} {len(vals):>4} {m:>17.0f} {m / base - 1:>+8.1%} "
+              f"{q[0]:>8.0f}..{q[2]:<8.0f}")
+    if "module-watched" in runs and "bpf-watched" in runs:
+        w = statistics.median(runs["module-watched"]) - base
+        b = statistics.median(runs["bpf-watched"]) - base
+        ratio = f"{b / w:.2f}" if w > 0 else "n/a (the module added nothing measurable)"
+        print(f"extra ns/read, bpf-watched / module-watched: {ratio}")
     if "module-watched" in runs and "ftrace-irq" in runs:
         w = statistics.median(runs["module-watched"]) - base
         f = statistics.median(runs["ftrace-irq"]) - base

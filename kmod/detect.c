@@ -33,6 +33,7 @@
 #include "detect.h"
 #include "hvnoise.h"
 #include "hvnoise_trace.h"
+#include "hvnoise/event_layout.h"
 #include "lib/lost.h"
 #include "lib/storm.h"
 
@@ -65,13 +66,13 @@ struct hvn_pcpu {
 static DEFINE_PER_CPU(struct hvn_pcpu, hvn_pcpu);
 
 struct hvn_detect_cfg hvn_dcfg = {
-	.storm_rate = 20000,
-	.storm_all_rate = 100000,
-	.storm_window_ms = 100,
-	.lost_threshold_us = 1000,
-	.sample_us = 0,
-	.steal_ms = 100,
-	.steal_threshold_us = 1000,
+	.storm_rate = HVN_DEF_STORM_RATE,
+	.storm_all_rate = HVN_DEF_STORM_ALL_RATE,
+	.storm_window_ms = HVN_DEF_STORM_WINDOW_MS,
+	.lost_threshold_us = HVN_DEF_LOST_THRESHOLD_US,
+	.sample_us = HVN_DEF_SAMPLE_US,
+	.steal_ms = HVN_DEF_STEAL_MS,
+	.steal_threshold_us = HVN_DEF_STEAL_THRESHOLD_US,
 };
 
 /* Derived from hvn_dcfg; read racily by the hot path (word-sized fields). */

@@ -53,6 +53,11 @@ else
 	fail "tools/build (-Wall -Wextra -Werror, and ASan/UBSan)"
 fi
 
+step "the BPF source on this host (live, ASan/UBSan)"
+if [ -x build/tools-asan/hvnoise ]; then
+	collect "$out/bpf.log" tests/tools/bpf.sh build/tools-asan/hvnoise "$out/bpf"
+fi
+
 step "metrics: hvnoise report --prom, and hvnoise exporter scraped over loopback (ASan/UBSan)"
 if [ -x build/tools-asan/hvnoise ]; then
 	collect "$out/prom.log" tests/tools/prom.py build/tools-asan/hvnoise "$out/prom"
@@ -178,7 +183,7 @@ if [ -n "$k61" ] && [ -f build/kbuild-6.1/kmod/hvnoise.ko ] &&
 	tests/vm/detectors.py "/boot/vmlinuz-$kver" "$out/detect-initrd.gz" "$out" "$out/hog" \
 		>"$out/detectors.log" 2>&1
 	grep -E "^(PASS|FAIL): " "$out/detectors.log" | tee -a "$results"
-	grep -E "^(BASELINE|QUIET|STORM|MIGRATE|  |PAUSE|HOG|JOB)" "$out/detectors.log"
+	grep -E "^(BASELINE|QUIET|STORM|MIGRATE|BPF-VS|  |PAUSE|HOG|JOB)" "$out/detectors.log"
 
 	step "hvnoise record's file from the detector VM, against trace-cmd report"
 	collect "$out/vmfile.log" tests/tools/vmfile.py "$out/vm-disk.img" \
@@ -248,7 +253,7 @@ fi
 
 step "stress on the 6.12 debug kernel (KASAN, lockdep, kmemleak), short form; make stress runs 500 cycles"
 if [ -n "$kernel612" ] && [ -f build/kbuild-6.12/kmod/hvnoise.ko ] && [ -x "$out/dread" ]; then
-	collect "$out/stress.log" tests/vm/stress.sh 10 "$out" "$kernel612" \
+	collect "$out/stress.log" tests/vm/stress.sh 6 "$out" "$kernel612" \
 		build/kbuild-6.12/kmod/hvnoise.ko "$out/dread"
 	grep "^  host" "$out/stress.log"
 else

@@ -8,7 +8,11 @@
 #ifndef HVN_TYPES_H
 #define HVN_TYPES_H
 
-#ifdef __KERNEL__
+#if defined(__VMLINUX_H__)
+/* The BPF collector: types from vmlinux.h, the library compiled in. */
+#define BITS_PER_LONG	64
+#define HVN_LIB		static
+#elif defined(__KERNEL__)
 #include <linux/types.h>
 #include <linux/errno.h>
 #include <linux/kernel.h>
@@ -33,6 +37,14 @@ typedef int32_t s32;
 #ifndef BITS_PER_LONG
 #define BITS_PER_LONG	(CHAR_BIT * (int)sizeof(long))
 #endif
+#endif
+
+/*
+ * How the shared detector functions link: static where compiled into a
+ * BPF object, which cannot call out of it.
+ */
+#ifndef HVN_LIB
+#define HVN_LIB
 #endif
 
 #define HVN_BITS_TO_LONGS(n)	(((n) + BITS_PER_LONG - 1) / BITS_PER_LONG)

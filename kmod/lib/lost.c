@@ -2,7 +2,7 @@
 /* Lost time accounting; see lost.h. */
 #include "lost.h"
 
-void hvn_ivl_add(struct hvn_ivl_ring *r, u64 start, u64 end)
+HVN_LIB void hvn_ivl_add(struct hvn_ivl_ring *r, u64 start, u64 end)
 {
 	u32 i = r->head++ & (HVN_IVL_RING - 1);
 
@@ -10,13 +10,13 @@ void hvn_ivl_add(struct hvn_ivl_ring *r, u64 start, u64 end)
 	r->end[i] = end;
 }
 
-void hvn_ivl_enter(struct hvn_ivl_ring *r, u64 now)
+HVN_LIB void hvn_ivl_enter(struct hvn_ivl_ring *r, u64 now)
 {
 	if (!r->depth++)
 		r->open_start = now;
 }
 
-void hvn_ivl_exit(struct hvn_ivl_ring *r, u64 now)
+HVN_LIB void hvn_ivl_exit(struct hvn_ivl_ring *r, u64 now)
 {
 	/* An exit without its entry (probes attached mid-interrupt). */
 	if (!r->depth)
@@ -25,7 +25,7 @@ void hvn_ivl_exit(struct hvn_ivl_ring *r, u64 now)
 		hvn_ivl_add(r, r->open_start, now);
 }
 
-u64 hvn_ivl_covered(const struct hvn_ivl_ring *r, u64 from, u64 to)
+HVN_LIB u64 hvn_ivl_covered(const struct hvn_ivl_ring *r, u64 from, u64 to)
 {
 	u32 n = r->head < HVN_IVL_RING ? r->head : HVN_IVL_RING;
 	u64 sum = 0;
@@ -44,7 +44,7 @@ u64 hvn_ivl_covered(const struct hvn_ivl_ring *r, u64 from, u64 to)
 	return sum > to - from ? to - from : sum;
 }
 
-bool hvn_lost_check(struct hvn_lost_cpu *lc, const struct hvn_ivl_ring *r,
+HVN_LIB bool hvn_lost_check(struct hvn_lost_cpu *lc, const struct hvn_ivl_ring *r,
 		    const struct hvn_lost_cfg *c, u64 now, u64 batch,
 		    u64 lateness, u64 steal_ns, struct hvn_lost_report *rep)
 {

@@ -25,17 +25,17 @@ struct hvn_ivl_ring {
 };
 
 /* Interrupt-context entry and exit at @now; only the outermost counts. */
-void hvn_ivl_enter(struct hvn_ivl_ring *r, u64 now);
-void hvn_ivl_exit(struct hvn_ivl_ring *r, u64 now);
+HVN_LIB void hvn_ivl_enter(struct hvn_ivl_ring *r, u64 now);
+HVN_LIB void hvn_ivl_exit(struct hvn_ivl_ring *r, u64 now);
 /* A finished interval of known length (an NMI: end and duration). */
-void hvn_ivl_add(struct hvn_ivl_ring *r, u64 start, u64 end);
+HVN_LIB void hvn_ivl_add(struct hvn_ivl_ring *r, u64 start, u64 end);
 
 /*
  * Time in [from, to] covered by finished intervals.  Intervals older than
  * the ring are forgotten: the result is then a lower bound, and the caller
  * reports the gap as unexplained.
  */
-u64 hvn_ivl_covered(const struct hvn_ivl_ring *r, u64 from, u64 to);
+HVN_LIB u64 hvn_ivl_covered(const struct hvn_ivl_ring *r, u64 from, u64 to);
 
 struct hvn_lost_cfg {
 	u64 threshold_ns;	/* report when lateness - explained >= this */
@@ -60,7 +60,7 @@ struct hvn_lost_cpu {
  * of a batch, the earliest expiry, is reported.  Returns true and fills
  * @rep if the time lost reaches the threshold.
  */
-bool hvn_lost_check(struct hvn_lost_cpu *lc, const struct hvn_ivl_ring *r,
+HVN_LIB bool hvn_lost_check(struct hvn_lost_cpu *lc, const struct hvn_ivl_ring *r,
 		    const struct hvn_lost_cfg *c, u64 now, u64 batch,
 		    u64 lateness, u64 steal_ns, struct hvn_lost_report *rep);
 

@@ -2,7 +2,7 @@
 /* Steal-time reading and episodes; see steal.h. */
 #include "steal.h"
 
-bool hvn_steal_area_read(const struct hvn_steal_area_ops *ops, const void *area,
+HVN_LIB bool hvn_steal_area_read(const struct hvn_steal_area_ops *ops, const void *area,
 			 unsigned int max_tries, u64 *steal)
 {
 	unsigned int i;
@@ -23,7 +23,7 @@ bool hvn_steal_area_read(const struct hvn_steal_area_ops *ops, const void *area,
 	return false;
 }
 
-bool hvn_steal_sample(struct hvn_steal_cpu *sc, u64 now, u64 steal,
+HVN_LIB bool hvn_steal_sample(struct hvn_steal_cpu *sc, u64 now, u64 steal,
 		      u64 threshold_ns, struct hvn_steal_report *rep)
 {
 	u64 delta;

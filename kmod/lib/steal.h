@@ -24,7 +24,7 @@ struct hvn_steal_area_ops {
  * the version odd while it writes and bumps it again after.  Retries at
  * most @max_tries times; returns false if the host kept writing.
  */
-bool hvn_steal_area_read(const struct hvn_steal_area_ops *ops, const void *area,
+HVN_LIB bool hvn_steal_area_read(const struct hvn_steal_area_ops *ops, const void *area,
 			 unsigned int max_tries, u64 *steal);
 
 struct hvn_steal_cpu {
@@ -44,7 +44,7 @@ struct hvn_steal_report {
  * the steal since the last sample reaches @threshold_ns.  A counter that
  * went backwards (host reset, CPU replugged) re-primes instead.
  */
-bool hvn_steal_sample(struct hvn_steal_cpu *sc, u64 now, u64 steal,
+HVN_LIB bool hvn_steal_sample(struct hvn_steal_cpu *sc, u64 now, u64 steal,
 		      u64 threshold_ns, struct hvn_steal_report *rep);
 
 #endif /* HVN_STEAL_H */

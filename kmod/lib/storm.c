@@ -4,7 +4,7 @@
 
 #define NSEC_PER_SEC_ULL	1000000000ULL
 
-u32 hvn_storm_threshold(u64 rate_per_s, u64 window_ns)
+HVN_LIB u32 hvn_storm_threshold(u64 rate_per_s, u64 window_ns)
 {
 	/* ceil(rate * window / 1 s) without overflow for sane inputs */
 	u64 t = (rate_per_s * window_ns + NSEC_PER_SEC_ULL - 1) / NSEC_PER_SEC_ULL;
@@ -47,7 +47,7 @@ static bool close_window(struct hvn_storm *s, const struct hvn_storm_cfg *c,
 	return false;
 }
 
-unsigned int hvn_storm_irq(struct hvn_storm *s, const struct hvn_storm_cfg *c,
+HVN_LIB unsigned int hvn_storm_irq(struct hvn_storm *s, const struct hvn_storm_cfg *c,
 			   u64 now, struct hvn_storm_report *ended)
 {
 	unsigned int ret = 0;
@@ -77,7 +77,7 @@ unsigned int hvn_storm_irq(struct hvn_storm *s, const struct hvn_storm_cfg *c,
 	return ret;
 }
 
-bool hvn_storm_expire(struct hvn_storm *s, const struct hvn_storm_cfg *c,
+HVN_LIB bool hvn_storm_expire(struct hvn_storm *s, const struct hvn_storm_cfg *c,
 		      u64 now, bool force, struct hvn_storm_report *ended)
 {
 	if (!s->active)

@@ -43,7 +43,7 @@ struct hvn_storm_report {
  * one).  Returns HVN_STORM_* flags; both may be set when one storm ended
  * and the next began at once.
  */
-unsigned int hvn_storm_irq(struct hvn_storm *s, const struct hvn_storm_cfg *c,
+HVN_LIB unsigned int hvn_storm_irq(struct hvn_storm *s, const struct hvn_storm_cfg *c,
 			   u64 now, struct hvn_storm_report *ended);
 
 /*
@@ -51,10 +51,10 @@ unsigned int hvn_storm_irq(struct hvn_storm *s, const struct hvn_storm_cfg *c,
  * (the source went quiet), or unconditionally with @force (CPU going
  * offline, unload).  Returns true and fills @ended if a storm ended.
  */
-bool hvn_storm_expire(struct hvn_storm *s, const struct hvn_storm_cfg *c,
+HVN_LIB bool hvn_storm_expire(struct hvn_storm *s, const struct hvn_storm_cfg *c,
 		      u64 now, bool force, struct hvn_storm_report *ended);
 
 /* Interrupts per window for a rate per second; at least 1. */
-u32 hvn_storm_threshold(u64 rate_per_s, u64 window_ns);
+HVN_LIB u32 hvn_storm_threshold(u64 rate_per_s, u64 window_ns);
 
 #endif /* HVN_STORM_H */

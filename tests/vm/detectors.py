@@ -108,6 +108,38 @@ def clusters(evs):
     return out
 
 
+def bpf_lost_events(console, phase):
+    """The BPF source's lost events inside the guest's window of @phase."""
+    win = dict(re.findall(rf"HVN-PHASE {phase} (start|end) ([0-9.]+)", console))
+    m = re.search(r"HVN-BPFLOST\n(.*?)HVN-END-BPFLOST", console, re.S)
+    if not m or len(win) != 2:
+        return None
+    lo, hi = float(win["start"]) * 1e9, float(win["end"]) * 1e9
+    evs = []
+    for line in m.group(1).splitlines():
+        f = dict(re.findall(r"(\w+)=(-?\d+)", line))
+        if line.startswith("LOST") and "cpu" in f and lo <= int(f["start"]) <= hi:
+            evs.append({k: int(v) for k, v in f.items()})
+    return evs
+
+
+def versus(phase, mod, bpf):
+    """BPF against the module, injection by injection: same count, the
+    durations per CPU within 10%."""
+    cm, cb = clusters(mod), clusters(bpf)
+    ok = len(cm) == len(cb)
+    rows = []
+    for a, b in zip(cm, cb):
+        da = {e["cpu"]: e["duration"] for e in a}
+        db = {e["cpu"]: e["duration"] for e in b}
+        same = set(da) == set(db) and all(abs(db[c] - da[c]) <= 0.1 * da[c] for c in da)
+        ok &= same
+        rows.append(", ".join(f"cpu{c} {da[c] / 1e6:.2f}/{db.get(c, 0) / 1e6:.2f}" for c in sorted(da)))
+    print(f"  {phase} lost ms, module/BPF: " + "; ".join(rows))
+    check(ok, f"BPF source, {phase}: the module's lost events, count {len(cb)}/{len(cm)}, "
+              f"durations within 10%")
+
+
 def judge(phase, injected_ms, cpus, evs):
     """Match clusters of lost events to injections, in order."""
     cl = clusters(evs)
@@ -167,13 +199,18 @@ def main():
     proc.wait()
     console = open(log, errors="replace").read()
     for line in console.splitlines():
-        if line.startswith(("PASS: ", "FAIL: ", "BASELINE", "QUIET", "STORM", "MIGRATE", "irq=")):
+        if line.startswith(("PASS: ", "FAIL: ", "BASELINE", "QUIET", "STORM", "MIGRATE", "irq=",
+                            "BPF-VS-MODULE")):
             print(line)
     for phase, cpus in (("PAUSE", [0, 1]), ("HOG", [1])):
         evs, seen = lost_events(console, phase)
         if not check(seen and phase in injected, f"{phase}: injection ran and results came back"):
             continue
         judge(phase, injected[phase], cpus, evs)
+        bevs = bpf_lost_events(console, phase)
+        if check(bevs is not None, f"BPF source, {phase}: its lost events came back"):
+            judge("BPF " + phase, injected[phase], cpus, bevs)
+            versus(phase, evs, bevs)
     check("HVNOISE-VM-DONE" in console, "completed")
 
 

@@ -80,6 +80,32 @@ $HVN record -e hvnoise -e irq:irq_handler_entry -o /tmp/rec.dat >/tmp/rec.log 2>
 recpid=$!
 sleep 3
 
+# The BPF source records the same noise beside the module, with the
+# module's tunables of the moment: its detections must be the module's.
+bpf_start() {	# bpf_start FILE STORM_RATE
+	$HVN record --source bpf --cpus 0-$((ncpu - 1)) --devices $NIC,$BLK \
+		--param storm_rate=$2 --param storm_window_ms=100 \
+		--param lost_threshold_us=$TEST_LOST_US --param sample_us=1000 \
+		-o $1 >$1.log 2>&1 &
+	bpfpid=$!
+	# Loaded once it says it is recording (the verifier is slow in TCG).
+	for _ in $(seq 1 120); do
+		grep -q "recording" $1.log && break
+		sleep 0.5
+	done
+	grep -q "recording" $1.log
+	check $? "hvnoise record --source bpf started beside the module ($1)"
+}
+bpf_stop() {
+	kill -INT $bpfpid
+	wait $bpfpid
+	check $? "hvnoise record --source bpf wrote $1"
+	cat $1.log
+	trace-cmd report -i $1 >$1.txt 2>&1
+}
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+bpf_start /tmp/bpf1.dat 500
+
 # --- Interrupt storm from O_DIRECT reads on the disk, pinned to CPU 1 -----
 irq=$(irq_of virtio1-req.1)
 cpu=$(cat /proc/irq/$irq/effective_affinity_list)
@@ -98,6 +124,9 @@ grep " irq_storm: " $T/trace | head -5
 check $? "disk storm named: IRQ $irq (virtio1-req.1) on CPU $cpu"
 [ "$delta" -gt 0 ] && [ $((counted * 100)) -ge $((delta * 95)) ] && [ $((counted * 100)) -le $((delta * 105)) ]
 check $? "disk storm count $counted within 5% of /proc/interrupts delta $delta"
+grep " irq_storm: .*cpu=$cpu source=irq irq=$irq " $T/trace >/tmp/mod-storm-disk.txt
+disk_irq=$irq
+disk_cpu=$cpu
 
 # --- Interrupt storm from raw frames into the NIC -----------------------
 irq=$(irq_of virtio0-input.0)
@@ -115,6 +144,41 @@ grep -q " irq_storm: .*cpu=$cpu source=irq irq=$irq name=virtio0-input.0 " $T/tr
 check $? "NIC storm named: IRQ $irq (virtio0-input.0) on CPU $cpu"
 [ "$delta" -gt 0 ] && [ $((counted * 100)) -ge $((delta * 95)) ] && [ $((counted * 100)) -le $((delta * 105)) ]
 check $? "NIC storm count $counted within 5% of /proc/interrupts delta $delta"
+grep " irq_storm: .*cpu=$cpu source=irq irq=$irq " $T/trace >/tmp/mod-storm-nic.txt
+
+# The BPF source's storms against the module's: same episodes, same
+# interrupts, durations within 10%.
+bpf_stop /tmp/bpf1.dat
+for w in disk:$disk_irq:$disk_cpu nic:$irq:$cpu; do
+	name=${w%%:*}
+	i=$(echo $w | cut -d: -f2)
+	c=$(echo $w | cut -d: -f3)
+	grep " irq_storm: .*cpu=$c source=irq irq=$i " /tmp/bpf1.dat.txt >/tmp/bpf-storm-$name.txt
+	sum() { sed -n "s/.* $2=\([0-9]*\).*/\1/p" $1 | awk '{ s += $1 } END { print s + 0 }'; }
+	mn=$(grep -c . /tmp/mod-storm-$name.txt)
+	bn=$(grep -c . /tmp/bpf-storm-$name.txt)
+	mc=$(sum /tmp/mod-storm-$name.txt count)
+	bc=$(sum /tmp/bpf-storm-$name.txt count)
+	md=$(sum /tmp/mod-storm-$name.txt duration)
+	bd=$(sum /tmp/bpf-storm-$name.txt duration)
+	echo "BPF-VS-MODULE storm $name irq=$i cpu=$c episodes module=$mn bpf=$bn irqs module=$mc bpf=$bc duration_ns module=$md bpf=$bd"
+	[ "$mn" -ge 1 ] && [ "$mn" = "$bn" ] &&
+		[ $((bc * 100)) -ge $((mc * 95)) ] && [ $((bc * 100)) -le $((mc * 105)) ] &&
+		[ $((bd * 10)) -ge $((md * 9)) ] && [ $((bd * 10)) -le $((md * 11)) ]
+	check $? "BPF source: $name storm as the module saw it ($bn/$mn episodes, $bc/$mc IRQs, durations within 10%)"
+done
+# The formats the tool writes for BPF files are the module's own.
+trace-cmd dump --events -i /tmp/bpf1.dat >/tmp/bpf1-events.txt 2>&1
+bad=""
+for ev in watch steal lost irq_storm_begin irq_storm irq_migrate; do
+	awk -v n="name: $ev" '$0 == n { on = 1 } on && !/^ID:/ { print } on && /^print fmt/ { exit }' \
+		/tmp/bpf1-events.txt >/tmp/fmt-bpf
+	grep -v "^ID:" $T/events/hvnoise/$ev/format >/tmp/fmt-mod
+	cmp -s /tmp/fmt-bpf /tmp/fmt-mod || { bad="$bad $ev"; diff /tmp/fmt-mod /tmp/fmt-bpf | head -8; }
+done
+[ -z "$bad" ]
+check $? "the tool's formats for BPF-recorded events equal the module's format files (differ:${bad:- none})"
+bpf_start /tmp/bpf2.dat 20000
 
 # --- IRQ migration -------------------------------------------------------
 echo 20000 >$P/storm_rate
@@ -136,6 +200,7 @@ for step in 1 2 3; do
 	/lib/hvnoise/rawsend "$peer" 200 1000 >/dev/null
 	sleep 2
 	got=$(grep " irq_migrate: irq=$irq " $T/trace)
+	echo "$got" >>/tmp/mod-mig.txt
 	echo "MIGRATE irq=$irq injected from=$from to=$to detected: $(echo "$got" | sed 's/.*irq_migrate: //')"
 	moves=$((moves + 1))
 	[ "$(echo "$got" | grep -c .)" = 1 ] && echo "$got" | grep -q "from_cpu=$from to_cpu=$to " && ok=$((ok + 1))
@@ -147,12 +212,28 @@ check $? "one irq_migrate per move with the right CPUs ($ok of $moves)"
 echo 500 >$P/storm_rate
 for phase in PAUSE HOG; do
 	echo >$T/trace
+	echo "HVN-PHASE $phase start $(uptime_s)"
 	echo "HVN-INJECT-$phase"
 	sleep 14
+	echo "HVN-PHASE $phase end $(uptime_s)"
 	echo "HVN-RESULTS-$phase"
 	grep " lost: " $T/trace | sed 's/.* lost: /LOST /'
 	echo "HVN-END-$phase"
 done
+bpf_stop /tmp/bpf2.dat
+# (trace-cmd pads after the event name, the kernel's text does not)
+m=$(grep -c "irq_migrate: *irq=" /tmp/mod-mig.txt)
+b=$(grep -c "irq_migrate: *irq=" /tmp/bpf2.dat.txt)
+sed -n 's/.*irq_migrate: *\(irq=[0-9]* \).* \(from_cpu=[0-9]* to_cpu=[0-9]*\).*/\1\2/p' /tmp/mod-mig.txt >/tmp/mig-mod
+sed -n 's/.*irq_migrate: *\(irq=[0-9]* \).* \(from_cpu=[0-9]* to_cpu=[0-9]*\).*/\1\2/p' /tmp/bpf2.dat.txt >/tmp/mig-bpf
+echo "BPF-VS-MODULE migrations module=$m bpf=$b"
+cat /tmp/mig-bpf
+[ "$m" -ge 1 ] && cmp -s /tmp/mig-mod /tmp/mig-bpf
+check $? "BPF source: the same IRQ moves as the module ($b/$m, same IRQ and CPUs)"
+# The host judges these against the injections, as the module's.
+echo "HVN-BPFLOST"
+grep " lost: " /tmp/bpf2.dat.txt | sed 's/.* lost: */LOST /'
+echo "HVN-END-BPFLOST"
 
 # --- An NCCL-like job under noise, recorded into the same file -------------------
 # Apart from the detector checks above, which it would disturb: a disk storm

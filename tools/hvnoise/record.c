@@ -19,11 +19,13 @@
 
 #include <tracefs/tracefs.h>
 
+#include "ringbuf.h"
 #include "session.h"
 #include "tracedat.h"
 
 #define POLL_MS		200
 #define CLOCK_EVERY_NS	5000000000ull
+#define BPF_FLUSH_NS	1000000000ull
 
 static volatile sig_atomic_t stop_sig;
 
@@ -34,14 +36,20 @@ static void on_signal(int sig)
 
 static const char usage[] =
 "usage: hvnoise record [-o FILE] [-d SECONDS] [--cpus LIST] [--devices BDF,...]\n"
+"                      [--source module|bpf|kernel] [--param NAME=VALUE]...\n"
 "                      [-e SYS[:EVENT]]... [-b KB] [-- CMD [ARGS...]]\n"
 "  -o, --output FILE    trace.dat to write (default trace.dat)\n"
 "  -d, --duration SEC   stop after SEC seconds (default: CMD exits or Ctrl-C)\n"
-"      --cpus LIST      set hvnoise.ko's cpus= first (e.g. 0-3,8)\n"
-"      --devices LIST   set hvnoise.ko's devices= first (PCI addresses)\n"
+"      --cpus LIST      CPUs to watch (e.g. 0-3,8): hvnoise.ko's cpus=\n"
+"      --devices LIST   GPUs/NICs to watch (PCI addresses, auto, none)\n"
+"      --source SRC     where the hvnoise events come from: module\n"
+"                       (hvnoise.ko), bpf, or kernel (irq events only);\n"
+"                       default: the module if loaded, else bpf if possible\n"
+"      --param N=V      a detector tunable (storm_rate, lost_threshold_us,\n"
+"                       ...; the module's parameter names)\n"
 "  -e, --event SPEC     record SYS:EVENT or a whole SYS, repeatable\n"
-"                       (default: hvnoise, or irq:irq_handler_entry without\n"
-"                       the module)\n"
+"                       (default: hvnoise, or irq:irq_handler_entry with\n"
+"                       neither the module nor BPF)\n"
 "  -b, --buffer KB      ring buffer per CPU (default: the kernel's)\n"
 "      --recover        assemble FILE from the pieces a killed or failed\n"
 "                       recording left (FILE.cpu*.hvnoise-tmp)\n"
@@ -64,7 +72,68 @@ struct cpu_out {
 	char *path;
 	int fd;
 	uint64_t pages;
+	/* The BPF source's records, in pages of their own until the end. */
+	char *bpath;
+	int bfd;
+	struct hvn_rb_out bout;
 };
+
+struct bpf_out {
+	struct cpu_out *co;
+	int ncpus;
+};
+
+static int bpf_flush(void *ctx, const uint8_t *page)
+{
+	struct cpu_out *co = ctx;
+	ssize_t n = write(co->bfd, page, co->bout.page_size);
+
+	if (n != (ssize_t)co->bout.page_size) {
+		hvn_err("writing %s: %s; recording stopped", co->bpath,
+			strerror(errno ? errno : ENOSPC));
+		return -1;
+	}
+	return 0;
+}
+
+static int bpf_rec(void *ctx, int cpu, uint64_t ts, const void *rec,
+		   uint32_t len)
+{
+	struct bpf_out *bo = ctx;
+
+	if (cpu < 0 || cpu >= bo->ncpus)
+		cpu = 0;
+	return hvn_rb_out_add(&bo->co[cpu].bout, ts, rec, len);
+}
+
+/* Fold CPU @c's BPF pages into its tracefs pages, in time order. */
+static int merge_bpf(const char *out, int c, uint32_t page_size)
+{
+	char *a = NULL, *b = NULL, *m = NULL;
+	int ret = -1;
+
+	if (asprintf(&a, "%s.cpu%d.hvnoise-tmp", out, c) < 0 ||
+	    asprintf(&b, "%s.bpf%d.hvnoise-tmp", out, c) < 0 ||
+	    asprintf(&m, "%s.merge%d.hvnoise-tmp", out, c) < 0)
+		goto done;
+	if (access(b, F_OK)) {
+		ret = 0;
+		goto done;
+	}
+	if (hvn_rb_merge(access(a, F_OK) ? NULL : a, b, m, page_size,
+			 sizeof(long)) || rename(m, a)) {
+		hvn_err("cannot merge %s into %s: %s", b, a, strerror(errno));
+		unlink(m);
+		goto done;
+	}
+	unlink(b);
+	ret = 0;
+done:
+	free(a);
+	free(b);
+	free(m);
+	return ret;
+}
 
 /*
  * Pages from every CPU's buffer into its file.  A failure stops the
@@ -103,12 +172,15 @@ static int drain(struct hvn_session *s, struct cpu_out *co, void *page)
  * rewritten with every clock pair, so it is never older than 5 s.
  */
 static void write_recovery(const char *out, const struct hvn_session *s,
-			   const char *uname_str, FILE *meta, const char *mbuf)
+			   const char *uname_str, FILE *meta, char **mbufp)
 {
 	char path[4096], tmp[4200];
+	const char *mbuf;
 	FILE *f;
 
+	/* The memstream's buffer is only current after the flush. */
 	fflush(meta);
+	mbuf = *mbufp;
 	snprintf(path, sizeof(path), "%s.hvnoise-recover", out);
 	snprintf(tmp, sizeof(tmp), "%s.new", path);
 	f = fopen(tmp, "w");
@@ -173,6 +245,12 @@ static int recover(const char *out)
 	tm.clock = "[mono]";
 	tm.meta = m + 6;
 	tm.ncpus = ncpus;
+	tm.hvnoise_formats = strstr(m + 6, "\nsource bpf\n") != NULL;
+	for (int c = 0; tm.hvnoise_formats && c < ncpus; c++)
+		if (merge_bpf(out, c, page_size)) {
+			ret = HVN_EXIT_FAIL;
+			goto done;
+		}
 	if (hvn_tdat_write(out, tdir, systems, nsys, &tm, files, page_size)) {
 		hvn_err("cannot recover %s (the pieces are kept; if hvnoise.ko was unloaded, load it again for its event formats)",
 			out);
@@ -217,10 +295,7 @@ int cmd_record(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "duration", required_argument, NULL, 'd' },
-		{ "cpus", required_argument, NULL, 'C' },
-		{ "devices", required_argument, NULL, 'D' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "buffer", required_argument, NULL, 'b' },
+		HVN_SESSION_LONGOPTS,
 		{ "recover", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -232,11 +307,12 @@ int cmd_record(int argc, char **argv)
 	double duration = 0;
 	struct hvn_session s;
 	struct cpu_out *co = NULL;
+	struct bpf_out bo;
 	struct tdat_meta_buf { char *buf; size_t len; } mb = { 0 };
 	struct hvn_tdat_meta m = { 0 };
 	struct utsname u;
 	char uname_str[512], **files = NULL, *clock = NULL;
-	uint64_t start, last_clock, pages = 0;
+	uint64_t start, last_clock, last_flush, pages = 0;
 	FILE *meta;
 	void *page = NULL;
 	pid_t child = 0;
@@ -280,10 +356,12 @@ int cmd_record(int argc, char **argv)
 
 	if (do_recover) {
 		free(o.events);
+	free(o.params);
 		return recover(out);
 	}
 	ret = hvn_session_start(&s, &o);
 	free(o.events);
+	free(o.params);
 	if (ret)
 		return ret;
 
@@ -293,7 +371,14 @@ int cmd_record(int argc, char **argv)
 		 u.nodename, u.release, u.version, u.machine);
 	fprintf(meta, "hvnoise-record %s\nhost %s\nkernel %s\n", HVN_VERSION,
 		u.nodename, u.release);
-	if (s.module) {
+	fprintf(meta, "source %s\nsource-why %s\n",
+		hvn_source_names[s.source], s.source_why);
+	if (s.bpf) {
+		fprintf(meta, "watched %s\ndevices %s\nbpf-steal %s\n",
+			hvn_bpf_watched(s.bpf),
+			o.devices ? o.devices : o.cpus ? "none" : "auto",
+			hvn_bpf_steal_method(s.bpf));
+	} else if (s.source == HVN_SRC_MODULE) {
 		char *w = hvn_module_param("watched");
 		char *d = hvn_module_param("devices");
 
@@ -323,7 +408,24 @@ int cmd_record(int argc, char **argv)
 			goto out;
 		}
 		files[c] = co[c].path;
+		co[c].bfd = -1;
+		if (!s.bpf)
+			continue;
+		if (asprintf(&co[c].bpath, "%s.bpf%d.hvnoise-tmp", out, c) < 0 ||
+		    hvn_rb_out_init(&co[c].bout, s.page_size, sizeof(long),
+				    bpf_flush, &co[c]))
+			return HVN_EXIT_FAIL;
+		co[c].bfd = open(co[c].bpath,
+				 O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (co[c].bfd < 0) {
+			hvn_err("cannot create %s: %s", co[c].bpath,
+				strerror(errno));
+			ret = HVN_EXIT_FAIL;
+			goto out;
+		}
 	}
+	bo.co = co;
+	bo.ncpus = s.ncpus;
 
 	{
 		struct sigaction sa = { .sa_handler = on_signal };
@@ -342,8 +444,8 @@ int cmd_record(int argc, char **argv)
 			goto out;
 		}
 	}
-	start = last_clock = hvn_now(CLOCK_MONOTONIC);
-	write_recovery(out, &s, uname_str, meta, mb.buf);
+	start = last_clock = last_flush = hvn_now(CLOCK_MONOTONIC);
+	write_recovery(out, &s, uname_str, meta, &mb.buf);
 	fprintf(stderr, "hvnoise record: recording %s into %s%s\n", s.name,
 		out, duration || child ? "" : " (Ctrl-C stops)");
 
@@ -351,12 +453,24 @@ int cmd_record(int argc, char **argv)
 		uint64_t now;
 
 		failed = drain(&s, co, page);
+		if (!failed && s.bpf && hvn_bpf_poll(s.bpf, bpf_rec, &bo) < 0)
+			failed = -1;
 		if (failed)
 			break;
 		now = hvn_now(CLOCK_MONOTONIC);
+		/* What the BPF source gave is on disk within a second, for
+		 * --recover after a kill; only CPUs with records pay a page. */
+		if (s.bpf && now - last_flush >= BPF_FLUSH_NS) {
+			for (int c = 0; c < s.ncpus && !failed; c++)
+				if (hvn_rb_out_flush(&co[c].bout))
+					failed = -1;
+			last_flush = now;
+			if (failed)
+				break;
+		}
 		if (now - last_clock >= CLOCK_EVERY_NS) {
 			clock_pair(meta);
-			write_recovery(out, &s, uname_str, meta, mb.buf);
+			write_recovery(out, &s, uname_str, meta, &mb.buf);
 			last_clock = now;
 		}
 		if (duration && now - start >= duration * 1e9)
@@ -370,6 +484,25 @@ int cmd_record(int argc, char **argv)
 	hvn_session_stop(&s);
 	if (!failed)
 		failed = drain(&s, co, page);
+	if (s.bpf) {
+		if (!failed && hvn_bpf_finish(s.bpf, bpf_rec, &bo) < 0)
+			failed = -1;
+		for (int c = 0; c < s.ncpus; c++)
+			if (!failed && hvn_rb_out_flush(&co[c].bout))
+				failed = -1;
+		if (hvn_bpf_dropped(s.bpf))
+			hvn_warn("the BPF ring buffer overflowed: %llu hvnoise records lost",
+				 (unsigned long long)hvn_bpf_dropped(s.bpf));
+		fprintf(meta, "bpf-dropped %llu\n",
+			(unsigned long long)hvn_bpf_dropped(s.bpf));
+		for (int c = 0; c < s.ncpus; c++) {
+			close(co[c].bfd);
+			co[c].bfd = -1;
+			pages += co[c].bout.pages;
+			if (merge_bpf(out, c, s.page_size))
+				failed = -1;
+		}
+	}
 	clock_pair(meta);
 	if (child) {
 		kill(child, SIGTERM);
@@ -388,10 +521,11 @@ int cmd_record(int argc, char **argv)
 	m.clock = clock;
 	m.meta = mb.buf;
 	m.ncpus = s.ncpus;
+	m.hvnoise_formats = s.bpf != NULL;
 	if (hvn_tdat_write(out, s.tdir, s.systems, s.nsystems, &m, files,
 			   s.page_size)) {
 		/* Keep the pieces: --recover assembles them later. */
-		write_recovery(out, &s, uname_str, meta ? meta : stderr, mb.buf);
+		write_recovery(out, &s, uname_str, meta ? meta : stderr, &mb.buf);
 		keep = true;
 		hvn_err("%s not written; what was recorded is kept in %s.cpu*.hvnoise-tmp: free space, then run hvnoise record --recover -o %s",
 			out, out, out);
@@ -418,9 +552,15 @@ out:
 	for (int c = 0; co && c < s.ncpus; c++) {
 		if (co[c].fd > 0)
 			close(co[c].fd);
+		if (co[c].bfd > 0)
+			close(co[c].bfd);
 		if (co[c].path && !keep)
 			unlink(co[c].path);
+		if (co[c].bpath && !keep)
+			unlink(co[c].bpath);
 		free(co[c].path);
+		free(co[c].bpath);
+		hvn_rb_out_free(&co[c].bout);
 	}
 	if (!keep) {
 		char rp[4096];

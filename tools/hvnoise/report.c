@@ -48,6 +48,7 @@ const char *hvn_ep_kind(unsigned int k) { return NAME_OF(ep_kind, k); }
 struct context {
 	char host[128], kernel[128], recorder[64], clock[32];
 	char watched[256], devices[256];
+	char source[16];		/* module, bpf, kernel; "" if unknown */
 	uint64_t overrun, dropped;
 	char overrun_cpus[256];
 	uint64_t start;			/* recording start, mono ns */
@@ -115,6 +116,11 @@ static void parse_meta(struct hvn_analysis *an, struct context *cx,
 		} else if (!strncmp(line, "watched ", 8)) {
 			snprintf(cx->watched, sizeof(cx->watched), "%s",
 				 line + 8);
+		} else if (!strncmp(line, "source ", 7)) {
+			snprintf(cx->source, sizeof(cx->source), "%s", line + 7);
+		} else if (!strncmp(line, "bpf-dropped ", 12)) {
+			/* Records the BPF ring buffer had no room for. */
+			cx->dropped += strtoull(line + 12, NULL, 10);
 		} else if (!strncmp(line, "devices ", 8)) {
 			snprintf(cx->devices, sizeof(cx->devices), "%s",
 				 line + 8);
@@ -324,6 +330,11 @@ static void print_text(const struct hvn_tdat *t, const struct hvn_rb *rb,
 		       cx->watched[0] ? cx->watched : "(see below)",
 		       cx->devices[0] ? ", devices " : "",
 		       cx->devices[0] ? cx->devices : "");
+	if (cx->source[0])
+		printf("  detector events from %s\n",
+		       !strcmp(cx->source, "bpf") ? "the BPF collector" :
+		       !strcmp(cx->source, "module") ? "hvnoise.ko" :
+		       "nowhere (the kernel's irq events only)");
 	if (!cx->overrun && !cx->dropped && !rb->missed_pages)
 		printf("  overruns: none\n");
 	else
@@ -488,6 +499,11 @@ static void print_json(const struct hvn_tdat *t, const struct hvn_rb *rb,
 	json_str(cx->clock);
 	printf(",\"recorded_by\":");
 	json_str(cx->recorder);
+	printf(",\"source\":");
+	if (cx->source[0])
+		json_str(cx->source);
+	else
+		printf("null");
 	printf(",\"complete\":%s,", t->stopped[0] ? "false" : "true");
 	if (t->stopped[0]) {
 		printf("\"stopped\":");

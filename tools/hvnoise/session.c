@@ -11,7 +11,10 @@
 #include <tracefs/tracefs.h>
 #include <traceevent/event-parse.h>
 
+#include "formats.h"
 #include "session.h"
+
+const char *const hvn_source_names[] = { "module", "bpf", "kernel" };
 
 static struct hvn_session *live;
 
@@ -128,6 +131,27 @@ int hvn_session_opt(struct hvn_session_opts *o, int opt, const char *arg)
 		o->events = ev;
 		o->events[o->nevents++] = (char *)arg;
 		return 1;
+	case 'S':
+		if (strcmp(arg, "module") && strcmp(arg, "bpf") &&
+		    strcmp(arg, "kernel") && strcmp(arg, "auto")) {
+			hvn_err("--source %s: want module, bpf, kernel or auto",
+				arg);
+			return -1;
+		}
+		o->source = strcmp(arg, "auto") ? arg : NULL;
+		return 1;
+	case 'P':
+		if (!strchr(arg, '=') || hvn_bpf_cfg_param(&o->bpf, arg)) {
+			if (!strchr(arg, '='))
+				hvn_err("--param %s: not NAME=VALUE", arg);
+			return -1;
+		}
+		ev = realloc(o->params, (o->nparams + 1) * sizeof(*ev));
+		if (!ev)
+			return -1;
+		o->params = ev;
+		o->params[o->nparams++] = (char *)arg;
+		return 1;
 	case 'b':
 		o->buffer_kb = strtol(arg, &end, 10);
 		if (*end || o->buffer_kb <= 0) {
@@ -135,6 +159,75 @@ int hvn_session_opt(struct hvn_session_opts *o, int opt, const char *arg)
 			return -1;
 		}
 		return 1;
+	}
+	return 0;
+}
+
+enum hvn_source hvn_source_auto(char *why, size_t len)
+{
+	char bwhy[200];
+
+	if (hvn_module_loaded()) {
+		snprintf(why, len, "hvnoise.ko is loaded");
+		return HVN_SRC_MODULE;
+	}
+	if (hvn_bpf_usable(bwhy, sizeof(bwhy))) {
+		snprintf(why, len, "hvnoise.ko is not loaded; BPF with BTF is available");
+		return HVN_SRC_BPF;
+	}
+	snprintf(why, len, "hvnoise.ko is not loaded and BPF cannot be used: %s",
+		 bwhy);
+	return HVN_SRC_KERNEL;
+}
+
+/* Whether -e @spec names the hvnoise events, which BPF then provides. */
+static bool is_hvnoise(const char *spec)
+{
+	return !strncmp(spec, "hvnoise", 7) && (!spec[7] || spec[7] == ':');
+}
+
+static int choose_source(struct hvn_session *s, const struct hvn_session_opts *o)
+{
+	bool want = !o->nevents;
+	char why[200];
+
+	for (int i = 0; i < o->nevents; i++)
+		want |= is_hvnoise(o->events[i]);
+	if (!o->source && !want && !s->module) {
+		/* Only kernel events asked for: no detectors needed. */
+		s->source = HVN_SRC_KERNEL;
+		snprintf(s->source_why, sizeof(s->source_why),
+			 "only kernel events were asked for");
+	} else if (!o->source) {
+		s->source = hvn_source_auto(s->source_why, sizeof(s->source_why));
+		if (s->source == HVN_SRC_KERNEL)
+			hvn_warn("%s; recording the kernel's irq events only (no steal, lost time, storms or migrations)",
+				 s->source_why);
+	} else if (!strcmp(o->source, "module")) {
+		if (!s->module) {
+			hvn_err("--source module: hvnoise.ko is not loaded: insmod hvnoise.ko first");
+			return HVN_EXIT_NOMODULE;
+		}
+		s->source = HVN_SRC_MODULE;
+		snprintf(s->source_why, sizeof(s->source_why), "--source module");
+	} else if (!strcmp(o->source, "bpf")) {
+		if (!hvn_bpf_usable(why, sizeof(why))) {
+			hvn_err("--source bpf: %s", why);
+			return HVN_EXIT_FAIL;
+		}
+		s->source = HVN_SRC_BPF;
+		snprintf(s->source_why, sizeof(s->source_why), "--source bpf");
+	} else {
+		s->source = HVN_SRC_KERNEL;
+		snprintf(s->source_why, sizeof(s->source_why), "--source kernel");
+	}
+	if (o->nparams && s->source == HVN_SRC_KERNEL) {
+		hvn_err("--param tunes the detectors of hvnoise.ko or BPF; the kernel source has none");
+		return HVN_EXIT_USAGE;
+	}
+	if ((o->cpus || o->devices) && s->source == HVN_SRC_KERNEL) {
+		hvn_err("--cpus and --devices choose what the detectors watch; without hvnoise.ko or BPF there are none (insmod hvnoise.ko, or --source bpf)");
+		return HVN_EXIT_NOMODULE;
 	}
 	return 0;
 }
@@ -149,31 +242,42 @@ int hvn_session_start(struct hvn_session *s, const struct hvn_session_opts *o)
 		return ret;
 	s->tdir = tracefs_tracing_dir();
 	s->module = hvn_module_loaded();
-	if ((o->cpus || o->devices) && !s->module) {
-		hvn_err("--cpus and --devices configure hvnoise.ko, which is not loaded: insmod hvnoise.ko first");
-		return HVN_EXIT_NOMODULE;
-	}
-	if (o->cpus && (ret = set_param("cpus", o->cpus)))
+	ret = choose_source(s, o);
+	if (ret)
 		return ret;
-	if (o->devices && (ret = set_param("devices", o->devices)))
-		return ret;
+	if (s->source == HVN_SRC_MODULE) {
+		char *w;
 
-	if (s->module) {
-		char *w = hvn_module_param("watched");
+		if (o->cpus && (ret = set_param("cpus", o->cpus)))
+			return ret;
+		if (o->devices && (ret = set_param("devices", o->devices)))
+			return ret;
+		for (int i = 0; i < o->nparams; i++) {
+			char *nv = strdup(o->params[i]), *eq = strchr(nv, '=');
 
+			*eq = 0;
+			ret = set_param(nv, eq + 1);
+			free(nv);
+			if (ret)
+				return ret;
+		}
+		w = hvn_module_param("watched");
 		if (w && *w && !hvn_parse_cpulist(w, s->filter_cpus,
 						  HVN_MAX_CPUS))
 			s->have_filter = true;
 		free(w);
-	} else if (o->cpus) {
-		s->have_filter = true;
-	}
-	if (!s->module && o->cpus &&
-	    hvn_parse_cpulist(o->cpus, s->filter_cpus, HVN_MAX_CPUS)) {
-		hvn_err("--cpus %s: not a CPU list", o->cpus);
-		return HVN_EXIT_USAGE;
-	}
+	} else if (s->source == HVN_SRC_BPF) {
+		struct hvn_bpf_cfg c = o->bpf;
 
+		c.cpus = o->cpus;
+		c.devices = o->devices;
+		ret = hvn_bpf_start(&s->bpf, &c);
+		if (ret)
+			return ret;
+		if (!hvn_parse_cpulist(hvn_bpf_watched(s->bpf), s->filter_cpus,
+				       HVN_MAX_CPUS))
+			s->have_filter = true;
+	}
 	snprintf(s->name, sizeof(s->name), "%s-%d", o->prefix, getpid());
 	s->inst = tracefs_instance_create(s->name);
 	if (!s->inst) {
@@ -195,10 +299,15 @@ int hvn_session_start(struct hvn_session *s, const struct hvn_session_opts *o)
 		return HVN_EXIT_FAIL;
 	}
 	if (o->nevents) {
-		for (int i = 0; i < o->nevents; i++)
+		for (int i = 0; i < o->nevents; i++) {
+			if (s->bpf && is_hvnoise(o->events[i]))
+				continue;	/* BPF records them all */
 			if ((ret = enable(s, o->events[i])))
 				return ret;
-	} else if (s->module) {
+		}
+	} else if (s->bpf) {
+		ret = 0;
+	} else if (s->source == HVN_SRC_MODULE) {
 		ret = enable(s, "hvnoise");
 	} else {
 		ret = enable(s, "irq:irq_handler_entry");
@@ -227,7 +336,7 @@ int hvn_session_start(struct hvn_session *s, const struct hvn_session_opts *o)
 		return HVN_EXIT_FAIL;
 	}
 	/* The module re-emits its watched set into every enabled buffer. */
-	if (s->module && tracefs_event_file_exists(s->inst, "hvnoise",
+	if (s->source == HVN_SRC_MODULE && tracefs_event_file_exists(s->inst, "hvnoise",
 						    "watch", "enable"))
 		hvn_write_str("/sys/module/hvnoise/parameters/emit", "1");
 	return 0;
@@ -308,11 +417,21 @@ struct tep_handle *hvn_session_tep(struct hvn_session *s)
 	for (int i = 0; i < s->nsystems; i++)
 		parse_system(tep, s->tdir, s->systems[i]);
 	parse_system(tep, s->tdir, "ftrace");
+	for (int ev = 0; s->bpf && ev < HVN_NR_EVENTS; ev++) {
+		size_t len;
+		char *f = hvn_fmt_event(ev, s->tdir, &len);
+
+		if (f)
+			tep_parse_event(tep, f, len, "hvnoise");
+		free(f);
+	}
 	return tep;
 }
 
 void hvn_session_end(struct hvn_session *s)
 {
+	hvn_bpf_free(s->bpf);
+	s->bpf = NULL;
 	if (s->tcpu) {
 		for (int c = 0; c < s->ncpus; c++)
 			if (s->tcpu[c])

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "hvnoise.h"
+#include "bpf_source.h"
 
 struct tracefs_instance;
 struct tracefs_cpu;
@@ -23,7 +24,15 @@ struct hvn_session_opts {
 	const char *cpus;		/* module cpus= to set, or NULL */
 	const char *devices;		/* module devices= to set, or NULL */
 	int buffer_kb;			/* per CPU, 0: kernel default */
+	const char *source;		/* "module", "bpf", "kernel", NULL: auto */
+	struct hvn_bpf_cfg bpf;		/* --param, for the BPF source */
+	char **params;			/* --param NAME=VALUE, as given */
+	int nparams;
 };
+
+/* Where the detector events come from. */
+enum hvn_source { HVN_SRC_MODULE, HVN_SRC_BPF, HVN_SRC_KERNEL };
+extern const char *const hvn_source_names[];
 
 struct hvn_session {
 	struct tracefs_instance *inst;
@@ -39,13 +48,25 @@ struct hvn_session {
 	uint8_t filter_cpus[HVN_MAX_CPUS];
 	bool have_filter;
 	bool module;
+	enum hvn_source source;
+	char source_why[256];		/* why this source was chosen */
+	struct hvn_bpf *bpf;		/* the BPF source, when chosen */
 };
 
 /* 0 or an HVN_EXIT_* code, with the reason printed. */
 int hvn_session_check_access(void);
-/* The options record and top share (-e, --cpus, --devices, -b): 1 taken,
- * 0 not one of them, -1 a bad value (printed). */
+/* The options record and top share (-e, --cpus, --devices, -b, --source,
+ * --param): 1 taken, 0 not one of them, -1 a bad value (printed). */
 int hvn_session_opt(struct hvn_session_opts *o, int opt, const char *arg);
+#define HVN_SESSION_LONGOPTS					\
+	{ "cpus", required_argument, NULL, 'C' },		\
+	{ "devices", required_argument, NULL, 'D' },		\
+	{ "event", required_argument, NULL, 'e' },		\
+	{ "buffer", required_argument, NULL, 'b' },		\
+	{ "source", required_argument, NULL, 'S' },		\
+	{ "param", required_argument, NULL, 'P' }
+/* Which source "auto" picks here, and why (for status). */
+enum hvn_source hvn_source_auto(char *why, size_t len);
 int hvn_session_start(struct hvn_session *s,
 		      const struct hvn_session_opts *o);
 /* One page of @cpu into @page (page_size bytes): 1, 0 if none, -1. */

@@ -12,6 +12,7 @@
 #include <tracefs/tracefs.h>
 
 #include "hvnoise.h"
+#include "session.h"
 
 static const char *const params[] = {
 	"devices", "cpus", "local_cpus", "resolve_ms", "storm_rate",
@@ -26,9 +27,11 @@ static const char *const events[] = {
 
 static const char usage[] =
 "usage: hvnoise status\n"
-"  whether hvnoise.ko is loaded, what it watches, its parameters, whether\n"
-"  tracefs is usable, and the fix for whatever is missing.\n"
-"  Exit: 0 ready, 4 module not loaded, 1 tracefs unusable.\n";
+"  whether hvnoise.ko is loaded, what it watches, its parameters, which\n"
+"  source record and top would use and why, whether tracefs is usable, and\n"
+"  the fix for whatever is missing.\n"
+"  Exit: 0 ready (module or BPF), 4 neither the module nor BPF, 1 tracefs\n"
+"  unusable.\n";
 
 /* hvnoise instances whose recorder is gone (killed with SIGKILL). */
 static void stale_instances(const char *tdir)
@@ -83,10 +86,20 @@ int cmd_status(int argc, char **argv)
 		       v ? (int)strcspn(v, "\n") : 0, v ? v : "");
 		free(v);
 	} else {
-		printf("module     hvnoise is not loaded\n"
-		       "           fix: insmod hvnoise.ko [cpus=LIST] [devices=BDF,...]"
-		       " (see hvnoise(8)); without it, record and top use the kernel's irq events\n");
-		ret = HVN_EXIT_NOMODULE;
+		printf("module     hvnoise is not loaded\n");
+	}
+	{
+		char why[256];
+		enum hvn_source src = hvn_source_auto(why, sizeof(why));
+
+		printf("source     %s: %s", hvn_source_names[src], why);
+		if (src == HVN_SRC_BPF)
+			printf(" (steal read through %s)", hvn_bpf_steal_probe());
+		printf("\n");
+		if (src == HVN_SRC_KERNEL) {
+			printf("           fix: insmod hvnoise.ko [cpus=LIST] [devices=BDF,...] (see hvnoise(8)), or make BPF usable; until then record and top see the kernel's irq events only\n");
+			ret = HVN_EXIT_NOMODULE;
+		}
 	}
 
 	tdir = tracefs_tracing_dir();

@@ -39,10 +39,10 @@ static void restore_tty(void)
 
 static const char usage[] =
 "usage: hvnoise top [-i SECONDS] [-n COUNT] [--cpus LIST] [--devices LIST]\n"
-"                   [-e SYS[:EVENT]]... [-b KB]\n"
+"                   [--source SRC] [--param N=V]... [-e SYS[:EVENT]]... [-b KB]\n"
 "  -i, --interval SEC   refresh period (default 1)\n"
 "  -n, --count N        quit after N refreshes\n"
-"      --cpus, --devices, -e, -b   as in hvnoise record\n"
+"      --cpus, --devices, --source, --param, -e, -b   as in hvnoise record\n"
 "  q or Ctrl-C quits\n";
 
 struct both {
@@ -108,15 +108,22 @@ static void draw(const struct hvn_session *s, struct both *b, double ivl,
 	fflush(stdout);
 }
 
+/* The BPF source's records go where the pages' events go. */
+static int bpf_feed(void *ctx, int cpu, uint64_t ts, const void *rec,
+		    uint32_t len)
+{
+	struct hvn_rb *rb = ctx;
+
+	rb->event(rb->ctx, cpu, ts, rec, len);
+	return 0;
+}
+
 int cmd_top(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "interval", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'n' },
-		{ "cpus", required_argument, NULL, 'C' },
-		{ "devices", required_argument, NULL, 'D' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "buffer", required_argument, NULL, 'b' },
+		HVN_SESSION_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -164,6 +171,7 @@ int cmd_top(int argc, char **argv)
 	}
 	ret = hvn_session_start(&s, &o);
 	free(o.events);
+	free(o.params);
 	if (ret)
 		return ret;
 	tep = hvn_session_tep(&s);
@@ -225,6 +233,8 @@ int cmd_top(int argc, char **argv)
 		for (int c = 0; c < s.ncpus; c++)
 			while (hvn_session_read(&s, c, page) > 0)
 				hvn_rb_page(&rb, c, page);
+		if (s.bpf)
+			hvn_bpf_poll(s.bpf, bpf_feed, &rb);
 		hvn_an_finish(&b.cur);
 		hvn_an_finish(&b.tot);
 		draw(&s, &b, ivl, hvn_now(CLOCK_MONOTONIC) - start,

@@ -7,6 +7,7 @@
 #ifndef HVNOISE_TRACEDAT_H
 #define HVNOISE_TRACEDAT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ringbuf.h"
@@ -66,6 +67,8 @@ struct hvn_tdat_meta {
 	const char *meta;		/* HVN_OPTION_META text */
 	char **cpustat;			/* per CPU, may be NULL entries */
 	int ncpus;
+	bool hvnoise_formats;		/* add the hvnoise system from
+					 * formats.h (the BPF source's) */
 };
 
 /* Assembles a version 6 file at @path from the tracefs formats of the

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "hvnoise.h"
+#include "formats.h"
 #include "tracedat.h"
 
 struct out {
@@ -90,6 +91,27 @@ static int put_system(struct out *o, const char *tdir, const char *sys,
 	return ret;
 }
 
+/* The hvnoise system as the BPF source writes it (formats.c). */
+static int put_formats(struct out *o, const char *tdir)
+{
+	put(o, "hvnoise", 8);
+	put32(o, HVN_NR_EVENTS);
+	for (int ev = 0; ev < HVN_NR_EVENTS; ev++) {
+		size_t len;
+		char *f = hvn_fmt_event(ev, tdir, &len);
+
+		if (!f) {
+			hvn_err("cannot make the format of hvnoise:%s",
+				hvn_fmt_name(ev));
+			return -1;
+		}
+		put64(o, len);
+		put(o, f, len);
+		free(f);
+	}
+	return 0;
+}
+
 static void put_option(struct out *o, uint16_t id, const char *s)
 {
 	if (!s)
@@ -161,10 +183,12 @@ int hvn_tdat_write(const char *path, const char *tdir, char *const *systems,
 		goto out;
 	if (put_system(&o, tdir, "ftrace", false))
 		goto out;
-	put32(&o, nsystems);
+	put32(&o, nsystems + m->hvnoise_formats);
 	for (int i = 0; i < nsystems; i++)
 		if (put_system(&o, tdir, systems[i], true))
 			goto out;
+	if (m->hvnoise_formats && put_formats(&o, tdir))
+		goto out;
 	put32(&o, 0);				/* kallsyms: not needed */
 	snprintf(p, sizeof(p), "%s/printk_formats", tdir);
 	if (put_file(&o, p, 32))

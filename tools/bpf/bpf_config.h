@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Limits and map values the BPF collector (hvnoise.bpf.c) and the tool
+ * (tools/hvnoise/bpf_source.c) share.
+ */
+#ifndef HVNOISE_BPF_CONFIG_H
+#define HVNOISE_BPF_CONFIG_H
+
+#include "lost.h"
+#include "storm.h"
+
+#define HVN_BPF_MAX_CPUS	256	/* CPUs the collector can watch */
+#define HVN_BPF_MAX_IRQS	1024	/* watched device IRQs */
+#define HVN_BPF_RINGBUF_BYTES	(4 << 20)
+
+/* A watched device IRQ: where it was last seen. */
+struct hvn_bpf_irq {
+	int cpu;			/* -1: not yet known */
+	unsigned int dev;		/* HVN_PCI_PACK() address */
+	char name[HVN_IRQ_NAME_LEN];
+};
+
+/* Storm and lost-time state of one watched CPU (a per-CPU map value). */
+#define HVN_BPF_STORM_SLOTS	16	/* device IRQs tracked at once */
+#define HVN_BPF_NR_VEC		4	/* timer, resched, callfunc, callfunc1 */
+
+struct hvn_bpf_slot {
+	int irq;			/* -1: free */
+	char name[HVN_IRQ_NAME_LEN];
+	struct hvn_storm st;
+};
+
+struct hvn_bpf_pcpu {
+	unsigned int nactive;		/* storms under way on this CPU */
+	struct hvn_ivl_ring ivl;	/* irq/softirq/vector intervals */
+	struct hvn_ivl_ring nmi;	/* NMI intervals */
+	struct hvn_lost_cpu lost;
+	u64 steal_snap;			/* steal counter at the last timer */
+	bool primed;			/* slots initialised */
+	struct hvn_storm all;
+	struct hvn_storm vec[HVN_BPF_NR_VEC];
+	struct hvn_bpf_slot slot[HVN_BPF_STORM_SLOTS];
+};
+
+#endif

@@ -1,0 +1,534 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hvnoise's detectors as BPF programs, for hosts where hvnoise.ko cannot be
+ * loaded.  The same detection code as the module (kmod/lib/storm.c,
+ * lost.c, steal.c are compiled in), the same thresholds and the same
+ * event records (include/hvnoise/event_layout.h), sent through a BPF ring
+ * buffer; the hvnoise tool writes them into trace.dat as hvnoise events.
+ *
+ * Differences from the module, all documented in Documentation/bpf.rst:
+ * times come from bpf_ktime_get_ns() (CLOCK_MONOTONIC) instead of
+ * local_clock(); probes cannot mask interrupts, so an interrupt probe may
+ * nest inside a softirq probe's update of the same per-CPU state (it can
+ * misplace one interval, never read outside the state); steal is sampled
+ * from a perf cpu-clock event on a housekeeping CPU.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+
+#include "hvnoise/event_layout.h"
+#include "lib/storm.c"
+#include "lib/lost.c"
+#include "lib/steal.c"
+#include "bpf_config.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* Set by the tool before loading. */
+const volatile u32 nr_cpus = 1;
+const volatile bool have_vector_update;
+struct hvn_storm_cfg storm_cfg = { .window_ns = 100000000, .threshold = 2000 };
+struct hvn_storm_cfg storm_all_cfg = { .window_ns = 100000000, .threshold = 10000 };
+struct hvn_lost_cfg lost_cfg = { .threshold_ns = 1000000 };
+u64 steal_threshold_ns = 1000000;
+
+/* Written by the tool at any time (the watched set); read by the probes. */
+u8 watched[HVN_BPF_MAX_CPUS];
+
+/* Counted, never silent. */
+u64 dropped;		/* records the ring buffer had no room for */
+u64 untracked;		/* IRQs with no free storm slot */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct hvn_bpf_pcpu);
+} pcpu_map SEC(".maps");
+
+/* Steal sampling state, per watched CPU, touched by the sampler only. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, HVN_BPF_MAX_CPUS);
+	__type(key, u32);
+	__type(value, struct hvn_steal_cpu);
+} steal_map SEC(".maps");
+
+/* Watched device IRQs: their last known CPU (filled by the tool). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, HVN_BPF_MAX_IRQS);
+	__type(key, s32);
+	__type(value, struct hvn_bpf_irq);
+} irq_map SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, HVN_BPF_RINGBUF_BYTES);
+} events SEC(".maps");
+
+extern struct kernel_cpustat kernel_cpustat __ksym;
+extern struct kvm_steal_time steal_time __ksym __weak;
+
+/* What a storm counter counts; the name as the module truncates it. */
+struct who {
+	int irq;
+	u8 src;
+	char name[HVN_IRQ_NAME_LEN];
+};
+
+static const struct who all_who = { -1, HVN_SRC_ALL, "all" };
+static const struct who vec_who[HVN_BPF_NR_VEC] = {
+	{ -1, HVN_SRC_TIMER, "local_timer" },
+	{ -1, HVN_SRC_RESCHED, "reschedule" },
+	{ -1, HVN_SRC_CALLFUNC, "call_function" },
+	{ -1, HVN_SRC_CALLFUNC1, "call_function_s" },
+};
+
+static __always_inline bool is_watched(u32 cpu)
+{
+	return cpu < HVN_BPF_MAX_CPUS && watched[cpu];
+}
+
+/* This CPU's state, reset the first time the CPU is seen watched. */
+static __always_inline struct hvn_bpf_pcpu *this_pcpu(void)
+{
+	u32 zero = 0, i;
+	struct hvn_bpf_pcpu *p = bpf_map_lookup_elem(&pcpu_map, &zero);
+
+	if (!p || p->primed)
+		return p;
+	for (i = 0; i < HVN_BPF_STORM_SLOTS; i++)
+		p->slot[i].irq = -1;
+	p->primed = true;
+	return p;
+}
+
+static struct hvn_bpf_msg *msg_new(u32 cpu, u32 event)
+{
+	struct hvn_bpf_msg *m = bpf_ringbuf_reserve(&events, sizeof(*m), 0);
+
+	if (!m) {
+		__sync_fetch_and_add(&dropped, 1);
+		return NULL;
+	}
+	__builtin_memset(m, 0, sizeof(*m));
+	m->ts = bpf_ktime_get_ns();
+	m->cpu = cpu;
+	m->event = event;
+	m->rec.common.pid = (u32)bpf_get_current_pid_tgid();
+	return m;
+}
+
+/*
+ * Steal, three ways.  Where the kernel resolves data symbols (kallsyms with
+ * its variables, as Debian's kernels have), the per-CPU counters are read
+ * through BTF: the KVM steal-time area when the guest has one, else
+ * kcpustat.  Elsewhere steal_sum[] holds the counter: added up by a kprobe
+ * on account_steal_time() (what kcpustat would say), or, on kernels
+ * without kprobes, written by the tool from /proc/stat.  The tool loads
+ * the programs of one way.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, HVN_BPF_MAX_CPUS);
+	__type(key, u32);
+	__type(value, u64);
+} steal_sum SEC(".maps");	/* [cpu], written by that CPU only */
+
+SEC("kprobe/account_steal_time")
+int BPF_KPROBE(acct_steal, u64 cputime)
+{
+	u32 cpu = bpf_get_smp_processor_id();
+	u64 *v = bpf_map_lookup_elem(&steal_sum, &cpu);
+
+	if (v)
+		*v += cputime;
+	return 0;
+}
+
+static __always_inline u64 read_steal(u32 cpu, u8 *src, bool ksyms)
+{
+	struct kernel_cpustat *kc;
+	struct kvm_steal_time *st;
+	u32 v1, v2, i, key = cpu;
+	u64 s, *acc;
+
+	*src = HVN_STEAL_KCPUSTAT;
+	if (!ksyms) {
+		acc = bpf_map_lookup_elem(&steal_sum, &key);
+		return acc ? *acc : 0;
+	}
+	if (bpf_core_type_exists(struct kvm_steal_time) && &steal_time) {
+		st = bpf_per_cpu_ptr(&steal_time, cpu);
+		/* The hypervisor bumps version around an update (odd: busy). */
+		for (i = 0; st && i < 4; i++) {
+			v1 = st->version;
+			s = st->steal;
+			v2 = st->version;
+			if (v1 == v2 && !(v1 & 1) && v1) {
+				*src = HVN_STEAL_KVM;
+				return s;
+			}
+		}
+	}
+	kc = bpf_per_cpu_ptr(&kernel_cpustat, cpu);
+	return kc ? kc->cpustat[CPUTIME_STEAL] : 0;
+}
+
+/* --- storms ------------------------------------------------------------ */
+
+static void emit_storm_end(u32 cpu, const struct who *w,
+			   const struct hvn_storm_report *rep)
+{
+	struct hvn_bpf_msg *m = msg_new(cpu, HVN_EV_irq_storm);
+
+	if (!m)
+		return;
+	m->rec.irq_storm.cpu = cpu;
+	m->rec.irq_storm.source = w->src;
+	m->rec.irq_storm.irq = w->irq;
+	m->rec.irq_storm.start = rep->start;
+	m->rec.irq_storm.duration = rep->duration;
+	m->rec.irq_storm.count = rep->count;
+	m->rec.irq_storm.peak_rate = rep->peak_rate;
+	__builtin_memcpy(m->rec.irq_storm.name, w->name, HVN_IRQ_NAME_LEN);
+	bpf_ringbuf_submit(m, 0);
+}
+
+static void storm_count(struct hvn_bpf_pcpu *p, struct hvn_storm *st,
+			const struct hvn_storm_cfg *c, const struct who *w,
+			u64 now)
+{
+	u32 cpu = bpf_get_smp_processor_id();
+	struct hvn_storm_report rep;
+	struct hvn_bpf_msg *m;
+	unsigned int f;
+
+	f = hvn_storm_irq(st, c, now, &rep);
+	if (f & HVN_STORM_END) {
+		p->nactive--;
+		emit_storm_end(cpu, w, &rep);
+	}
+	if (!(f & HVN_STORM_BEGIN))
+		return;
+	p->nactive++;
+	m = msg_new(cpu, HVN_EV_irq_storm_begin);
+	if (!m)
+		return;
+	m->rec.irq_storm_begin.cpu = cpu;
+	m->rec.irq_storm_begin.source = w->src;
+	m->rec.irq_storm_begin.irq = w->irq;
+	m->rec.irq_storm_begin.threshold = c->threshold;
+	m->rec.irq_storm_begin.start = st->start;
+	__builtin_memcpy(m->rec.irq_storm_begin.name, w->name, HVN_IRQ_NAME_LEN);
+	bpf_ringbuf_submit(m, 0);
+}
+
+/* End storms whose windows are over. */
+static void storm_expire(struct hvn_bpf_pcpu *p, u32 cpu, u64 now)
+{
+	struct hvn_storm_report rep;
+	struct who w;
+	unsigned int i;
+
+	if (!p->nactive)
+		return;
+	if (hvn_storm_expire(&p->all, &storm_all_cfg, now, false, &rep)) {
+		p->nactive--;
+		emit_storm_end(cpu, &all_who, &rep);
+	}
+	for (i = 0; i < HVN_BPF_NR_VEC; i++)
+		if (hvn_storm_expire(&p->vec[i], &storm_cfg, now, false, &rep)) {
+			p->nactive--;
+			emit_storm_end(cpu, &vec_who[i], &rep);
+		}
+	for (i = 0; i < HVN_BPF_STORM_SLOTS; i++) {
+		struct hvn_bpf_slot *s = &p->slot[i];
+
+		if (hvn_storm_expire(&s->st, &storm_cfg, now, false, &rep)) {
+			p->nactive--;
+			w.irq = s->irq;
+			w.src = HVN_SRC_IRQ;
+			__builtin_memcpy(w.name, s->name, HVN_IRQ_NAME_LEN);
+			emit_storm_end(cpu, &w, &rep);
+		}
+	}
+}
+
+static void count_all(struct hvn_bpf_pcpu *p, u64 now, u32 cpu)
+{
+	storm_expire(p, cpu, now);
+	storm_count(p, &p->all, &storm_all_cfg, &all_who, now);
+}
+
+/* --- migrations ---------------------------------------------------------- */
+
+static void migrate_seen(int irq, u32 cpu, u8 how)
+{
+	struct hvn_bpf_irq *e = bpf_map_lookup_elem(&irq_map, &irq);
+	struct hvn_bpf_msg *m;
+	int old;
+
+	if (!e)
+		return;
+	/* Racing observers may both report one move: benign, and rare. */
+	old = e->cpu;
+	e->cpu = cpu;
+	if (old < 0 || old == (int)cpu)
+		return;
+	m = msg_new(cpu, HVN_EV_irq_migrate);
+	if (!m)
+		return;
+	m->rec.irq_migrate.irq = irq;
+	m->rec.irq_migrate.dev = e->dev;
+	m->rec.irq_migrate.from_cpu = old;
+	m->rec.irq_migrate.to_cpu = cpu;
+	m->rec.irq_migrate.how = how;
+	__builtin_memcpy(m->rec.irq_migrate.name, e->name, HVN_IRQ_NAME_LEN);
+	bpf_ringbuf_submit(m, 0);
+}
+
+/* --- probes -------------------------------------------------------------- */
+
+SEC("tp_btf/irq_handler_entry")
+int BPF_PROG(irq_entry, int irq, struct irqaction *action)
+{
+	u32 cpu = bpf_get_smp_processor_id();
+	struct hvn_bpf_slot *s;
+	struct hvn_bpf_pcpu *p;
+	struct who w;
+	u64 now;
+
+	if (!is_watched(cpu) || !(p = this_pcpu()))
+		return 0;
+	now = bpf_ktime_get_ns();
+	hvn_ivl_enter(&p->ivl, now);
+	count_all(p, now, cpu);
+	s = &p->slot[irq & (HVN_BPF_STORM_SLOTS - 1)];
+	if (s->irq != irq) {
+		if (s->st.active) {
+			__sync_fetch_and_add(&untracked, 1);
+			goto migrate;
+		}
+		__builtin_memset(&s->st, 0, sizeof(s->st));
+		s->irq = irq;
+		__builtin_memset(s->name, 0, sizeof(s->name));
+		bpf_probe_read_kernel_str(s->name, sizeof(s->name),
+					  BPF_CORE_READ(action, name));
+	}
+	w.irq = irq;
+	w.src = HVN_SRC_IRQ;
+	__builtin_memcpy(w.name, s->name, HVN_IRQ_NAME_LEN);
+	storm_count(p, &s->st, &storm_cfg, &w, now);
+migrate:
+	if (!have_vector_update)
+		migrate_seen(irq, cpu, HVN_MIG_HANDLED);
+	return 0;
+}
+
+static __always_inline void ivl_exit(void)
+{
+	u32 cpu = bpf_get_smp_processor_id();
+	struct hvn_bpf_pcpu *p;
+
+	if (is_watched(cpu) && (p = this_pcpu()))
+		hvn_ivl_exit(&p->ivl, bpf_ktime_get_ns());
+}
+
+static __always_inline void ivl_enter(void)
+{
+	u32 cpu = bpf_get_smp_processor_id();
+	struct hvn_bpf_pcpu *p;
+
+	if (is_watched(cpu) && (p = this_pcpu()))
+		hvn_ivl_enter(&p->ivl, bpf_ktime_get_ns());
+}
+
+SEC("tp_btf/irq_handler_exit")
+int BPF_PROG(irq_exit, int irq, struct irqaction *action, int ret)
+{
+	ivl_exit();
+	return 0;
+}
+
+SEC("tp_btf/softirq_entry")
+int BPF_PROG(softirq_entry, unsigned int vec)
+{
+	ivl_enter();
+	return 0;
+}
+
+SEC("tp_btf/softirq_exit")
+int BPF_PROG(softirq_exit, unsigned int vec)
+{
+	ivl_exit();
+	return 0;
+}
+
+SEC("tp_btf/nmi_handler")
+int BPF_PROG(nmi, void *handler, s64 delta_ns, int handled)
+{
+	u32 cpu = bpf_get_smp_processor_id();
+	struct hvn_bpf_pcpu *p;
+	u64 now;
+
+	if (!is_watched(cpu) || delta_ns <= 0 || !(p = this_pcpu()))
+		return 0;
+	now = bpf_ktime_get_ns();
+	hvn_ivl_add(&p->nmi, now - delta_ns, now);
+	return 0;
+}
+
+static __always_inline void vec_entry(int i)
+{
+	u32 cpu = bpf_get_smp_processor_id();
+	struct hvn_bpf_pcpu *p;
+	u64 now;
+
+	if (!is_watched(cpu) || !(p = this_pcpu()))
+		return;
+	now = bpf_ktime_get_ns();
+	hvn_ivl_enter(&p->ivl, now);
+	count_all(p, now, cpu);
+	storm_count(p, &p->vec[i], &storm_cfg, &vec_who[i], now);
+}
+
+SEC("tp_btf/local_timer_entry")
+int BPF_PROG(timer_entry, int vector) { vec_entry(0); return 0; }
+SEC("tp_btf/reschedule_entry")
+int BPF_PROG(resched_entry, int vector) { vec_entry(1); return 0; }
+SEC("tp_btf/call_function_entry")
+int BPF_PROG(callfunc_entry, int vector) { vec_entry(2); return 0; }
+SEC("tp_btf/call_function_single_entry")
+int BPF_PROG(callfunc1_entry, int vector) { vec_entry(3); return 0; }
+SEC("tp_btf/local_timer_exit")
+int BPF_PROG(timer_exit, int vector) { ivl_exit(); return 0; }
+SEC("tp_btf/reschedule_exit")
+int BPF_PROG(resched_exit, int vector) { ivl_exit(); return 0; }
+SEC("tp_btf/call_function_exit")
+int BPF_PROG(callfunc_exit, int vector) { ivl_exit(); return 0; }
+SEC("tp_btf/call_function_single_exit")
+int BPF_PROG(callfunc1_exit, int vector) { ivl_exit(); return 0; }
+
+SEC("tp_btf/vector_update")
+int BPF_PROG(vector_update, unsigned int irq, unsigned int vector,
+	     unsigned int cpu, unsigned int prev_vector, unsigned int prev_cpu)
+{
+	/* prev_vector 0: first activation, not a move. */
+	if (prev_vector && cpu != prev_cpu)
+		migrate_seen(irq, cpu, HVN_MIG_VECTOR);
+	return 0;
+}
+
+static __always_inline void hrtimer_expire(struct hrtimer *t, ktime_t *nowp,
+					   bool ksyms)
+{
+	u32 cpu = bpf_get_smp_processor_id();
+	struct hvn_lost_report rep;
+	struct hvn_bpf_msg *m;
+	s64 base_now = 0, late;
+	u64 now, steal, nmi_ns;
+	struct hvn_bpf_pcpu *p;
+	u8 src;
+
+	if (!is_watched(cpu) || BPF_CORE_READ(t, is_soft) || !(p = this_pcpu()))
+		return;
+	bpf_probe_read_kernel(&base_now, sizeof(base_now), nowp);
+	late = base_now - BPF_CORE_READ(t, node.expires);
+	steal = read_steal(cpu, &src, ksyms);
+	if (late >= (s64)lost_cfg.threshold_ns) {
+		now = bpf_ktime_get_ns();
+		if (hvn_lost_check(&p->lost, &p->ivl, &lost_cfg, now, base_now,
+				   late, steal - p->steal_snap, &rep)) {
+			/* NMIs are kept apart: they nest anywhere. */
+			nmi_ns = hvn_ivl_covered(&p->nmi, rep.start, now);
+			if (nmi_ns > rep.steal_ns + rep.unexplained_ns)
+				nmi_ns = rep.steal_ns + rep.unexplained_ns;
+			if (rep.unexplained_ns >= nmi_ns) {
+				rep.irq_ns += nmi_ns;
+				rep.unexplained_ns -= nmi_ns;
+			}
+			m = msg_new(cpu, HVN_EV_lost);
+			if (m) {
+				m->rec.lost.cpu = cpu;
+				m->rec.lost.start = rep.start;
+				m->rec.lost.duration = rep.duration;
+				m->rec.lost.irq_ns = rep.irq_ns;
+				m->rec.lost.steal_ns = rep.steal_ns;
+				m->rec.lost.unexplained_ns = rep.unexplained_ns;
+				bpf_ringbuf_submit(m, 0);
+			}
+		}
+	}
+	p->steal_snap = steal;
+}
+
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(hrtimer_ksyms, struct hrtimer *t, ktime_t *nowp)
+{
+	hrtimer_expire(t, nowp, true);
+	return 0;
+}
+
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(hrtimer_acct, struct hrtimer *t, ktime_t *nowp)
+{
+	hrtimer_expire(t, nowp, false);
+	return 0;
+}
+
+/*
+ * Steal sampling, from a perf cpu-clock event on one housekeeping CPU every
+ * steal_ms: the watched CPUs are not woken for it.
+ */
+static __always_inline void steal_sample(bool ksyms)
+{
+	struct hvn_steal_report rep;
+	struct hvn_steal_cpu *sc;
+	struct hvn_bpf_msg *m;
+	u32 cpu, key;
+	u64 v;
+	u8 src;
+
+	for (cpu = 0; cpu < HVN_BPF_MAX_CPUS; cpu++) {
+		if (cpu >= nr_cpus)
+			break;
+		if (!watched[cpu])
+			continue;
+		/* A copy: a key passed by address loses the loop's bound. */
+		key = cpu;
+		sc = bpf_map_lookup_elem(&steal_map, &key);
+		if (!sc)
+			continue;
+		v = read_steal(cpu, &src, ksyms);
+		if (!hvn_steal_sample(sc, bpf_ktime_get_ns(), v,
+				      steal_threshold_ns, &rep))
+			continue;
+		m = msg_new(cpu, HVN_EV_steal);
+		if (!m)
+			continue;
+		m->rec.steal.cpu = cpu;
+		m->rec.steal.source = src;
+		m->rec.steal.start = rep.start;
+		m->rec.steal.window = rep.window;
+		m->rec.steal.duration = rep.steal;
+		bpf_ringbuf_submit(m, 0);
+	}
+}
+
+SEC("perf_event")
+int steal_ksyms(void *ctx)
+{
+	steal_sample(true);
+	return 0;
+}
+
+SEC("perf_event")
+int steal_acct(void *ctx)
+{
+	steal_sample(false);
+	return 0;
+}

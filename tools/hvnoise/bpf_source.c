@@ -1,0 +1,935 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The BPF collector as an event source (see bpf_source.h).
+ *
+ * The watched set is resolved here from sysfs and /proc/irq with the same
+ * library code the module uses (kmod/lib/watchset.c, devlist.c): the CPUs
+ * of --cpus, and those the IRQs of the watched GPUs and NICs go to.  It is
+ * re-resolved every resolve_ms, which also finds IRQ moves the probes did
+ * not see (how=poll), as the module's poll does.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "hvnoise.h"
+#include "bpf_source.h"
+#include "formats.h"
+#include "cpulist.h"
+#include "devlist.h"
+#include "watchset.h"
+#include "bpf_config.h"
+#include "hvnoise.skel.h"
+
+#define DEF_RESOLVE_MS		1000
+
+/* How steal is read (see hvnoise.bpf.c). */
+enum { STEAL_KSYMS, STEAL_KPROBE, STEAL_PROCSTAT };
+#define MAX_AUTO		32
+
+struct hvn_bpf {
+	struct hvnoise_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link **links;
+	int nlinks;
+	int *perf_fds;
+	int nperf;
+	struct hvn_bpf_cfg cfg;
+	struct hvn_devlist devs;
+	unsigned long listed[HVN_BITS_TO_LONGS(HVN_BPF_MAX_CPUS)];
+	unsigned int ncpus;		/* possible CPUs */
+	struct hvn_watchset *ws;
+	u32 gen;
+	char watched[4096];
+	int steal;			/* STEAL_* */
+	bool ksyms;
+	bool emit_pending;		/* the watched set changed */
+	uint64_t next_resolve;
+	/* Where ring buffer records go during a poll. */
+	hvn_bpf_rec_fn fn;
+	void *ctx;
+	int err;
+	int delivered;
+};
+
+/* --- tunables ------------------------------------------------------------ */
+
+static const struct tunable {
+	const char *name;
+	size_t off;
+	unsigned int min, max, def;
+	bool zero_off;
+} tunables[] = {
+#define T(n, lo, hi, d, z) { #n, offsetof(struct hvn_bpf_cfg, n), lo, hi, d, z }
+	T(storm_rate, 1, 100000000, HVN_DEF_STORM_RATE, false),
+	T(storm_all_rate, 1, 100000000, HVN_DEF_STORM_ALL_RATE, false),
+	T(storm_window_ms, 1, 10000, HVN_DEF_STORM_WINDOW_MS, false),
+	T(lost_threshold_us, 10, 10000000, HVN_DEF_LOST_THRESHOLD_US, false),
+	T(sample_us, 100, 1000000, HVN_DEF_SAMPLE_US, true),
+	T(steal_ms, 10, 60000, HVN_DEF_STEAL_MS, true),
+	T(steal_threshold_us, 1, 10000000, HVN_DEF_STEAL_THRESHOLD_US, false),
+	T(resolve_ms, 100, 60000, DEF_RESOLVE_MS, true),
+#undef T
+};
+
+#define NTUNABLES (sizeof(tunables) / sizeof(*tunables))
+#define TVAL(c, t) ((unsigned int *)((char *)(c) + (t)->off))
+
+int hvn_bpf_cfg_param(struct hvn_bpf_cfg *c, const char *nv)
+{
+	const char *eq = strchr(nv, '=');
+	unsigned long v;
+	char *end;
+
+	for (size_t i = 0; eq && i < NTUNABLES; i++) {
+		const struct tunable *t = &tunables[i];
+
+		if (strlen(t->name) != (size_t)(eq - nv) ||
+		    strncmp(nv, t->name, eq - nv))
+			continue;
+		errno = 0;
+		v = strtoul(eq + 1, &end, 10);
+		if (errno || end == eq + 1 || *end ||
+		    ((v || !t->zero_off) && (v < t->min || v > t->max))) {
+			hvn_err("--param %s: want %s%u..%u", nv,
+				t->zero_off ? "0 (off) or " : "", t->min,
+				t->max);
+			return -1;
+		}
+		/* 0 means "default" in the struct: store off as UINT_MAX. */
+		*TVAL(c, t) = v ? (unsigned int)v : ~0u;
+		return 0;
+	}
+	hvn_err("--param %s: not NAME=VALUE with NAME one of storm_rate, storm_all_rate, storm_window_ms, lost_threshold_us, sample_us, steal_ms, steal_threshold_us, resolve_ms",
+		nv);
+	return -1;
+}
+
+static unsigned int tval(const struct hvn_bpf_cfg *c, const char *name)
+{
+	for (size_t i = 0; i < NTUNABLES; i++)
+		if (!strcmp(tunables[i].name, name)) {
+			unsigned int v = *TVAL(c, &tunables[i]);
+
+			return v == ~0u ? 0 : v ? v : tunables[i].def;
+		}
+	return 0;
+}
+
+/* --- can BPF run here ---------------------------------------------------- */
+
+static const char *btf_path(void)
+{
+	const char *p = getenv("HVNOISE_BTF");
+
+	return p && *p ? p : "/sys/kernel/btf/vmlinux";
+}
+
+bool hvn_bpf_usable(char *why, size_t len)
+{
+	char *lock;
+
+	if (access(btf_path(), R_OK)) {
+		if (getenv("HVNOISE_BTF"))
+			snprintf(why, len, "HVNOISE_BTF=%s: %s", btf_path(),
+				 strerror(errno));
+		else
+			snprintf(why, len,
+				 "the kernel has no BTF (%s: %s; it needs CONFIG_DEBUG_INFO_BTF, or a BTF file for this kernel in HVNOISE_BTF)",
+				 btf_path(), strerror(errno));
+		return false;
+	}
+	if (geteuid() != 0) {
+		snprintf(why, len,
+			 "loading BPF programs needs root (CAP_BPF and CAP_PERFMON)");
+		return false;
+	}
+	lock = hvn_read_file("/sys/kernel/security/lockdown", NULL);
+	if (lock && strstr(lock, "[confidentiality]")) {
+		snprintf(why, len,
+			 "kernel lockdown=confidentiality forbids BPF reading kernel memory");
+		free(lock);
+		return false;
+	}
+	free(lock);
+	return true;
+}
+
+/* --- the watched set, from sysfs ------------------------------------------- */
+
+static void ws_free(struct hvn_watchset *ws);
+
+static long read_long(const char *path, long dflt)
+{
+	char *s = hvn_read_file(path, NULL);
+	long v = dflt;
+
+	if (s)
+		v = strtol(s, NULL, 0);
+	free(s);
+	return v;
+}
+
+/* The action name of @irq: the directory /proc/irq/N/NAME. */
+static void irq_name(int irq, char *name)
+{
+	char dir[64];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/irq/%d", irq);
+	name[0] = 0;
+	d = opendir(dir);
+	while (d && (de = readdir(d))) {
+		if (de->d_type == DT_DIR && de->d_name[0] != '.') {
+			/* Truncated as the module's strscpy() does. */
+			size_t n = strnlen(de->d_name, HVN_IRQ_NAME_LEN - 1);
+
+			memcpy(name, de->d_name, n);
+			name[n] = 0;
+			break;
+		}
+	}
+	if (d)
+		closedir(d);
+}
+
+static int add_irq(struct hvn_watchset *ws, u32 dev, int irq,
+		   unsigned int *cap, bool need_action)
+{
+	unsigned long eff[HVN_BITS_TO_LONGS(HVN_BPF_MAX_CPUS)] = { 0 };
+	char path[96], name[HVN_IRQ_NAME_LEN], *s;
+	bool any = false;
+
+	irq_name(irq, name);
+	if (need_action && !name[0])
+		return 0;
+	snprintf(path, sizeof(path), "/proc/irq/%d/effective_affinity_list",
+		 irq);
+	s = hvn_read_file(path, NULL);
+	if (!s) {
+		snprintf(path, sizeof(path), "/proc/irq/%d/smp_affinity_list",
+			 irq);
+		s = hvn_read_file(path, NULL);
+	}
+	if (s) {
+		s[strcspn(s, "\n")] = 0;
+		if (hvn_cpulist_parse(s, eff, HVN_BPF_MAX_CPUS, NULL, 0))
+			memset(eff, 0, sizeof(eff));
+	}
+	free(s);
+	for (unsigned int c = 0; c <= HVN_BPF_MAX_CPUS; c++) {
+		bool last = c == HVN_BPF_MAX_CPUS;
+
+		if (!last && !hvn_bit_test(eff, c))
+			continue;
+		if (last && any)
+			break;
+		if (ws->nirq == *cap) {
+			struct hvn_wirq *n = realloc(ws->irq, 2 * *cap * sizeof(*n));
+
+			if (!n)
+				return -1;
+			ws->irq = n;
+			*cap *= 2;
+		}
+		ws->irq[ws->nirq++] = (struct hvn_wirq){
+			.dev = dev, .irq = irq, .cpu = last ? -1 : (s32)c,
+		};
+		memcpy(ws->irq[ws->nirq - 1].name, name, sizeof(name));
+		any = true;
+	}
+	return 1;
+}
+
+static int add_device(struct hvn_watchset *ws, u32 a, unsigned int *cap)
+{
+	struct hvn_wdev *d = &ws->dev[ws->ndev++];
+	char dir[128], path[192];
+	struct dirent *de;
+	DIR *m;
+	int n = 0, r;
+
+	snprintf(dir, sizeof(dir), "/sys/bus/pci/devices/%04x:%02x:%02x.%x",
+		 HVN_PCI_DOMAIN(a), HVN_PCI_BUS(a), HVN_PCI_SLOT(a),
+		 HVN_PCI_FUNC(a));
+	*d = (struct hvn_wdev){ .addr = a, .node = -1 };
+	if (access(dir, F_OK))
+		return 0;
+	d->present = true;
+	snprintf(path, sizeof(path), "%s/numa_node", dir);
+	d->node = read_long(path, -1);
+	snprintf(path, sizeof(path), "%s/msi_irqs", dir);
+	m = opendir(path);
+	while (m && (de = readdir(m))) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		r = add_irq(ws, a, atoi(de->d_name), cap, false);
+		if (r < 0) {
+			closedir(m);
+			return -1;
+		}
+		n += r;
+	}
+	if (m)
+		closedir(m);
+	if (!n) {
+		/* A legacy INTx line counts only with a handler on it. */
+		snprintf(path, sizeof(path), "%s/irq", dir);
+		r = read_long(path, 0);
+		if (r > 0 && (r = add_irq(ws, a, r, cap, true)) < 0)
+			return -1;
+		if (r > 0)
+			n += r;
+	}
+	d->nirqs = n;
+	return 0;
+}
+
+static bool listed_dev(const struct hvn_devlist *l, u32 a)
+{
+	for (unsigned int i = 0; i < l->n; i++)
+		if (l->addr[i] == a)
+			return true;
+	return false;
+}
+
+static struct hvn_watchset *resolve(struct hvn_bpf *b)
+{
+	unsigned long online[HVN_BITS_TO_LONGS(HVN_BPF_MAX_CPUS)] = { 0 };
+	struct hvn_watchset *ws = calloc(1, sizeof(*ws));
+	unsigned int cap = 64, nauto = 0;
+	char *s = hvn_read_file("/sys/devices/system/cpu/online", NULL);
+
+	if (s) {
+		s[strcspn(s, "\n")] = 0;
+		hvn_cpulist_parse(s, online, HVN_BPF_MAX_CPUS, NULL, 0);
+		free(s);
+	}
+	if (!ws)
+		return NULL;
+	ws->nbits = b->ncpus;
+	ws->why = calloc(b->ncpus, 1);
+	ws->dev = calloc(HVN_MAX_DEVICES + MAX_AUTO, sizeof(*ws->dev));
+	ws->irq = calloc(cap, sizeof(*ws->irq));
+	if (!ws->why || !ws->dev || !ws->irq)
+		goto fail;
+	hvn_ws_mark(ws, b->listed, online, HVN_WHY_LISTED);
+	for (unsigned int i = 0; i < b->devs.n; i++)
+		if (add_device(ws, b->devs.addr[i], &cap))
+			goto fail;
+	if (b->devs.autodetect) {
+		DIR *d = opendir("/sys/bus/pci/devices");
+		struct dirent *de;
+
+		while (d && (de = readdir(d)) && nauto < MAX_AUTO) {
+			unsigned int dom, bus, slot, fn;
+			char path[300];
+			long vendor, class;
+			u32 a;
+
+			if (sscanf(de->d_name, "%x:%x:%x.%x", &dom, &bus, &slot,
+				   &fn) != 4 || dom > 0xffff)
+				continue;
+			a = HVN_PCI_PACK(dom, bus, slot << 3 | fn);
+			snprintf(path, sizeof(path),
+				 "/sys/bus/pci/devices/%s/vendor", de->d_name);
+			vendor = read_long(path, 0);
+			snprintf(path, sizeof(path),
+				 "/sys/bus/pci/devices/%s/class", de->d_name);
+			class = read_long(path, 0);
+			if (!hvn_pci_auto_match(vendor, class) ||
+			    listed_dev(&b->devs, a))
+				continue;
+			if (add_device(ws, a, &cap)) {
+				closedir(d);
+				goto fail;
+			}
+			nauto++;
+		}
+		if (d)
+			closedir(d);
+	}
+	hvn_ws_finish(ws, online);
+	return ws;
+fail:
+	ws_free(ws);
+	return NULL;
+}
+
+static void ws_free(struct hvn_watchset *ws)
+{
+	if (!ws)
+		return;
+	free(ws->why);
+	free(ws->dev);
+	free(ws->irq);
+	free(ws);
+}
+
+/* --- delivering records -------------------------------------------------- */
+
+static const uint32_t ev_size[HVN_NR_EVENTS] = {
+	[HVN_EV_watch] = sizeof(struct hvn_ev_watch),
+	[HVN_EV_steal] = sizeof(struct hvn_ev_steal),
+	[HVN_EV_lost] = sizeof(struct hvn_ev_lost),
+	[HVN_EV_irq_storm_begin] = sizeof(struct hvn_ev_irq_storm_begin),
+	[HVN_EV_irq_storm] = sizeof(struct hvn_ev_irq_storm),
+	[HVN_EV_irq_migrate] = sizeof(struct hvn_ev_irq_migrate),
+};
+
+static void deliver(struct hvn_bpf *b, int cpu, uint64_t ts, int ev,
+		    void *rec)
+{
+	struct hvn_ev_common *c = rec;
+
+	c->type = HVN_BPF_EVID(ev);
+	if (b->err || !b->fn)
+		return;
+	if (b->fn(b->ctx, cpu, ts, rec, ev_size[ev]))
+		b->err = -1;
+	else
+		b->delivered++;
+}
+
+static int on_msg(void *ctx, void *data, size_t len)
+{
+	struct hvn_bpf *b = ctx;
+	struct hvn_bpf_msg m;
+
+	/* The ring is mapped read-only: the id goes into a copy. */
+	if (len < sizeof(m))
+		return 0;
+	memcpy(&m, data, sizeof(m));
+	if (m.event < HVN_NR_EVENTS)
+		deliver(b, m.cpu, m.ts, m.event, &m.rec);
+	return 0;
+}
+
+struct watch_emit {
+	struct hvn_bpf *b;
+	uint64_t ts;
+};
+
+static void emit_watch(void *ctx, const struct hvn_watch_rec *r)
+{
+	struct watch_emit *we = ctx;
+	struct hvn_ev_watch w = {
+		.common.pid = getpid(),
+		.gen = r->gen, .idx = r->idx, .count = r->count,
+		.kind = r->kind, .why = r->why, .node = r->node,
+		.cpu = r->cpu, .irq = r->irq, .dev = r->dev, .nirqs = r->nirqs,
+	};
+
+	if (r->name)
+		snprintf(w.name, sizeof(w.name), "%s", r->name);
+	deliver(we->b, 0, we->ts, HVN_EV_watch, &w);
+}
+
+/* Apply @ws: watched CPUs, IRQ table, moves the poll found, records. */
+static void apply(struct hvn_bpf *b, struct hvn_watchset *ws)
+{
+	struct hvnoise_bpf *sk = b->skel;
+	int fd = bpf_map__fd(sk->maps.irq_map);
+	uint64_t now = hvn_now(CLOCK_MONOTONIC);
+	unsigned long map[HVN_BITS_TO_LONGS(HVN_BPF_MAX_CPUS)] = { 0 };
+
+	for (unsigned int i = 0; i < ws->nirq; i++) {
+		const struct hvn_wirq *w = &ws->irq[i];
+		struct hvn_bpf_irq e, old;
+		s32 irq = w->irq;
+
+		/* An IRQ routed to several CPUs counts by its first. */
+		if (i && ws->irq[i - 1].irq == irq)
+			continue;
+		if (!bpf_map_lookup_elem(fd, &irq, &old)) {
+			if (old.cpu >= 0 && w->cpu >= 0 && old.cpu != w->cpu) {
+				struct hvn_ev_irq_migrate m = {
+					.common.pid = getpid(), .irq = irq,
+					.dev = old.dev, .from_cpu = old.cpu,
+					.to_cpu = w->cpu, .how = HVN_MIG_POLL,
+				};
+
+				memcpy(m.name, old.name, sizeof(m.name));
+				deliver(b, w->cpu, now, HVN_EV_irq_migrate, &m);
+			}
+			if (old.cpu == w->cpu)
+				continue;
+			old.cpu = w->cpu;
+			bpf_map_update_elem(fd, &irq, &old, BPF_ANY);
+			continue;
+		}
+		e = (struct hvn_bpf_irq){ .cpu = w->cpu, .dev = w->dev };
+		memcpy(e.name, w->name, sizeof(e.name));
+		bpf_map_update_elem(fd, &irq, &e, BPF_ANY);
+	}
+	hvn_ws_cpumap(ws, map);
+	for (unsigned int c = 0; c < b->ncpus && c < HVN_BPF_MAX_CPUS; c++)
+		sk->bss->watched[c] = hvn_bit_test(map, c);
+	hvn_cpulist_format(b->watched, sizeof(b->watched), map, b->ncpus);
+	if (b->ws && hvn_ws_equal(b->ws, ws)) {
+		ws_free(ws);
+		return;
+	}
+	ws->gen = ++b->gen;
+	ws_free(b->ws);
+	b->ws = ws;
+	b->emit_pending = true;
+}
+
+/* --- load and attach ----------------------------------------------------- */
+
+static bool has_tracepoint(struct btf *btf, const char *tp)
+{
+	char name[128];
+
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	return btf && btf__find_by_name_kind(btf, name, BTF_KIND_TYPEDEF) > 0;
+}
+
+/* Whether kallsyms holds data symbols, which typed ksyms resolve through. */
+static bool have_data_ksyms(void)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[256];
+	bool found = false;
+
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		char *sp = strrchr(line, ' ');
+
+		found = sp && !strcmp(sp + 1, "kernel_cpustat\n");
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+static int steal_way(void)
+{
+	if (have_data_ksyms())
+		return STEAL_KSYMS;
+	if (!access("/sys/bus/event_source/devices/kprobe", F_OK))
+		return STEAL_KPROBE;
+	return STEAL_PROCSTAT;
+}
+
+static const char *const steal_names[] = { "ksyms", "kprobe", "procstat" };
+
+const char *hvn_bpf_steal_probe(void)
+{
+	return steal_names[steal_way()];
+}
+
+static int perf_clock(int cpu, uint64_t period_ns)
+{
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.size = sizeof(a),
+		.sample_period = period_ns,
+	};
+
+	return syscall(__NR_perf_event_open, &a, -1, cpu, -1,
+		       PERF_FLAG_FD_CLOEXEC);
+}
+
+static int add_link(struct hvn_bpf *b, struct bpf_link *l, const char *what)
+{
+	struct bpf_link **n;
+
+	if (!l) {
+		hvn_err("BPF: cannot attach %s: %s", what, strerror(errno));
+		return -1;
+	}
+	n = realloc(b->links, (b->nlinks + 1) * sizeof(*n));
+	if (!n) {
+		bpf_link__destroy(l);
+		return -1;
+	}
+	b->links = n;
+	b->links[b->nlinks++] = l;
+	return 0;
+}
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
+			va_list ap)
+{
+	/* Silent unless asked: a failed load is reported by us, in one
+	 * line; HVNOISE_BPF_DEBUG=1 shows libbpf's log with the verifier's. */
+	if (!getenv("HVNOISE_BPF_DEBUG") || level == LIBBPF_DEBUG)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+int hvn_bpf_start(struct hvn_bpf **out, const struct hvn_bpf_cfg *c)
+{
+	static const char *const x86_tps[] = {
+		"nmi_handler", "local_timer_entry", "local_timer_exit",
+		"reschedule_entry", "reschedule_exit", "call_function_entry",
+		"call_function_exit", "call_function_single_entry",
+		"call_function_single_exit", "vector_update",
+	};
+	LIBBPF_OPTS(bpf_object_open_opts, oo);
+	char why[256], err[256];
+	struct hvn_bpf *b;
+	struct hvnoise_bpf *sk;
+	struct bpf_program *prog;
+	struct btf *btf;
+	u64 win;
+	int hk = -1, ret = HVN_EXIT_FAIL;
+
+	if (!hvn_bpf_usable(why, sizeof(why))) {
+		hvn_err("BPF: %s", why);
+		return HVN_EXIT_FAIL;
+	}
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return HVN_EXIT_FAIL;
+	b->cfg = *c;
+	b->ncpus = libbpf_num_possible_cpus();
+	if ((int)b->ncpus < 1 || b->ncpus > HVN_BPF_MAX_CPUS) {
+		hvn_err("BPF: %d possible CPUs; the collector handles at most %d",
+			(int)b->ncpus, HVN_BPF_MAX_CPUS);
+		goto fail;
+	}
+	if (c->cpus &&
+	    hvn_cpulist_parse(c->cpus, b->listed, b->ncpus, err, sizeof(err))) {
+		hvn_err("--cpus %s: %s", c->cpus, err);
+		ret = HVN_EXIT_USAGE;
+		goto fail;
+	}
+	if (hvn_devlist_parse(c->devices ? c->devices : (c->cpus ? "none" : "auto"),
+			      &b->devs, err, sizeof(err))) {
+		hvn_err("--devices %s: %s", c->devices, err);
+		ret = HVN_EXIT_USAGE;
+		goto fail;
+	}
+
+	libbpf_set_print(libbpf_quiet);
+	if (getenv("HVNOISE_BTF"))
+		oo.btf_custom_path = btf_path();
+	b->skel = sk = hvnoise_bpf__open_opts(&oo);
+	if (!sk) {
+		hvn_err("BPF: cannot open the collector: %s", strerror(errno));
+		goto fail;
+	}
+	btf = btf__parse(btf_path(), NULL);
+	if (!btf) {
+		hvn_err("BPF: cannot read the kernel's BTF from %s: %s",
+			btf_path(), strerror(errno));
+		goto fail;
+	}
+	sk->rodata->nr_cpus = b->ncpus;
+	sk->rodata->have_vector_update = has_tracepoint(btf, "vector_update");
+	for (size_t i = 0; i < sizeof(x86_tps) / sizeof(*x86_tps); i++)
+		if (!has_tracepoint(btf, x86_tps[i]))
+			bpf_object__for_each_program(prog, sk->obj)
+				if (strstr(bpf_program__section_name(prog),
+					   x86_tps[i]))
+					bpf_program__set_autoload(prog, false);
+	btf__free(btf);
+	b->ksyms = have_data_ksyms();
+	b->steal = steal_way();
+	bpf_program__set_autoload(sk->progs.hrtimer_ksyms, b->ksyms);
+	bpf_program__set_autoload(sk->progs.steal_ksyms, b->ksyms);
+	bpf_program__set_autoload(sk->progs.hrtimer_acct, !b->ksyms);
+	bpf_program__set_autoload(sk->progs.steal_acct, !b->ksyms);
+	bpf_program__set_autoload(sk->progs.acct_steal,
+				  b->steal == STEAL_KPROBE);
+
+	win = (u64)tval(c, "storm_window_ms") * 1000000;
+	sk->data->storm_cfg.window_ns = win;
+	sk->data->storm_cfg.threshold =
+		hvn_storm_threshold(tval(c, "storm_rate"), win);
+	sk->data->storm_all_cfg.window_ns = win;
+	sk->data->storm_all_cfg.threshold =
+		hvn_storm_threshold(tval(c, "storm_all_rate"), win);
+	sk->data->lost_cfg.threshold_ns =
+		(u64)tval(c, "lost_threshold_us") * 1000;
+	sk->data->steal_threshold_ns =
+		(u64)tval(c, "steal_threshold_us") * 1000;
+
+	if (hvnoise_bpf__load(sk)) {
+		int e = errno;
+
+		hvn_err("BPF: the kernel refused the collector: %s%s", strerror(e),
+			e == EPERM ? " (root with CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN needed; kernel lockdown forbids it too)"
+				   : " (HVNOISE_BPF_DEBUG=1 shows libbpf's log)");
+		goto fail;
+	}
+
+	{
+		struct hvn_watchset *ws = resolve(b);
+
+		if (!ws) {
+			hvn_err("BPF: cannot resolve the watched set: %s",
+				strerror(errno));
+			goto fail;
+		}
+		if (!hvn_ws_ncpus(ws)) {
+			hvn_err("nothing to watch: %s",
+				c->cpus || c->devices ?
+				"--cpus/--devices name no online CPU or device with IRQs" :
+				"devices=auto found no NVIDIA GPU or network controller with IRQs; name CPUs with --cpus");
+			ws_free(ws);
+			ret = HVN_EXIT_USAGE;
+			goto fail;
+		}
+		apply(b, ws);
+	}
+
+	bpf_object__for_each_program(prog, sk->obj) {
+		if (!bpf_program__autoload(prog) ||
+		    bpf_program__type(prog) == BPF_PROG_TYPE_PERF_EVENT)
+			continue;
+		if (add_link(b, bpf_program__attach(prog),
+			     bpf_program__section_name(prog)))
+			goto fail;
+	}
+
+	/* The steal sampler on the first CPU not watched (else CPU 0). */
+	for (unsigned int cpu = 0; cpu < b->ncpus && hk < 0; cpu++)
+		if (!sk->bss->watched[cpu]) {
+			char p[96];
+
+			snprintf(p, sizeof(p), "/sys/devices/system/cpu/cpu%u/online",
+				 cpu);
+			if (read_long(p, 1) == 1)
+				hk = cpu;
+		}
+	b->perf_fds = calloc(b->ncpus + 1, sizeof(int));
+	if (!b->perf_fds)
+		goto fail;
+	if (tval(c, "steal_ms")) {
+		int fd = perf_clock(hk < 0 ? 0 : hk,
+				    (u64)tval(c, "steal_ms") * 1000000);
+
+		if (fd < 0) {
+			hvn_err("BPF: cannot open a perf cpu-clock event for steal sampling: %s",
+				strerror(errno));
+			goto fail;
+		}
+		b->perf_fds[b->nperf++] = fd;
+		if (add_link(b, bpf_program__attach_perf_event(
+				b->ksyms ? sk->progs.steal_ksyms :
+					   sk->progs.steal_acct, fd),
+			     "the steal sampler"))
+			goto fail;
+	}
+	/* sample_us: a plain cpu-clock event per watched CPU is a pinned
+	 * hrtimer there, which the lost-time probe watches. */
+	for (unsigned int cpu = 0; tval(c, "sample_us") && cpu < b->ncpus; cpu++) {
+		int fd;
+
+		if (!sk->bss->watched[cpu])
+			continue;
+		fd = perf_clock(cpu, (u64)tval(c, "sample_us") * 1000);
+		if (fd < 0) {
+			hvn_err("BPF: cannot start the sampling timer on CPU %u: %s",
+				cpu, strerror(errno));
+			goto fail;
+		}
+		b->perf_fds[b->nperf++] = fd;
+	}
+
+	b->rb = ring_buffer__new(bpf_map__fd(sk->maps.events), on_msg, b, NULL);
+	if (!b->rb) {
+		hvn_err("BPF: cannot map the ring buffer: %s", strerror(errno));
+		goto fail;
+	}
+	b->next_resolve = hvn_now(CLOCK_MONOTONIC) +
+			  (u64)tval(c, "resolve_ms") * 1000000;
+	*out = b;
+	return 0;
+fail:
+	hvn_bpf_free(b);
+	return ret;
+}
+
+static void procstat_steal(struct hvn_bpf *b);
+
+static int drain(struct hvn_bpf *b, hvn_bpf_rec_fn fn, void *ctx)
+{
+	if (b->steal == STEAL_PROCSTAT)
+		procstat_steal(b);
+	b->fn = fn;
+	b->ctx = ctx;
+	b->delivered = 0;
+	b->err = 0;
+	if (b->emit_pending) {
+		struct watch_emit we = { b, hvn_now(CLOCK_MONOTONIC) };
+
+		b->emit_pending = false;
+		hvn_ws_walk(b->ws, emit_watch, &we);
+	}
+	if (ring_buffer__consume(b->rb) < 0 && !b->err)
+		b->err = -1;
+	return b->err ? -1 : b->delivered;
+}
+
+int hvn_bpf_poll(struct hvn_bpf *b, hvn_bpf_rec_fn fn, void *ctx)
+{
+	unsigned int rms = tval(&b->cfg, "resolve_ms");
+	uint64_t now = hvn_now(CLOCK_MONOTONIC);
+	int n = drain(b, fn, ctx);
+
+	if (n >= 0 && rms && now >= b->next_resolve) {
+		struct hvn_watchset *ws = resolve(b);
+
+		b->next_resolve = now + (u64)rms * 1000000;
+		if (ws && hvn_ws_ncpus(ws))
+			apply(b, ws);
+		else
+			ws_free(ws);
+		if (b->err)
+			return -1;
+		n = drain(b, fn, ctx);
+	}
+	return n;
+}
+
+struct open_storm {
+	struct hvn_storm *st;
+	const struct hvn_storm_cfg *c;
+	int irq;
+	u8 src;
+	const char *name;
+};
+
+int hvn_bpf_finish(struct hvn_bpf *b, hvn_bpf_rec_fn fn, void *ctx)
+{
+	int fd = bpf_map__fd(b->skel->maps.pcpu_map);
+	size_t vsz = (sizeof(struct hvn_bpf_pcpu) + 7) & ~7ul;
+	struct hvn_storm_cfg sc = b->skel->data->storm_cfg;
+	struct hvn_storm_cfg sa = b->skel->data->storm_all_cfg;
+	uint64_t now;
+	char *vals;
+	u32 zero = 0;
+	int n;
+
+	for (int i = 0; i < b->nlinks; i++)
+		bpf_link__destroy(b->links[i]);
+	b->nlinks = 0;
+	for (int i = 0; i < b->nperf; i++)
+		close(b->perf_fds[i]);
+	b->nperf = 0;
+	n = drain(b, fn, ctx);
+	if (n < 0)
+		return -1;
+	/* Storms cut short by the detach, ended at once as at unload. */
+	vals = calloc(b->ncpus, vsz);
+	if (!vals || bpf_map_lookup_elem(fd, &zero, vals)) {
+		free(vals);
+		return n;
+	}
+	now = hvn_now(CLOCK_MONOTONIC);
+	for (unsigned int cpu = 0; cpu < b->ncpus; cpu++) {
+		struct hvn_bpf_pcpu *p = (void *)(vals + cpu * vsz);
+		struct hvn_storm_report rep;
+		struct open_storm s[1 + HVN_BPF_NR_VEC + HVN_BPF_STORM_SLOTS];
+		static const char *const vec[] = {
+			"local_timer", "reschedule", "call_function",
+			"call_function_single",
+		};
+		static const u8 vsrc[] = {
+			HVN_SRC_TIMER, HVN_SRC_RESCHED, HVN_SRC_CALLFUNC,
+			HVN_SRC_CALLFUNC1,
+		};
+		int k = 0;
+
+		if (!p->nactive)
+			continue;
+		s[k++] = (struct open_storm){ &p->all, &sa, -1, HVN_SRC_ALL, "all" };
+		for (int i = 0; i < HVN_BPF_NR_VEC; i++)
+			s[k++] = (struct open_storm){ &p->vec[i], &sc, -1, vsrc[i], vec[i] };
+		for (int i = 0; i < HVN_BPF_STORM_SLOTS; i++)
+			s[k++] = (struct open_storm){ &p->slot[i].st, &sc,
+						 p->slot[i].irq, HVN_SRC_IRQ,
+						 p->slot[i].name };
+		for (int i = 0; i < k; i++) {
+			struct hvn_ev_irq_storm e = { .common.pid = getpid() };
+
+			if (!hvn_storm_expire(s[i].st, s[i].c, now, true, &rep))
+				continue;
+			e.cpu = cpu;
+			e.source = s[i].src;
+			e.irq = s[i].irq;
+			e.start = rep.start;
+			e.duration = rep.duration;
+			e.count = rep.count;
+			e.peak_rate = rep.peak_rate;
+			snprintf(e.name, sizeof(e.name), "%.*s",
+				 HVN_IRQ_NAME_LEN - 1, s[i].name);
+			deliver(b, cpu, now, HVN_EV_irq_storm, &e);
+			n++;
+		}
+	}
+	free(vals);
+	return b->err ? -1 : n;
+}
+
+void hvn_bpf_free(struct hvn_bpf *b)
+{
+	if (!b)
+		return;
+	for (int i = 0; i < b->nlinks; i++)
+		bpf_link__destroy(b->links[i]);
+	for (int i = 0; i < b->nperf; i++)
+		close(b->perf_fds[i]);
+	free(b->links);
+	free(b->perf_fds);
+	ring_buffer__free(b->rb);
+	hvnoise_bpf__destroy(b->skel);
+	ws_free(b->ws);
+	free(b);
+}
+
+const char *hvn_bpf_watched(const struct hvn_bpf *b)
+{
+	return b->watched;
+}
+
+uint64_t hvn_bpf_dropped(const struct hvn_bpf *b)
+{
+	return b->skel->bss->dropped;
+}
+
+const char *hvn_bpf_steal_method(const struct hvn_bpf *b)
+{
+	return steal_names[b->steal];
+}
+
+/*
+ * Without data ksyms or kprobes: the per-CPU steal counters from
+ * /proc/stat (USER_HZ ticks) into steal_sum[], for the probes to read.
+ */
+static void procstat_steal(struct hvn_bpf *b)
+{
+	int fd = bpf_map__fd(b->skel->maps.steal_sum);
+	long hz = sysconf(_SC_CLK_TCK);
+	FILE *f = fopen("/proc/stat", "r");
+	char line[512];
+
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long v[8];
+		unsigned int cpu;
+		u64 ns;
+
+		if (sscanf(line, "cpu%u %llu %llu %llu %llu %llu %llu %llu %llu",
+			   &cpu, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+			   &v[6], &v[7]) != 9 || cpu >= b->ncpus)
+			continue;
+		ns = v[7] * (1000000000ull / (hz > 0 ? hz : 100));
+		bpf_map_update_elem(fd, &cpu, &ns, BPF_ANY);
+	}
+	if (f)
+		fclose(f);
+}

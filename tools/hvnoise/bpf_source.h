@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The BPF collector (tools/bpf/hvnoise.bpf.c) as an event source: the
+ * module's detectors where hvnoise.ko cannot be loaded.  It hands out the
+ * very records the module's events carry, common header included, with
+ * the ids of formats.h.
+ */
+#ifndef HVNOISE_BPF_SOURCE_H
+#define HVNOISE_BPF_SOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The module's tunables, under its parameter names; 0: the default. */
+struct hvn_bpf_cfg {
+	const char *cpus;		/* cpulist, or NULL */
+	const char *devices;		/* PCI addresses, "auto", "none" */
+	unsigned int storm_rate, storm_all_rate, storm_window_ms;
+	unsigned int lost_threshold_us, sample_us;
+	unsigned int steal_ms, steal_threshold_us;
+	unsigned int resolve_ms;
+};
+
+struct hvn_bpf;
+
+/* Whether BPF can be used here; if not, @why says what is missing. */
+bool hvn_bpf_usable(char *why, size_t len);
+/* Take a "NAME=VALUE" tunable (--param); -1 with the reason printed. */
+int hvn_bpf_cfg_param(struct hvn_bpf_cfg *c, const char *nv);
+
+/* Load and attach; 0 or an HVN_EXIT_* code with the reason printed. */
+int hvn_bpf_start(struct hvn_bpf **b, const struct hvn_bpf_cfg *c);
+
+/* One record: the CPU whose buffer it belongs in, its time (mono ns). */
+typedef int (*hvn_bpf_rec_fn)(void *ctx, int cpu, uint64_t ts,
+			      const void *rec, uint32_t len);
+/* Deliver what is ready, and re-check IRQ affinities when due; the number
+ * of records, or -1 when @fn failed. */
+int hvn_bpf_poll(struct hvn_bpf *b, hvn_bpf_rec_fn fn, void *ctx);
+/* Detach the probes, then deliver the rest, with the storms still under
+ * way ended as the module ends them at unload. */
+int hvn_bpf_finish(struct hvn_bpf *b, hvn_bpf_rec_fn fn, void *ctx);
+void hvn_bpf_free(struct hvn_bpf *b);
+
+/* The watched CPUs as a cpulist, and what was lost. */
+const char *hvn_bpf_watched(const struct hvn_bpf *b);
+uint64_t hvn_bpf_dropped(const struct hvn_bpf *b);
+/* "ksyms", "kprobe" or "procstat": how steal is read, by @b or here. */
+const char *hvn_bpf_steal_method(const struct hvn_bpf *b);
+const char *hvn_bpf_steal_probe(void);
+
+#endif

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Format files for the hvnoise events the BPF collector records. */
+#ifndef HVNOISE_FORMATS_H
+#define HVNOISE_FORMATS_H
+
+#include <stddef.h>
+#include "hvnoise/event_layout.h"
+
+/*
+ * Event ids of the hvnoise events in files the BPF collector fed: far
+ * above the ids the kernel hands out, so they never meet a real event.
+ */
+#define HVN_BPF_EVID_BASE	0xfe00u
+#define HVN_BPF_EVID(ev)	(HVN_BPF_EVID_BASE + (unsigned int)(ev))
+
+/* "steal", "lost", ...; NULL for an unknown id. */
+const char *hvn_fmt_name(int ev);
+/* The format file text of @ev (malloc'd), with the common fields of the
+ * kernel whose tracefs is @tdir (NULL: the standard ones). */
+char *hvn_fmt_event(int ev, const char *tdir, size_t *len);
+
+#endif
