@@ -23,6 +23,7 @@
 #include <traceevent/event-parse.h>
 
 #include "analysis.h"
+#include "bpf_source.h"
 #include "prom.h"
 #include "ringbuf.h"
 #include "session.h"
@@ -40,12 +41,13 @@ static void on_signal(int sig)
 
 static const char usage[] =
 "usage: hvnoise exporter --listen ADDR:PORT [-i SECONDS] [--cpus LIST]\n"
-"                        [--devices LIST] [-e SYS[:EVENT]]... [-b KB]\n"
+"                        [--devices LIST] [--source module|bpf|kernel]\n"
+"                        [--param NAME=VALUE]... [-e SYS[:EVENT]]... [-b KB]\n"
 "  -l, --listen ADDR:PORT  where to serve GET /metrics: 127.0.0.1:9464,\n"
 "                       [::1]:9464, or :9464 for every address; port 0\n"
 "                       picks a free one (printed)\n"
 "  -i, --interval SEC   read the ring buffers every SEC seconds (default 1)\n"
-"      --cpus, --devices, -e, -b   as in hvnoise record\n"
+"      --cpus, --devices, --source, --param, -e, -b   as in hvnoise record\n"
 "  SIGINT or SIGTERM stops it\n";
 
 struct client {
@@ -141,12 +143,25 @@ static int listen_on(const char *spec, char *shown, size_t shown_len)
 	return fd;
 }
 
-/* Everything the ring buffers hold now, into the running counters. */
+/* The BPF source's records go where the pages' events go. */
+static int bpf_feed(void *ctx, int cpu, uint64_t ts, const void *rec,
+		    uint32_t len)
+{
+	struct hvn_rb *rb = ctx;
+
+	rb->event(rb->ctx, cpu, ts, rec, len);
+	return 0;
+}
+
+/* Everything the ring buffers (and the BPF source) hold now, into the
+ * running counters. */
 static void drain(struct exporter *x)
 {
 	for (int c = 0; c < x->s.ncpus; c++)
 		while (hvn_session_read(&x->s, c, x->page) > 0)
 			hvn_rb_page(&x->rb, c, x->page);
+	if (x->s.bpf)
+		hvn_bpf_poll(x->s.bpf, bpf_feed, &x->rb);
 	/* Counters only: the list of every migration would grow forever. */
 	x->an.nmig = 0;
 	hvn_an_finish(&x->an);
@@ -187,9 +202,17 @@ static char *metrics(struct exporter *x, size_t *len)
 	if (!f)
 		return NULL;
 	hvn_prom_write(f, &x->an, &pi);
-	fprintf(f, "# HELP hvnoise_module_loaded 1 if hvnoise.ko was loaded when the exporter started (else it counts irq:irq_handler_entry only).\n"
+	fprintf(f, "# HELP hvnoise_module_loaded 1 if hvnoise.ko was loaded when the exporter started.\n"
 		"# TYPE hvnoise_module_loaded gauge\nhvnoise_module_loaded %d\n",
 		x->s.module);
+	fprintf(f, "# HELP hvnoise_source Where the detector events come from: hvnoise.ko, BPF, or none (kernel: irq events only).\n"
+		"# TYPE hvnoise_source gauge\nhvnoise_source{source=\"%s\"} 1\n",
+		hvn_source_names[x->s.source]);
+	if (x->s.bpf) {
+		fprintf(f, "# HELP hvnoise_bpf_dropped_total Records the BPF source could not deliver.\n"
+			"# TYPE hvnoise_bpf_dropped_total counter\nhvnoise_bpf_dropped_total %llu\n",
+			(unsigned long long)hvn_bpf_dropped(x->s.bpf));
+	}
 	fprintf(f, "# HELP hvnoise_exporter_scrapes_total Requests for /metrics served.\n"
 		"# TYPE hvnoise_exporter_scrapes_total counter\nhvnoise_exporter_scrapes_total %llu\n",
 		(unsigned long long)x->scrapes);
@@ -399,15 +422,18 @@ static int serve(struct exporter *x, int lfd, double ivl)
 	return HVN_EXIT_OK;
 }
 
+static void free_opts(struct hvn_session_opts *o)
+{
+	free(o->events);
+	free(o->params);
+}
+
 int cmd_exporter(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "listen", required_argument, NULL, 'l' },
 		{ "interval", required_argument, NULL, 'i' },
-		{ "cpus", required_argument, NULL, 'C' },
-		{ "devices", required_argument, NULL, 'D' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "buffer", required_argument, NULL, 'b' },
+		HVN_SESSION_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -431,13 +457,13 @@ int cmd_exporter(int argc, char **argv)
 			ivl = strtod(optarg, &end);
 			if (*end || !(ivl >= 0.1 && ivl <= 3600)) {
 				hvn_err("-i %s: not 0.1..3600 seconds", optarg);
-				free(o.events);
+				free_opts(&o);
 				return HVN_EXIT_USAGE;
 			}
 			break;
 		case 'h':
 			fputs(usage, stdout);
-			free(o.events);
+			free_opts(&o);
 			return HVN_EXIT_OK;
 		default:
 			ret = hvn_session_opt(&o, opt, optarg);
@@ -445,24 +471,24 @@ int cmd_exporter(int argc, char **argv)
 				break;
 			if (!ret)
 				fputs(usage, stderr);
-			free(o.events);
+			free_opts(&o);
 			return HVN_EXIT_USAGE;
 		}
 	}
 	if (optind < argc) {
 		hvn_err("exporter: unexpected argument \"%s\"", argv[optind]);
-		free(o.events);
+		free_opts(&o);
 		return HVN_EXIT_USAGE;
 	}
 	if (!listen_spec) {
 		hvn_err("exporter: --listen ADDR:PORT is required (e.g. 127.0.0.1:9464)");
-		free(o.events);
+		free_opts(&o);
 		return HVN_EXIT_USAGE;
 	}
 	/* The address first: a bad one is a usage error before any tracing. */
 	lfd = listen_on(listen_spec, shown, sizeof(shown));
 	if (lfd < 0) {
-		free(o.events);
+		free_opts(&o);
 		return lfd == -2 ? HVN_EXIT_USAGE : HVN_EXIT_FAIL;
 	}
 	x = calloc(1, sizeof(*x));
@@ -517,7 +543,7 @@ out:
 		tep_free(tep);
 	free(schema);
 	free(x);
-	free(o.events);
+	free_opts(&o);
 	if (lfd >= 0)
 		close(lfd);
 	return ret;
