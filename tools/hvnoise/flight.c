@@ -10,6 +10,9 @@
  * hvnoise.ko, a hvnoise:lost or hvnoise:irq_storm over a threshold.  Those
  * two go to a second, small instance whose kernel filters pass only the
  * events over the thresholds, so userspace reads nothing while all is well.
+ * With the BPF source the hvnoise events reach us as records, never the
+ * ring: they are kept in pages of our own for --keep seconds, checked
+ * against the thresholds as they come, and merged with the ring's pages.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +30,7 @@
 #include <tracefs/tracefs.h>
 
 #include "analysis.h"
+#include "bpf_source.h"
 #include "report.h"
 #include "ringbuf.h"
 #include "session.h"
@@ -53,6 +57,7 @@ static const char usage[] =
 "usage: hvnoise record --flight-recorder [-o PREFIX] [--keep SECONDS] [-b KB]\n"
 "                      [--trigger-file PATH] [--lost-ms MS] [--storm-irqs N]\n"
 "                      [--max-files N] [--cpus LIST] [--devices LIST]\n"
+"                      [--source module|bpf|kernel] [--param NAME=VALUE]...\n"
 "                      [-e SYS[:EVENT]]...\n"
 "  -o, --output PREFIX  incidents go to PREFIX-YYYYmmdd-HHMMSS.mmm-TRIGGER.dat\n"
 "                       (default hvnoise-incident)\n"
@@ -61,14 +66,50 @@ static const char usage[] =
 "      --trigger-file PATH  write an incident when PATH is touched (the NCCL\n"
 "                       plugin's HVNOISE_NCCL_TRIGGER: on a stall)\n"
 "      --lost-ms MS     ... when hvnoise:lost reports MS or more (default 20;\n"
-"                       0: never; needs hvnoise.ko)\n"
+"                       0: never; needs hvnoise.ko or the BPF source)\n"
 "      --storm-irqs N   ... when an IRQ storm counted N or more (default\n"
-"                       10000; 0: never; needs hvnoise.ko)\n"
+"                       10000; 0: never; needs hvnoise.ko or the BPF source)\n"
+"      --source SRC, --param NAME=VALUE   as in hvnoise record\n"
 "      --max-files N    keep the newest N incidents written (default 20)\n"
 "  SIGUSR1 writes an incident; SIGINT or SIGTERM stops it.\n";
 
+struct cpu_pages {
+	uint8_t *buf;
+	size_t n, cap;			/* pages */
+};
+
+/* @n pages into a new file @path: 0 or -1, with the reason printed. */
+static int write_pages(const char *path, const uint8_t *buf, size_t n,
+		       uint32_t ps)
+{
+	FILE *o = fopen(path, "w");
+
+	if (!o || fwrite(buf, ps, n, o) != n) {
+		hvn_err("cannot write %s: %s", path, strerror(errno));
+		if (o)
+			fclose(o);
+		return -1;
+	}
+	if (fclose(o)) {
+		hvn_err("cannot write %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+struct fr;
+
+/* The BPF source's records of one CPU, in pages of the last --keep s. */
+struct bpf_cpu {
+	struct fr *f;
+	struct hvn_rb_out out;		/* the page being filled */
+	struct cpu_pages pages;		/* the full ones */
+};
+
 struct fr {
 	struct hvn_session ring, mon;
+	struct bpf_cpu *bc;		/* per CPU, with the BPF source */
+	size_t max_pages;		/* per CPU: what the ring holds */
 	bool have_mon;
 	const char *prefix, *trigger_file;
 	double keep;
@@ -99,7 +140,7 @@ static void cleanup(void)
 	hvn_session_end(&live_fr->ring);
 }
 
-/* A monitor event: an episode over a threshold (the filters chose it). */
+/* An episode over a threshold sets the reason for an incident. */
 static void mon_event(void *ctx, int cpu, uint64_t ts, const uint8_t *d,
 		      uint32_t len)
 {
@@ -109,6 +150,13 @@ static void mon_event(void *ctx, int cpu, uint64_t ts, const uint8_t *d,
 
 	(void)cpu;
 	if (f->reason[0] || hvn_episode_decode(f->schema, ts, d, len, &e) < 0)
+		return;
+	/* The monitor's kernel filters chose already; BPF's records come
+	 * unfiltered. */
+	if (e.kind == HVN_EP_LOST &&
+	    (!f->lost_ms || e.dur < f->lost_ms * 1000000ull))
+		return;
+	if (e.kind == HVN_EP_STORM && (!f->storm_irqs || e.a < f->storm_irqs))
 		return;
 	if (e.kind == HVN_EP_LOST)
 		snprintf(line, sizeof(line), "lost: CPU %d lost %.3f ms (unexplained %.3f ms)",
@@ -122,14 +170,83 @@ static void mon_event(void *ctx, int cpu, uint64_t ts, const uint8_t *d,
 	snprintf(f->reason, sizeof(f->reason), "%s", line);
 }
 
-/* Empty the monitor; a reason is set if an event over a threshold came. */
+static uint64_t page_ts(const struct fr *f, const struct cpu_pages *p,
+			size_t i);
+
+/* A full page of BPF records: kept, and what is out of --keep dropped. */
+static int bpf_page(void *ctx, const uint8_t *page)
+{
+	struct bpf_cpu *b = ctx;
+	struct fr *f = b->f;
+	struct cpu_pages *p = &b->pages;
+	uint32_t ps = f->ring.page_size;
+	uint64_t now = hvn_now(CLOCK_MONOTONIC), keep = f->keep * 1e9;
+	uint64_t cutoff = now > keep ? now - keep : 0;
+	size_t drop = 0;
+
+	while (drop + 1 < p->n && (page_ts(f, p, drop + 1) <= cutoff ||
+				   p->n - drop >= f->max_pages))
+		drop++;
+	if (drop) {
+		memmove(p->buf, p->buf + drop * ps, (p->n - drop) * ps);
+		p->n -= drop;
+	}
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 16;
+		uint8_t *nb = realloc(p->buf, cap * ps);
+
+		if (!nb)
+			return 0;	/* this page is lost, the rest go on */
+		p->buf = nb;
+		p->cap = cap;
+	}
+	memcpy(p->buf + p->n++ * ps, page, ps);
+	return 0;
+}
+
+static int bpf_rec(void *ctx, int cpu, uint64_t ts, const void *rec,
+		   uint32_t len)
+{
+	struct fr *f = ctx;
+
+	if (cpu < 0 || cpu >= f->ring.ncpus)
+		cpu = 0;
+	mon_event(f, cpu, ts, rec, len);
+	/* A record that fits no page is not worth stopping for. */
+	hvn_rb_out_add(&f->bc[cpu].out, ts, rec, len);
+	return 0;
+}
+
+/* Empty the monitor and take the BPF source's records; a reason is set
+ * if an episode over a threshold came. */
 static void poll_monitor(struct fr *f)
 {
+	if (f->ring.bpf)
+		hvn_bpf_poll(f->ring.bpf, bpf_rec, f);
 	if (!f->have_mon)
 		return;
 	for (int c = 0; c < f->mon.ncpus; c++)
 		while (hvn_session_read(&f->mon, c, f->page) > 0)
 			hvn_rb_page(&f->rb, c, f->page);
+}
+
+/* With the BPF source: its pages per CPU, and the thresholds decoded from
+ * the formats it records under. */
+static int start_bpf(struct fr *f)
+{
+	f->tep = hvn_session_tep(&f->ring);
+	f->schema = calloc(1, sizeof(*f->schema));
+	f->bc = calloc(f->ring.ncpus, sizeof(*f->bc));
+	if (!f->tep || !f->schema || !f->bc)
+		return HVN_EXIT_FAIL;
+	hvn_schema_bind(f->schema, f->tep);
+	for (int c = 0; c < f->ring.ncpus; c++) {
+		f->bc[c].f = f;
+		if (hvn_rb_out_init(&f->bc[c].out, f->ring.page_size,
+				    sizeof(long), bpf_page, &f->bc[c]))
+			return HVN_EXIT_FAIL;
+	}
+	return 0;
 }
 
 static int start_monitor(struct fr *f)
@@ -232,11 +349,6 @@ static uint64_t ring_overruns(struct fr *f)
 	return n;
 }
 
-struct cpu_pages {
-	uint8_t *buf;
-	size_t n, cap;			/* pages */
-};
-
 static uint64_t page_ts(const struct fr *f, const struct cpu_pages *p,
 			size_t i)
 {
@@ -267,6 +379,9 @@ static int write_incident(struct fr *f, const char *tag, const char *why)
 	/* The ring, and what arrives while reading it, but not forever. */
 	size_t max_pages = 2 * (size_t)DEFAULT_KB * 1024 / ps + 64;
 
+	/* What BPF has delivered by now belongs in this incident. */
+	if (f->ring.bpf)
+		hvn_bpf_poll(f->ring.bpf, bpf_rec, f);
 	if (!cp || !files) {
 		free(cp);
 		free(files);
@@ -312,21 +427,50 @@ static int write_incident(struct fr *f, const char *tag, const char *why)
 			ret = HVN_EXIT_FAIL;
 			break;
 		}
-		mf = fopen(files[c], "w");
-		if (!mf || fwrite(p->buf + first * ps, ps, p->n - first, mf) !=
-			   p->n - first) {
-			hvn_err("cannot write %s: %s", files[c], strerror(errno));
-			if (mf)
-				fclose(mf);
-			ret = HVN_EXIT_FAIL;
-			break;
-		}
-		if (fclose(mf)) {
-			hvn_err("cannot write %s: %s", files[c], strerror(errno));
+		if (write_pages(files[c], p->buf + first * ps, p->n - first, ps)) {
 			ret = HVN_EXIT_FAIL;
 			break;
 		}
 		pages += p->n - first;
+	}
+	/* The BPF source's pages of the same seconds, merged in time order
+	 * into each CPU's; taken, as the ring's are. */
+	for (int c = 0; !ret && f->bc && c < f->ring.ncpus; c++) {
+		struct cpu_pages *p = &f->bc[c].pages;
+		char *b = NULL, *mg = NULL;
+		size_t first = 0;
+
+		hvn_rb_out_flush(&f->bc[c].out);
+		while (first + 1 < p->n && page_ts(f, p, first + 1) <= cutoff)
+			first++;
+		if (p->n - first == 0) {
+			p->n = 0;
+			continue;
+		}
+		if (page_ts(f, p, first) < oldest)
+			oldest = page_ts(f, p, first);
+		if (asprintf(&b, "%s.bpf%d.hvnoise-tmp", f->prefix, c) < 0 ||
+		    asprintf(&mg, "%s.merge%d.hvnoise-tmp", f->prefix, c) < 0) {
+			ret = HVN_EXIT_FAIL;
+		} else if (write_pages(b, p->buf + first * ps, p->n - first, ps)) {
+			ret = HVN_EXIT_FAIL;
+		} else if (!files[c]) {
+			files[c] = b;
+			b = NULL;
+		} else if (hvn_rb_merge(files[c], b, mg, ps, sizeof(long)) ||
+			   rename(mg, files[c])) {
+			hvn_err("cannot merge %s into %s: %s", b, files[c],
+				strerror(errno));
+			ret = HVN_EXIT_FAIL;
+		}
+		pages += p->n - first;
+		p->n = 0;
+		if (b)
+			unlink(b);
+		if (mg)
+			unlink(mg);
+		free(b);
+		free(mg);
 	}
 
 	/* Milliseconds: two incidents in a second keep apart. */
@@ -354,6 +498,7 @@ static int write_incident(struct fr *f, const char *tag, const char *why)
 		m.clock = clock;
 		m.meta = meta;
 		m.ncpus = f->ring.ncpus;
+		m.hvnoise_formats = f->ring.bpf != NULL;
 		if (hvn_tdat_write(path, f->ring.tdir, f->ring.systems,
 				   f->ring.nsystems, &m, files, ps)) {
 			hvn_err("flight recorder: %s not written", path);
@@ -422,12 +567,9 @@ int hvn_flight_recorder(int argc, char **argv)
 		{ "keep", required_argument, NULL, 'k' },
 		{ "trigger-file", required_argument, NULL, 't' },
 		{ "lost-ms", required_argument, NULL, 'L' },
-		{ "storm-irqs", required_argument, NULL, 'S' },
+		{ "storm-irqs", required_argument, NULL, 'I' },
 		{ "max-files", required_argument, NULL, 'M' },
-		{ "cpus", required_argument, NULL, 'C' },
-		{ "devices", required_argument, NULL, 'D' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "buffer", required_argument, NULL, 'b' },
+		HVN_SESSION_LONGOPTS,
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -464,7 +606,7 @@ int hvn_flight_recorder(int argc, char **argv)
 				goto usage;
 			f->lost_ms = v;
 			break;
-		case 'S':
+		case 'I':
 			if (parse_num("--storm-irqs", optarg, 0, 1e12, &v))
 				goto usage;
 			f->storm_irqs = v;
@@ -496,8 +638,6 @@ int hvn_flight_recorder(int argc, char **argv)
 		o.buffer_kb = DEFAULT_KB;
 
 	ret = hvn_session_start(&f->ring, &o);
-	free(o.events);
-	o.events = NULL;
 	live_fr = f;
 	atexit(cleanup);
 	if (ret)
@@ -506,15 +646,17 @@ int hvn_flight_recorder(int argc, char **argv)
 	if (tracefs_option_enable(f->ring.inst, TRACEFS_OPTION_OVERWRITE))
 		hvn_warn("cannot set overwrite mode in %s", f->ring.name);
 	f->page = malloc(f->ring.page_size);
+	f->max_pages = (size_t)o.buffer_kb * 1024 / f->ring.page_size + 1;
 	if (!f->page) {
 		ret = HVN_EXIT_FAIL;
 		goto out;
 	}
-	if (f->ring.module && (f->lost_ms || f->storm_irqs)) {
+	if (f->ring.bpf)
+		ret = start_bpf(f);
+	else if (f->ring.source == HVN_SRC_MODULE && (f->lost_ms || f->storm_irqs))
 		ret = start_monitor(f);
-		if (ret)
-			goto out;
-	}
+	if (ret)
+		goto out;
 
 	uname(&u);
 	snprintf(f->uname_str, sizeof(f->uname_str), "%s %s %s %s %s",
@@ -524,7 +666,18 @@ int hvn_flight_recorder(int argc, char **argv)
 				    "hvnoise-record %s\nhost %s\nkernel %s\n",
 				    HVN_VERSION, u.nodename, u.release);
 
-		if (f->ring.module) {
+		n += snprintf(f->base_meta + n, sizeof(f->base_meta) - n,
+			      "source %s\nsource-why %s\n",
+			      hvn_source_names[f->ring.source],
+			      f->ring.source_why);
+		if (f->ring.bpf) {
+			n += snprintf(f->base_meta + n, sizeof(f->base_meta) - n,
+				      "watched %s\ndevices %s\nbpf-steal %s\n",
+				      hvn_bpf_watched(f->ring.bpf),
+				      o.devices ? o.devices :
+				      o.cpus ? "none" : "auto",
+				      hvn_bpf_steal_method(f->ring.bpf));
+		} else if (f->ring.source == HVN_SRC_MODULE) {
 			char *w = hvn_module_param("watched");
 			char *d = hvn_module_param("devices");
 
@@ -558,16 +711,17 @@ int hvn_flight_recorder(int argc, char **argv)
 	}
 	fprintf(stderr, "hvnoise record: flight recorder %s (pid %d): the last %.0f s of %s in a ring of %d KB per CPU; writes %s-*.dat on SIGUSR1",
 		f->ring.name, getpid(), f->keep,
-		f->ring.module ? "hvnoise events" : "the events", o.buffer_kb,
-		f->prefix);
+		f->ring.bpf ? "the BPF source's and the kernel's events" :
+		f->ring.source == HVN_SRC_MODULE ? "hvnoise events" : "the events",
+		o.buffer_kb, f->prefix);
 	if (f->trigger_file)
 		fprintf(stderr, ", touch %s", f->trigger_file);
-	if (f->have_mon && f->lost_ms)
+	if ((f->have_mon || f->ring.bpf) && f->lost_ms)
 		fprintf(stderr, ", lost >= %lu ms", f->lost_ms);
-	if (f->have_mon && f->storm_irqs)
+	if ((f->have_mon || f->ring.bpf) && f->storm_irqs)
 		fprintf(stderr, ", storm >= %lu IRQs", f->storm_irqs);
-	if (!f->ring.module && (f->lost_ms || f->storm_irqs))
-		fprintf(stderr, " (no lost or storm triggers: hvnoise.ko is not loaded)");
+	if (f->ring.source == HVN_SRC_KERNEL && (f->lost_ms || f->storm_irqs))
+		fprintf(stderr, " (no lost or storm triggers: %s)", f->ring.source_why);
 	fprintf(stderr, "\n");
 
 	while (!stop_sig) {
@@ -605,8 +759,14 @@ int hvn_flight_recorder(int argc, char **argv)
 	ret = HVN_EXIT_OK;
 out:
 	free(o.events);
+	free(o.params);
 	cleanup();
 	live_fr = NULL;
+	for (int c = 0; f->bc && c < f->ring.ncpus; c++) {
+		hvn_rb_out_free(&f->bc[c].out);
+		free(f->bc[c].pages.buf);
+	}
+	free(f->bc);
 	if (f->tep)
 		tep_free(f->tep);
 	free(f->schema);
@@ -618,6 +778,7 @@ out:
 	return ret;
 usage:
 	free(o.events);
+	free(o.params);
 	free(f);
 	return HVN_EXIT_USAGE;
 }
