@@ -119,7 +119,7 @@ EOF
 check "without --source and without the module, record picks BPF" \
 	sh -c "'$hvn' report --json '$d/auto.dat' | grep -q '\"source\":\"bpf\"'"
 "$hvn" top --source bpf --cpus "$cpu" -n 2 -i 0.5 </dev/null >"$d/top.txt" 2>&1
-check "top --source bpf draws the watched CPU" grep -q "^ *$cpu\*" "$d/top.txt"
+check "top --source bpf says so and draws the watched CPU" sh -c "grep -q 'BPF source' '$d/top.txt' && grep -q '^ *$cpu\\*' '$d/top.txt'"
 
 "$hvn" record --source bpf --cpus "$cpu" --param storm_rate=1000 -o "$d/killed.dat" &
 rec=$!

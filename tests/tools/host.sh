@@ -264,7 +264,7 @@ check_rc 2 "correlate with a bad factor" "$hvn" correlate -k 0.5 "$d/live.dat"
 # --- hvnoise top in tmux ------------------------------------------------------------
 tmux kill-session -t hvntop 2>/dev/null
 rm -f "$d/top.rc"
-tmux new-session -d -s hvntop -x 80 -y 24 "$hvn top -i 0.5 2>$d/top.err; echo TOP-EXIT=\$? >$d/top.rc"
+tmux new-session -d -s hvntop -x 80 -y 24 "$hvn top --source kernel -i 0.5 2>$d/top.err; echo TOP-EXIT=\$? >$d/top.rc"
 sleep 2
 disk_irqs 20000 &
 ddpid=$!

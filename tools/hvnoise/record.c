@@ -78,6 +78,22 @@ struct cpu_out {
 	struct hvn_rb_out bout;
 };
 
+/* OUT.KINDc.hvnoise-tmp, created empty; 0, or -1 with the reason printed. */
+static int create_tmp(char **path, int *fd, const char *out, const char *kind,
+		      int c)
+{
+	if (asprintf(path, "%s.%s%d.hvnoise-tmp", out, kind, c) < 0) {
+		*path = NULL;
+		return -1;
+	}
+	*fd = open(*path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (*fd < 0) {
+		hvn_err("cannot create %s: %s", *path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 struct bpf_out {
 	struct cpu_out *co;
 	int ncpus;
@@ -396,30 +412,19 @@ int cmd_record(int argc, char **argv)
 	page = malloc(s.page_size);
 	if (!co || !files || !page)
 		return HVN_EXIT_FAIL;
+	for (int c = 0; c < s.ncpus; c++)
+		co[c].fd = co[c].bfd = -1;
 	for (int c = 0; c < s.ncpus; c++) {
-		if (asprintf(&co[c].path, "%s.cpu%d.hvnoise-tmp", out, c) < 0)
-			return HVN_EXIT_FAIL;
-		co[c].fd = open(co[c].path,
-				O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		if (co[c].fd < 0) {
-			hvn_err("cannot create %s: %s", co[c].path,
-				strerror(errno));
+		if (create_tmp(&co[c].path, &co[c].fd, out, "cpu", c)) {
 			ret = HVN_EXIT_FAIL;
 			goto out;
 		}
 		files[c] = co[c].path;
-		co[c].bfd = -1;
 		if (!s.bpf)
 			continue;
-		if (asprintf(&co[c].bpath, "%s.bpf%d.hvnoise-tmp", out, c) < 0 ||
-		    hvn_rb_out_init(&co[c].bout, s.page_size, sizeof(long),
-				    bpf_flush, &co[c]))
-			return HVN_EXIT_FAIL;
-		co[c].bfd = open(co[c].bpath,
-				 O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		if (co[c].bfd < 0) {
-			hvn_err("cannot create %s: %s", co[c].bpath,
-				strerror(errno));
+		if (hvn_rb_out_init(&co[c].bout, s.page_size, sizeof(long),
+				    bpf_flush, &co[c]) ||
+		    create_tmp(&co[c].bpath, &co[c].bfd, out, "bpf", c)) {
 			ret = HVN_EXIT_FAIL;
 			goto out;
 		}
@@ -550,9 +555,9 @@ out:
 	free(mb.buf);
 	free(clock);
 	for (int c = 0; co && c < s.ncpus; c++) {
-		if (co[c].fd > 0)
+		if (co[c].fd >= 0)
 			close(co[c].fd);
-		if (co[c].bfd > 0)
+		if (co[c].bfd >= 0)
 			close(co[c].bfd);
 		if (co[c].path && !keep)
 			unlink(co[c].path);

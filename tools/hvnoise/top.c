@@ -72,7 +72,8 @@ static void draw(const struct hvn_session *s, struct both *b, double ivl,
 	printf("\033[H\033[2J");
 	printf("hvnoise top  %s  every %.1f s  up %llus  %s  q quits\n", now,
 	       ivl, (unsigned long long)(elapsed / 1000000000ull),
-	       s->module ? "module loaded" : "no module: IRQs only");
+	       s->source == HVN_SRC_MODULE ? "module loaded" :
+	       s->source == HVN_SRC_BPF ? "BPF source" : "no module: IRQs only");
 	printf(" CPU  steal ms/s  lost ms/s  worst ms  storms  migr  IRQ/s   lost ms total\n");
 	for (int i = 0; i <= tot->max_cpu && rows < 40; i++) {
 		const struct hvn_cpu *c = &tot->cpu[i];
