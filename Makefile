@@ -147,7 +147,7 @@ build/tools-asan/hvnoise: $(TOOL_SRCS) $(TOOL_HDRS)
 
 # libFuzzer harnesses (clang) of every parser; make fuzz runs each 10 min.
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -std=gnu11 \
-	       -Iinclude -Itools/hvnoise -Ikmod/lib \
+	       -Iinclude -Itools/hvnoise -Ikmod/lib -Itools/bpf -Ibuild/bpf \
 	       $(shell pkg-config --cflags $(TOOL_PKGS) 2>/dev/null)
 FUZZ_TOOL_SRCS := $(filter-out tools/hvnoise/main.c,$(TOOL_SRCS))
 FUZZERS := tracedat inputs nccl params
