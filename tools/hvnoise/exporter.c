@@ -46,7 +46,8 @@ static const char usage[] =
 "  -l, --listen ADDR:PORT  where to serve GET /metrics: 127.0.0.1:9464,\n"
 "                       [::1]:9464, or :9464 for every address; port 0\n"
 "                       picks a free one (printed)\n"
-"  -i, --interval SEC   read the ring buffers every SEC seconds (default 1)\n"
+"  -i, --interval SEC   read the ring buffers every SEC seconds (default 1;\n"
+"                       at most 1 with the BPF source)\n"
 "      --cpus, --devices, --source, --param, -e, -b   as in hvnoise record\n"
 "  SIGINT or SIGTERM stops it\n";
 
@@ -524,6 +525,10 @@ int cmd_exporter(int argc, char **argv)
 		sa.sa_handler = SIG_IGN;
 		sigaction(SIGPIPE, &sa, NULL);
 	}
+	/* The BPF source's ring buffer is small: read it at least every
+	 * second, whatever -i says, or it drops records. */
+	if (x->s.bpf && ivl > 1)
+		ivl = 1;
 	fprintf(stderr, "hvnoise exporter: %s, serving http://%s/metrics\n",
 		x->s.name, shown);
 	ret = serve(x, lfd, ivl);
