@@ -6,6 +6,9 @@
 #   make check           every test (installs what it needs; see README.md)
 #   make demo            the module in a VM, its watch set and trace
 #   make KDIR=/path      build against another kernel tree
+#   make install         module, tools, plugins, man page (DESTDIR, PREFIX)
+#   make uninstall       what make install put there
+#   make dkms-install    the module under DKMS, rebuilt for every new kernel
 
 KDIR ?= $(shell scripts/kernel-dir.sh)
 CC_USER ?= gcc
@@ -50,7 +53,8 @@ build/bpf/hvnoise.bpf.o: tools/bpf/hvnoise.bpf.c tools/bpf/bpf_config.h \
 build/bpf/hvnoise.skel.h: build/bpf/hvnoise.bpf.o
 	bpftool gen skeleton $< name hvnoise_bpf >$@.tmp && mv $@.tmp $@
 
-.PHONY: all module clean check demo deps unit unit-build tools fuzz fuzz-build stress
+.PHONY: all module clean check demo deps unit unit-build tools fuzz fuzz-build stress \
+	install install-tools install-module uninstall dkms-install dkms-uninstall
 
 all: module
 
@@ -63,9 +67,26 @@ build/unit/hvnoise-unit: $(LIB_SRCS) $(UNIT_SRCS) $(wildcard kmod/lib/*.h includ
 	$(CC_USER) $(USER_CFLAGS) -o $@ $(UNIT_SRCS) $(LIB_SRCS)
 
 # The hvnoise command: optimised, and a sanitised build for the tests.
-tools: build/tools/hvnoise build/tools-asan/hvnoise build/tools/hvnoise.8 \
+tools: build/tools/hvnoise build/tools-asan/hvnoise build/tools/hvnoise.8 $(MAN7) \
        build/tools/libnccl-profiler-hvnoise.so build/tools/nccl_fake \
-       build/tools-asan/libnccl-profiler-hvnoise.so build/tools-asan/nccl_fake
+       build/tools-asan/libnccl-profiler-hvnoise.so build/tools-asan/nccl_fake \
+       build/tools/plugin_hvnoise.so build/tools-asan/plugin_hvnoise.so
+
+# libtraceevent plugin: trace-cmd report and KernelShark decode hvnoise's
+# events and the NCCL records with it (TRACEEVENT_PLUGIN_DIR=build/tools).
+build/tools/plugin_hvnoise.so: tools/traceevent-plugin/plugin_hvnoise.c \
+		include/hvnoise/events.h include/hvnoise/nccl.h include/hvnoise/watch.h
+	@mkdir -p $(dir $@)
+	$(CC_USER) -std=c11 -Wall -Wextra -Werror -g -O2 -fPIC -shared -Iinclude \
+		$(shell pkg-config --cflags libtraceevent 2>/dev/null) -o $@ $< \
+		$(shell pkg-config --libs libtraceevent 2>/dev/null)
+
+build/tools-asan/plugin_hvnoise.so: tools/traceevent-plugin/plugin_hvnoise.c \
+		include/hvnoise/events.h include/hvnoise/nccl.h include/hvnoise/watch.h
+	@mkdir -p $(dir $@)
+	$(CC_USER) -std=c11 -Wall -Wextra -Werror -g -O1 $(ASAN) -fPIC -shared -Iinclude \
+		$(shell pkg-config --cflags libtraceevent 2>/dev/null) -o $@ $< \
+		$(shell pkg-config --libs libtraceevent 2>/dev/null)
 
 # The NCCL profiler plugin: NCCL_PROFILER_PLUGIN=hvnoise finds it by name.
 PLUGIN_CFLAGS := -std=c11 -Wall -Wextra -Werror -g -fPIC -shared \
@@ -97,6 +118,23 @@ build/tools-asan/nccl_fake: tests/tools/nccl_fake.c tools/nccl-plugin/nccl_abi.h
 build/tools/hvnoise.8: Documentation/hvnoise.8.rst
 	@mkdir -p $(dir $@)
 	rst2man --strict $< $@
+
+# Section 7 pages from Documentation/: the admin guide, the event reference
+# and the forensics walkthrough.
+MAN7 := build/tools/hvnoise-admin.7 build/tools/hvnoise-events.7 \
+	build/tools/hvnoise-forensics.7
+MAN7_DESC_admin := install, parameters, tuning, plugin, metrics, flight recorder, limits
+MAN7_DESC_events := the trace events of hvnoise.ko, every field
+MAN7_DESC_forensics := from a flight-recorder incident to its causes
+build/tools/hvnoise-admin.7: Documentation/admin-guide.rst scripts/rst2man-page.py
+build/tools/hvnoise-events.7: Documentation/events.rst scripts/rst2man-page.py
+build/tools/hvnoise-forensics.7: Documentation/forensics.rst scripts/rst2man-page.py
+$(MAN7):
+	@mkdir -p $(dir $@)
+	scripts/rst2man-page.py $< $(basename $(notdir $@)) 7 \
+		"$(MAN7_DESC_$(subst hvnoise-,,$(basename $(notdir $@))))" >$@.rst
+	rst2man --strict $@.rst $@
+	@rm -f $@.rst
 
 build/tools/hvnoise: $(TOOL_SRCS) $(TOOL_HDRS)
 	@mkdir -p $(dir $@)
@@ -152,6 +190,94 @@ stress: deps
 	gcc -O2 -Wall -Wextra -Werror -static -o build/stress/dread tests/vm/tools/dread.c && \
 	tests/vm/stress.sh $${CYCLES:-500} build/stress $$k build/kbuild-6.12/kmod/hvnoise.ko \
 		build/stress/dread
+
+# --- install -------------------------------------------------------------
+# The tool and its man page go under PREFIX; the module under
+# /lib/modules/KVER/updates (KVER: the kernel of KDIR), where it overrides an
+# in-tree module of the same name; KO= installs a module built elsewhere.
+VERSION := $(shell sed -n 's/^\#define HVN_VERSION[^"]*"\(.*\)"/\1/p' tools/hvnoise/hvnoise.h)
+PREFIX ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+LIBDIR ?= $(PREFIX)/lib
+MANDIR ?= $(PREFIX)/share/man
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+# UTS_RELEASE, not include/config/kernel.release: Debian's says 6.1.192
+# where the kernel (and vermagic) says 6.1.0-57-amd64.
+KVER ?= $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
+	$(KDIR)/include/generated/utsrelease.h 2>/dev/null)
+MODDIR ?= /lib/modules/$(KVER)/updates
+KO ?= kmod/hvnoise.ko
+INSTALL ?= install
+# libtraceevent (trace-cmd, KernelShark) loads plugins from its own libdir
+# only (and ~/.local/lib/traceevent/plugins, $$TRACEEVENT_PLUGIN_DIR), so
+# PREFIX does not move the plugin.
+TEP_PLUGIN_DIR ?= $(shell pkg-config --variable=libdir libtraceevent 2>/dev/null || \
+	echo /usr/lib/$$(gcc -print-multiarch))/traceevent/plugins
+
+install: install-tools install-module
+
+install-tools: build/tools/hvnoise build/tools/hvnoise.8 $(MAN7) \
+	       build/tools/libnccl-profiler-hvnoise.so build/tools/plugin_hvnoise.so \
+	       tools/systemd/hvnoise-flight-recorder.service \
+	       tools/systemd/hvnoise-exporter.service
+	$(INSTALL) -D -m 0755 build/tools/hvnoise $(DESTDIR)$(SBINDIR)/hvnoise
+	$(INSTALL) -D -m 0644 build/tools/hvnoise.8 $(DESTDIR)$(MANDIR)/man8/hvnoise.8
+	$(INSTALL) -d $(DESTDIR)$(MANDIR)/man7
+	$(INSTALL) -m 0644 $(MAN7) $(DESTDIR)$(MANDIR)/man7/
+	$(INSTALL) -D -m 0644 build/tools/libnccl-profiler-hvnoise.so \
+		$(DESTDIR)$(LIBDIR)/libnccl-profiler-hvnoise.so
+	$(INSTALL) -D -m 0644 build/tools/plugin_hvnoise.so \
+		$(DESTDIR)$(TEP_PLUGIN_DIR)/plugin_hvnoise.so
+	@mkdir -p $(DESTDIR)$(UNITDIR)
+	for u in hvnoise-flight-recorder hvnoise-exporter; do \
+		sed 's|@SBINDIR@|$(SBINDIR)|' tools/systemd/$$u.service \
+			>$(DESTDIR)$(UNITDIR)/$$u.service || exit 1; done
+
+# Build the module here unless KO= names one built elsewhere.
+install-module: $(if $(filter kmod/hvnoise.ko,$(KO)),module)
+	@test -n "$(KVER)" || { echo "install: no kernel release for KDIR=$(KDIR) (pass KVER=)"; exit 1; }
+	@v=$$(modinfo -F vermagic $(KO) | cut -d' ' -f1); test "$$v" = "$(KVER)" || \
+		{ echo "install: $(KO) is built for $$v, not $(KVER) (pass KDIR= or KVER=)"; exit 1; }
+	$(INSTALL) -D -m 0644 $(KO) $(DESTDIR)$(MODDIR)/hvnoise.ko
+	@# With DESTDIR, a package's post-install runs depmod.
+	if [ -z "$(DESTDIR)" ]; then depmod -a $(KVER); fi
+
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/hvnoise $(DESTDIR)$(MANDIR)/man8/hvnoise.8 \
+	      $(addprefix $(DESTDIR)$(MANDIR)/man7/,$(notdir $(MAN7))) \
+	      $(DESTDIR)$(LIBDIR)/libnccl-profiler-hvnoise.so \
+	      $(DESTDIR)$(TEP_PLUGIN_DIR)/plugin_hvnoise.so \
+	      $(DESTDIR)$(UNITDIR)/hvnoise-flight-recorder.service \
+	      $(DESTDIR)$(UNITDIR)/hvnoise-exporter.service
+	if [ -n "$(KVER)" ]; then rm -f $(DESTDIR)$(MODDIR)/hvnoise.ko; fi
+	if [ -n "$(KVER)" ] && [ -z "$(DESTDIR)" ] && [ -d /lib/modules/$(KVER) ]; then \
+		depmod -a $(KVER); fi
+
+# DKMS: the module's sources in DKMS_SRC/hvnoise-VERSION, then dkms add,
+# build and install for KVER.  DKMS= may carry dkms options (--dkmstree...).
+DKMS ?= dkms
+DKMS_SRC ?= /usr/src
+DKMS_DIR = $(DKMS_SRC)/hvnoise-$(VERSION)
+
+dkms-install:
+	@grep -qx 'PACKAGE_VERSION="$(VERSION)"' dkms.conf || \
+		{ echo "dkms-install: dkms.conf's PACKAGE_VERSION is not $(VERSION)"; exit 1; }
+	@test -n "$(KVER)" || { echo "dkms-install: no kernel release (pass KVER=)"; exit 1; }
+	-$(DKMS) remove hvnoise/$(VERSION) --all >/dev/null 2>&1
+	rm -rf $(DKMS_DIR)
+	mkdir -p $(DKMS_DIR)
+	cp dkms.conf $(DKMS_DIR)/
+	@# The top Kbuild names tests/kunit/, which "make clean" would visit.
+	printf '# SPDX-License-Identifier: GPL-2.0\nobj-m := kmod/\n' >$(DKMS_DIR)/Kbuild
+	find kmod include -name '*.[ch]' -o -name Kbuild | grep -v '\.mod\.c$$' | \
+		xargs cp --parents -t $(DKMS_DIR)
+	$(DKMS) add hvnoise/$(VERSION)
+	$(DKMS) build hvnoise/$(VERSION) -k $(KVER)
+	$(DKMS) install hvnoise/$(VERSION) -k $(KVER)
+
+dkms-uninstall:
+	$(DKMS) remove hvnoise/$(VERSION) --all
+	rm -rf $(DKMS_DIR)
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null

@@ -10,7 +10,7 @@ qemu-system-x86 busybox-static
 trace-cmd libtracefs-dev libtraceevent-dev libtracecmd-dev libzstd-dev zlib1g-dev
 tmux util-linux python3-docutils time
 clang libclang-rt-14-dev
-bpftool libbpf-dev"
+dkms bpftool libbpf-dev"
 
 missing=""
 for p in $PKGS; do

@@ -3,7 +3,8 @@
 #
 #   1. userspace unit tests of kmod/lib/ under ASan/UBSan
 #   2. module builds (W=1, no warnings) against Debian 11's 5.10 headers,
-#      Debian 12's 6.1 headers and the 6.12 test kernel; checkpatch on kmod/
+#      Debian 12's 6.1 headers and the 6.12 test kernel; make install and
+#      DKMS against the 6.1 headers; checkpatch on kmod/
 #   3. KUnit suites in QEMU on the 6.12 test kernel (built once, cached)
 #   4. VM integration on Debian's stock kernel in QEMU
 #
@@ -57,6 +58,22 @@ if [ -x build/tools-asan/hvnoise ]; then
 	collect "$out/bpf.log" tests/tools/bpf.sh build/tools-asan/hvnoise "$out/bpf"
 fi
 
+step "metrics: hvnoise report --prom, and hvnoise exporter scraped over loopback (ASan/UBSan)"
+if [ -x build/tools-asan/hvnoise ]; then
+	collect "$out/prom.log" tests/tools/prom.py build/tools-asan/hvnoise "$out/prom"
+	grep -E "^  " "$out/prom.log"
+else
+	fail "prom/completed (no ASan build of hvnoise)"
+fi
+
+step "flight recorder: hvnoise record --flight-recorder, SIGUSR1 and trigger-file incidents (ASan/UBSan)"
+if [ -x build/tools-asan/hvnoise ]; then
+	collect "$out/flight.log" tests/tools/flight.py build/tools-asan/hvnoise "$out/flight"
+	grep -E "^  " "$out/flight.log"
+else
+	fail "flight/completed (no ASan build of hvnoise)"
+fi
+
 step "fuzzing every parser (libFuzzer, ASan/UBSan), 10 s each; make fuzz runs longer"
 collect "$out/fuzz.log" tests/fuzz/run.sh 10 "$out/fuzz" "$out/tools"
 
@@ -83,6 +100,13 @@ build() {
 build 5.10 "$k510" CC=gcc
 build 6.1 "$k61"
 build 6.12 "$kernel612" HVNOISE_KUNIT=m
+
+step "make install, make uninstall and DKMS (private trees) against the 6.1 headers"
+if [ -n "$k61" ]; then
+	collect "$out/install.log" tests/install/install.sh "$out/install" "$k61"
+else
+	fail "install/completed (no 6.1 kernel headers)"
+fi
 
 step "checkpatch"
 src612=$(ls -d "${HVNOISE_CACHE:-$HOME/.cache/hvnoise}"/linux-source-* 2>/dev/null | tail -n 1)
@@ -194,6 +218,37 @@ if [ -n "$k61" ] && [ -f build/kbuild-6.1/kmod/hvnoise.ko ] &&
 		{ tail -30 "$out/cycles-console.log"; fail "vm-cycles/completed"; }
 else
 	fail "vm-detect/completed (no 6.1 kernel, module or test tools)"
+fi
+
+step "libtraceevent plugin: trace-cmd report decodes hvnoise events and NCCL records as hvnoise report counts them"
+vmdat=()
+[ -s "$out/vm-record.dat" ] && vmdat=("$out/vm-record.dat")
+if make -s build/tools/plugin_hvnoise.so build/tools-asan/plugin_hvnoise.so >"$out/plugin-build.log" 2>&1; then
+	collect "$out/plugin.log" tests/tools/plugin.py build/tools-asan/hvnoise build/tools \
+		"$out/plugin" --asan build/tools-asan "${vmdat[@]}"
+	grep -E "^  " "$out/plugin.log"
+else
+	cat "$out/plugin-build.log"
+	fail "plugin/build"
+fi
+
+step "VM: the flight recorder's triggers (a host pause, a disk storm, a touch, SIGUSR1) on Debian's kernel"
+if [ -n "$k61" ] && [ -f build/kbuild-6.1/kmod/hvnoise.ko ] && mkdir -p "$out/vm-flight" &&
+	gcc -O2 -Wall -Wextra -Werror -static -o "$out/vm-flight/dread" tests/vm/tools/dread.c &&
+	make -s build/tools/plugin_hvnoise.so; then
+	kver=$(basename "$k61" | sed 's/^linux-headers-//')
+	tests/vm/mkinitramfs.sh "$out/vm-flight/initrd.gz" --kver "$kver" \
+		--kmod virtio_pci --kmod virtio_net --kmod virtio_blk \
+		--bin /usr/bin/trace-cmd --bin build/tools/hvnoise=/usr/bin/hvnoise \
+		--file tests/vm/guest-flight.sh=/lib/hvnoise/guest.sh \
+		--file "$out/vm-flight/dread=/lib/hvnoise/dread" \
+		--file build/tools/plugin_hvnoise.so=/lib/hvnoise/plugin_hvnoise.so \
+		--file build/kbuild-6.1/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko
+	collect "$out/vm-flight.log" tests/vm/flight.py "/boot/vmlinuz-$kver" \
+		"$out/vm-flight/initrd.gz" "$out/vm-flight"
+	grep -E "^  " "$out/vm-flight.log"
+else
+	fail "vm-flight/completed (no 6.1 kernel or module build)"
 fi
 
 step "stress on the 6.12 debug kernel (KASAN, lockdep, kmemleak), short form; make stress runs 500 cycles"

@@ -34,6 +34,9 @@ int cmd_report(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_correlate(int argc, char **argv);
+int cmd_exporter(int argc, char **argv);
+/* hvnoise record --flight-recorder (flight.c) */
+int hvn_flight_recorder(int argc, char **argv);
 
 /* util.c */
 char *hvn_read_file(const char *path, size_t *len);

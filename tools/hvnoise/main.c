@@ -14,6 +14,7 @@ static const char usage[] =
 "  top      live per-CPU view\n"
 "  status   module, watched set, parameters, tracefs, and what is missing\n"
 "  correlate  NCCL collectives that stalled, and the host noise behind each\n"
+"  exporter per-CPU counters for Prometheus, served over HTTP\n"
 "  version  print the version\n"
 "hvnoise COMMAND --help for a command's options; man hvnoise for the rest.\n";
 
@@ -28,6 +29,7 @@ int main(int argc, char **argv)
 		{ "top", cmd_top },
 		{ "status", cmd_status },
 		{ "correlate", cmd_correlate },
+		{ "exporter", cmd_exporter },
 	};
 
 	if (argc < 2) {

@@ -52,7 +52,9 @@ static const char usage[] =
 "                       neither the module nor BPF)\n"
 "  -b, --buffer KB      ring buffer per CPU (default: the kernel's)\n"
 "      --recover        assemble FILE from the pieces a killed or failed\n"
-"                       recording left (FILE.cpu*.hvnoise-tmp)\n";
+"                       recording left (FILE.cpu*.hvnoise-tmp)\n"
+"      --flight-recorder  always on: write the last seconds on a trigger\n"
+"                       (hvnoise record --flight-recorder --help)\n";
 
 /* (CLOCK_MONOTONIC, CLOCK_REALTIME), the former taken around the latter. */
 static void clock_pair(FILE *meta)
@@ -331,6 +333,11 @@ int cmd_record(int argc, char **argv)
 	void *page = NULL;
 	pid_t child = 0;
 	int opt, ret, failed = 0, child_status = 0;
+
+	/* The flight recorder has options of its own (flight.c). */
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--flight-recorder"))
+			return hvn_flight_recorder(argc, argv);
 
 	while ((opt = getopt_long(argc, argv, "+o:d:e:b:h", lo, NULL)) != -1) {
 		char *end;

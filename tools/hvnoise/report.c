@@ -14,16 +14,19 @@
 #include "hvnoise/events.h"
 #include "hvnoise/watch.h"
 #include "analysis.h"
+#include "prom.h"
 #include "report.h"
 #include "tracedat.h"
 
 #define SCHEMA_VERSION	1
 
 static const char usage[] =
-"usage: hvnoise report [--json] [--since WHEN] [--until WHEN] [--top N] [FILE...]\n"
+"usage: hvnoise report [--json | --prom] [--since WHEN] [--until WHEN] [--top N] [FILE...]\n"
 "  FILE          trace.dat from hvnoise record or trace-cmd record\n"
 "                (default trace.dat)\n"
 "  --json        machine-readable output (schema \"hvnoise-report\" 1)\n"
+"  --prom        per-CPU counters in Prometheus text format, for\n"
+"                node_exporter's textfile collector (one FILE)\n"
 "  --since WHEN, --until WHEN\n"
 "                only events in the window; WHEN is +SECONDS after the start,\n"
 "                HH:MM[:SS[.frac]] or 'YYYY-MM-DD HH:MM[:SS[.frac]]' local\n"
@@ -607,8 +610,8 @@ static void print_json(const struct hvn_tdat *t, const struct hvn_rb *rb,
 }
 
 static int report_file(const char *path, const char *since,
-		       const char *until, int top, bool json, bool first,
-		       bool *printed)
+		       const char *until, int top, bool json, bool prom,
+		       bool first, bool *printed)
 {
 	struct hvn_schema *schema = malloc(sizeof(*schema));
 	struct hvn_analysis an;
@@ -658,10 +661,19 @@ static int report_file(const char *path, const char *since,
 	hvn_an_finish(&an);
 	if (an.nmig)
 		qsort(an.mig, an.nmig, sizeof(*an.mig), cmp_mig);
-	if (json)
+	if (prom) {
+		struct hvn_prom_info pi = {
+			.overrun_events = cx.overrun + cx.dropped,
+			.missed_pages = rb.missed_pages,
+			.bad_pages = rb.bad_pages,
+		};
+
+		hvn_prom_write(stdout, &an, &pi);
+	} else if (json) {
 		print_json(&t, &rb, &an, &cx, first);
-	else
+	} else {
 		print_text(&t, &rb, &an, &cx);
+	}
 	*printed = true;
 	if (sret) {
 		hvn_err("%s: %s", path, t.stopped[0] ? t.stopped : "read error");
@@ -679,6 +691,7 @@ int cmd_report(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "prom", no_argument, NULL, 'p' },
 		{ "since", required_argument, NULL, 's' },
 		{ "until", required_argument, NULL, 'u' },
 		{ "top", required_argument, NULL, 't' },
@@ -689,7 +702,7 @@ int cmd_report(int argc, char **argv)
 	char *def[] = { "trace.dat" };
 	char **files;
 	int opt, top = 10, nfiles, ret = 0;
-	bool json = false;
+	bool json = false, prom = false;
 
 	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
 		char *end;
@@ -697,6 +710,9 @@ int cmd_report(int argc, char **argv)
 		switch (opt) {
 		case 'j':
 			json = true;
+			break;
+		case 'p':
+			prom = true;
 			break;
 		case 's':
 			since = optarg;
@@ -722,6 +738,15 @@ int cmd_report(int argc, char **argv)
 	}
 	files = optind < argc ? argv + optind : def;
 	nfiles = optind < argc ? argc - optind : 1;
+	if (prom && json) {
+		hvn_err("--prom and --json: choose one");
+		return HVN_EXIT_USAGE;
+	}
+	/* One file: a metric family may appear only once in a text file. */
+	if (prom && nfiles > 1) {
+		hvn_err("--prom reads one file, not %d", nfiles);
+		return HVN_EXIT_USAGE;
+	}
 	if (json)
 		printf("{\"schema\":\"hvnoise-report\",\"schema_version\":%d,\"reports\":[",
 		       SCHEMA_VERSION);
@@ -731,8 +756,8 @@ int cmd_report(int argc, char **argv)
 
 		if (!json && printed)
 			printf("\n");
-		r = report_file(files[i], since, until, top, json, !printed,
-				&done);
+		r = report_file(files[i], since, until, top, json, prom,
+				!printed, &done);
 		printed += done;
 		if (r && (!ret || r == HVN_EXIT_BADFILE))
 			ret = r;

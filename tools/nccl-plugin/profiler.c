@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -85,6 +86,10 @@ static atomic_ullong dropped;
 static atomic_int ncomms;
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool configured;
+/* The flight recorder's trigger file, touched on a stall (HVNOISE_NCCL_TRIGGER). */
+static const char *trigger_path;
+static uint64_t stall_ns;
+static atomic_ullong last_trigger_ns;
 
 #define warn_once(...)							\
 	do {								\
@@ -318,8 +323,22 @@ static void configure(void)
 {
 	const char *dir = getenv("HVNOISE_NCCL_DIR");
 	const char *ev = getenv("HVNOISE_NCCL_EVENTS");
+	const char *trig = getenv("HVNOISE_NCCL_TRIGGER");
+	const char *stall = getenv("HVNOISE_NCCL_STALL_MS");
 
 	configured = true;
+	if (trig && *trig) {
+		char *end = NULL;
+		double ms = stall && *stall ? strtod(stall, &end) : 100;
+
+		if ((end && *end) || !(ms >= 0.01 && ms <= 3600000)) {
+			warn_once("hvnoise profiler: HVNOISE_NCCL_STALL_MS=\"%s\" is not 0.01..3600000 ms; no stall trigger",
+				  stall);
+		} else {
+			trigger_path = trig;
+			stall_ns = ms * 1e6;
+		}
+	}
 	if (parse_events(ev, &act_mask)) {
 		warn_once("hvnoise profiler: HVNOISE_NCCL_EVENTS=\"%s\" is not a list of coll, proxyop, step, kernelch, all, none; recording off",
 			  ev);
@@ -568,6 +587,42 @@ static void step_account(struct ev *s, uint64_t t)
 		s->parent->op.wait_ns[slot] += t - s->state_ns;
 }
 
+/*
+ * A proxy operation or kernel channel that took HVNOISE_NCCL_STALL_MS or
+ * more: write what stalled into the trigger file, so that hvnoise record
+ * --flight-recorder --trigger-file writes an incident.  At most once a
+ * second: a stall spans many operations.
+ */
+static void stall_check(const char *what, uint8_t func, uint64_t comm,
+			int rank, uint64_t seq, uint64_t start, uint64_t end)
+{
+	static const char *const fn[HVN_FN_N] = {
+		"Unknown", "AllGather", "AllReduce", "AlltoAll", "Broadcast",
+		"Gather", "Recv", "Reduce", "ReduceScatter", "Scatter",
+		"SendRecv", "Send",
+	};
+	unsigned long long last = atomic_load(&last_trigger_ns);
+	char line[192];
+	int fd, n;
+
+	if (!trigger_path || end < start || end - start < stall_ns ||
+	    end - last < 1000000000ull ||
+	    !atomic_compare_exchange_strong(&last_trigger_ns, &last, end))
+		return;
+	n = snprintf(line, sizeof(line),
+		     "nccl stall: %s %s comm %016llx rank %d seq %llu took %.3f ms\n",
+		     fn[func < HVN_FN_N ? func : 0], what,
+		     (unsigned long long)comm, rank, (unsigned long long)seq,
+		     (end - start) / 1e6);
+	fd = open(trigger_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
+		  O_NONBLOCK | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return;
+	if (write(fd, line, n) != n)
+		futimens(fd, NULL);	/* the touch is what counts */
+	close(fd);
+}
+
 static nccl_result_t stop_event(void *h)
 {
 	struct ev *e = handle_ev(h);
@@ -585,6 +640,8 @@ static nccl_result_t stop_event(void *h)
 		e->op.end_ns = t;
 		e->op.cpu_end = sched_getcpu();
 		emit(HVN_NCCL_PROXYOP, &e->op, sizeof(e->op));
+		stall_check("proxy op", e->op.func, e->op.comm, e->op.rank,
+			    e->op.seq, e->op.start_ns, t);
 		break;
 	case K_STEP:
 		step_account(e, t);
@@ -592,6 +649,8 @@ static nccl_result_t stop_event(void *h)
 	case K_KERNCH:
 		e->kch.end_ns = t;
 		emit(HVN_NCCL_KERNCH, &e->kch, sizeof(e->kch));
+		stall_check("kernel channel", e->kch.func, e->kch.comm,
+			    e->kch.rank, e->kch.seq, e->kch.start_ns, t);
 		break;
 	}
 	ev_free(e);

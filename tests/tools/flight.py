@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+"""hvnoise record --flight-recorder on this host (live tracefs; no module,
+so irq:irq_handler_entry and the SIGUSR1 and trigger-file triggers).
+
+usage: flight.py HVNOISE WORKDIR     (HVNOISE: the ASan/UBSan build; root)
+
+Two bursts of disk interrupts 1.6 s apart, then SIGUSR1 with --keep 1: the
+incident file must hold the second burst and at most the one straddling
+page per CPU from before the last second, though the first burst filled
+several; a trigger file there before the start is not a trigger, touching
+it is; --max-files keeps the newest; an NCCL-like job writing into the
+recorder's instance has all its collectives in the next incident; SIGTERM
+stops it with its instance removed; bad options are refused with one line
+and exit 2.  Prints one
+PASS:/FAIL: line per check.
+"""
+import glob
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+hvn, work = sys.argv[1], sys.argv[2]
+os.makedirs(work, exist_ok=True)
+here = os.path.dirname(os.path.abspath(__file__))
+env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:exitcode=99",
+           UBSAN_OPTIONS="halt_on_error=1:exitcode=99",
+           LSAN_OPTIONS=f"suppressions={here}/lsan.supp:print_suppressions=0")
+T = "/sys/kernel/tracing"
+PAGE_EVENTS = 4080 // 16        # irq_handler_entry records per page, at most
+failed = 0
+
+
+def check(ok, name, why=""):
+    global failed
+    print(("PASS: " if ok else "FAIL: ") + "flight/" + name)
+    if not ok:
+        failed += 1
+        if why:
+            print("  " + str(why)[:600])
+    return ok
+
+
+def mono():
+    return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+
+
+def irqs_total():
+    n = 0
+    for ln in open("/proc/interrupts").readlines()[1:]:
+        f = ln.split()
+        if f and f[0].rstrip(":").isdigit():
+            n += sum(int(x) for x in f[1:] if x.isdigit())
+    return n
+
+
+direct = os.path.join(work, "direct.bin")
+with open(direct, "wb") as o:
+    o.write(b"\0" * (8 << 20))
+
+
+def burst():
+    before = irqs_total()
+    subprocess.run(["dd", f"if={direct}", "of=/dev/null", "bs=4k", "iflag=direct"],
+                   capture_output=True)
+    return irqs_total() - before
+
+
+# --- bad command lines ---------------------------------------------------------------
+for args, words in ((["--keep", "0"], "--keep 0: not a number from 1"),
+                    (["--keep", "x"], "--keep x: not a number"),
+                    (["--lost-ms", "-1"], "--lost-ms -1: not a number"),
+                    (["--max-files", "1.5x"], "--max-files 1.5x"),
+                    (["--", "sleep", "1"], "runs no command")):
+    p = subprocess.run([hvn, "record", "--flight-recorder", *args], capture_output=True,
+                       text=True, env=env, timeout=20)
+    check(p.returncode == 2 and p.stderr.count("\n") == 1 and words in p.stderr,
+          f"record --flight-recorder {' '.join(args)}: exit {p.returncode}, "
+          f"{p.stderr.strip()}", p.stderr[-300:])
+p = subprocess.run([hvn, "record", "--flight-recorder", "--help"], capture_output=True,
+                   text=True, env=env)
+q = subprocess.run([hvn, "record", "--help"], capture_output=True, text=True, env=env)
+check(p.returncode == 0 and "--trigger-file" in p.stdout and "--flight-recorder" in q.stdout,
+      "record --help names --flight-recorder; --flight-recorder --help its options")
+
+# --- a live recorder ------------------------------------------------------------------
+prefix = os.path.join(work, "inc")
+trig = os.path.join(work, "trigger")
+for f in glob.glob(prefix + "-*.dat"):
+    os.unlink(f)
+open(trig, "w").close()             # there before the start: not a trigger
+errf = open(os.path.join(work, "fr.err"), "w+")
+pr = subprocess.Popen([hvn, "record", "--flight-recorder", "--keep", "1", "-b", "1024",
+                       "-o", prefix, "--trigger-file", trig, "--max-files", "2",
+                       "-e", "irq:irq_handler_entry"], stderr=errf, env=env)
+inst = None
+for _ in range(100):
+    errf.seek(0)
+    m = re.search(r"flight recorder (hvnoise-fr-\d+) \(pid", errf.read())
+    if m or pr.poll() is not None:
+        break
+    time.sleep(0.05)
+inst = m and m.group(1)
+if not check(inst and os.path.isdir(f"{T}/instances/{inst}"),
+             f"the recorder runs in its own instance ({inst})", open(errf.name).read()):
+    pr.kill()
+    sys.exit(1)
+idir = f"{T}/instances/{inst}"
+check(open(f"{idir}/options/overwrite").read().strip() == "1" and
+      1024 <= int(open(f"{idir}/buffer_size_kb").read().split()[0]) < 1100 and
+      open(f"{idir}/tracing_on").read().strip() == "1",
+      "its ring: overwrite mode, -b 1024 KB per CPU (the kernel rounds to pages), tracing on")
+
+
+def wait_line(what, n):
+    """The n-th 'wrote' line of stderr, once there."""
+    for _ in range(100):
+        errf.seek(0)
+        lines = re.findall(r"flight recorder: wrote (\S+) \((.*?)\): (\d+) pages", errf.read())
+        if len(lines) >= n:
+            return lines[n - 1]
+        time.sleep(0.05)
+    return None
+
+
+time.sleep(0.5)
+check(not glob.glob(prefix + "-*.dat"), "a trigger file there before the start is no trigger")
+a = burst()
+time.sleep(1.6)
+b = burst()
+sent = mono()
+pr.send_signal(signal.SIGUSR1)
+w = wait_line("SIGUSR1", 1)
+check(w and w[1] == "SIGUSR1" and w[0].endswith("-signal.dat") and os.path.exists(w[0]),
+      f"SIGUSR1 writes an incident ({w and os.path.basename(w[0])}, {w and w[2]} pages)",
+      open(errf.name).read()[-300:])
+if w:
+    path = w[0]
+    tc = subprocess.run(["trace-cmd", "report", "-t", "-i", path], capture_output=True,
+                        text=True)
+    ts = [(int(m.group(1)), int(m.group(2)) * 10**9 + int(m.group(3).ljust(9, "0")))
+          for m in re.finditer(r"\[(\d+)\]\s+(\d+)\.(\d+): irq_handler_entry", tc.stdout)]
+    check(tc.returncode == 0 and ts and "FAILED TO PARSE" not in tc.stdout + tc.stderr,
+          f"trace-cmd report reads it ({len(ts)} irq_handler_entry)", tc.stderr[-300:])
+    cutoff = sent - 10**9
+    old = {}
+    for cpu, t in ts:
+        if t < cutoff:
+            old[cpu] = old.get(cpu, 0) + 1
+    recent = sum(1 for _, t in ts if t >= cutoff)
+    check(a > 3 * PAGE_EVENTS and all(n <= PAGE_EVENTS for n in old.values())
+          and recent >= b // 2,
+          f"--keep 1: of the first burst ({a} IRQs, 1.6 s earlier) at most the page "
+          f"straddling the cut per CPU ({old or 'none'}); the second ({b} IRQs) is there "
+          f"({recent} events in the last second)")
+    rep = subprocess.run([hvn, "report", "--json", path], capture_output=True, text=True,
+                         env=env)
+    data = open(path, "rb").read()
+    check(rep.returncode == 0 and b"flight-recorder SIGUSR1" in data and
+          '"clock_pairs":[[' in rep.stdout and "recorded_by\":\"hvnoise record" in rep.stdout,
+          "hvnoise report reads it: clock pair, recorder, trigger in its metadata",
+          rep.stderr[-300:])
+
+os.utime(trig) if os.path.exists(trig) else open(trig, "w").close()
+w2 = wait_line("file", 2)
+check(w2 and w2[1] == f"trigger file {trig}" and w2[0].endswith("-file.dat")
+      and not os.path.exists(trig),
+      f"touching the trigger file writes an incident ({w2 and os.path.basename(w2[0])}) "
+      f"and removes the file for the next touch")
+pr.send_signal(signal.SIGUSR1)
+w3 = wait_line("SIGUSR1", 3)
+left = sorted(glob.glob(prefix + "-*.dat"))
+check(w3 and w2 and left == sorted([w2[0], w3[0]]),
+      f"--max-files 2: the two newest incidents stay ({len(left)} files)", left)
+
+# An NCCL-like job (0.5 s, inside --keep 1) writing into the recorder's
+# instance: its collectives are in the next incident, where hvnoise
+# correlate finds every one.
+fake = os.path.join(os.path.dirname(hvn), "nccl_fake")
+plugin = os.path.join(os.path.dirname(hvn), "libnccl-profiler-hvnoise.so")
+if os.path.exists(fake) and os.path.exists(plugin):
+    nccl_env = dict(env, HVNOISE_NCCL_TRACEFS=idir, HVNOISE_NCCL_TRIGGER=trig,
+                    HVNOISE_NCCL_STALL_MS="100")
+    job = subprocess.run([fake, "work", plugin, "0.5", "1", "2000"], capture_output=True, text=True,
+                         env=nccl_env, timeout=60)
+    m = re.search(r"nccl_fake: (\d+) collectives", job.stdout + job.stderr)
+    pr.send_signal(signal.SIGUSR1)
+    w4 = wait_line("SIGUSR1", 4)
+    got = None
+    if w4 and m:
+        c = subprocess.run([hvn, "correlate", "--json", w4[0]], capture_output=True, text=True,
+                           env=env)
+        try:
+            got = json.loads(c.stdout)["collectives"]
+        except (ValueError, KeyError) as e:
+            got = f"unreadable: {e} {c.stderr[-200:]}"
+    check(m and got == int(m.group(1)) and w4[1] == "SIGUSR1",
+          f"an NCCL-like job writing into the recorder's instance: hvnoise correlate finds "
+          f"its {m and m.group(1)} collectives in the incident ({got}); no collective took "
+          f"100 ms, so the plugin's stall trigger stayed quiet",
+          (job.stderr + job.stdout)[-300:])
+
+    # A stall: the job stopped for 300 ms in the middle of its collectives.
+    jp = subprocess.Popen([fake, "work", plugin, "1.2", "1", "2000"], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, env=nccl_env)
+    time.sleep(0.6)
+    jp.send_signal(signal.SIGSTOP)
+    time.sleep(0.3)
+    jp.send_signal(signal.SIGCONT)
+    jp.communicate(timeout=60)
+    w5 = wait_line("stall", 5)
+    ms = re.search(r"took ([0-9.]+) ms", w5[1]) if w5 else None
+    stalls = None
+    if w5:
+        c = subprocess.run([hvn, "correlate", "--json", w5[0]], capture_output=True, text=True,
+                           env=env)
+        try:
+            stalls = [x["duration_ns"] for x in json.loads(c.stdout)["stalls"]]
+        except (ValueError, KeyError) as e:
+            stalls = f"unreadable: {e}"
+    check(w5 and w5[0].endswith("-stall.dat") and w5[1].startswith(f"trigger file {trig}: nccl stall:")
+          and ms and float(ms.group(1)) >= 290 and isinstance(stalls, list)
+          and any(d >= 290_000_000 for d in stalls),
+          f"a 300 ms stall of the job: the plugin's trigger (HVNOISE_NCCL_STALL_MS=100) writes a "
+          f"stall incident ({w5 and w5[1][len(trig) + 15:]}), where hvnoise correlate finds it "
+          f"(stalls {stalls if not isinstance(stalls, list) else [round(d / 1e6, 1) for d in stalls]} ms)",
+          open(errf.name).read()[-400:])
+    errf.seek(0)
+    n_stall = len(re.findall(r"-stall\.dat", errf.read()))
+    check(n_stall == 1, f"one incident for the stall, however many operations it held ({n_stall})")
+else:
+    check(False, f"NCCL-like job (no {fake} or {plugin})")
+
+pr.send_signal(signal.SIGTERM)
+try:
+    rc = pr.wait(timeout=10)
+except subprocess.TimeoutExpired:
+    pr.kill()
+    rc = "timeout"
+errf.seek(0)
+err = errf.read()
+check(rc == 0 and "stopped by signal" in err and not os.path.exists(idir) and
+      "Sanitizer" not in err and "runtime error" not in err,
+      f"SIGTERM: exit {rc}, instance removed, no sanitizer report", err[-400:])
+
+# --- the BPF source, where this host has it: a disk storm over --storm-irqs ----------
+st = subprocess.run([hvn, "status"], capture_output=True, text=True, env=env).stdout
+if re.search(r"^source +bpf", st, re.M):
+    bprefix = os.path.join(work, "bpf")
+    for f in glob.glob(bprefix + "-*.dat"):
+        os.unlink(f)
+    errf = open(os.path.join(work, "fr-bpf.err"), "w+")
+    pr = subprocess.Popen([hvn, "record", "--flight-recorder", "--keep", "5", "-o", bprefix,
+                           "--cpus", "0-1", "--param", "storm_rate=500",
+                           "--storm-irqs", "300"], stderr=errf, env=env)
+    time.sleep(1.5)
+    n = burst()
+    storm = None
+    for _ in range(60):
+        storm = sorted(glob.glob(bprefix + "-*-storm.dat"))
+        if storm:
+            break
+        time.sleep(0.1)
+    pr.send_signal(signal.SIGTERM)
+    try:
+        rc = pr.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pr.kill()
+        rc = "timeout"
+    errf.seek(0)
+    err = errf.read()
+    rep = {}
+    if storm:
+        p = subprocess.run([hvn, "report", "--json", storm[-1]], capture_output=True,
+                           text=True, env=env)
+        try:
+            rep = json.loads(p.stdout)["reports"][0]
+        except (ValueError, KeyError, IndexError):
+            rep = {}
+    irqs = sum(c["storm_irqs"] for c in rep.get("cpus", []))
+    check(storm and rc == 0 and irqs >= 300 and "Sanitizer" not in err and
+          "runtime error" not in err,
+          f"BPF source: a disk burst ({n} IRQs) over storm_rate=500 writes a storm incident "
+          f"holding the storm ({irqs} IRQs >= --storm-irqs 300); exit {rc}", err[-400:])
+    if storm:
+        tc = subprocess.run(["trace-cmd", "report", "-i", storm[-1]], capture_output=True,
+                            text=True)
+        check(tc.returncode == 0 and " irq_storm: " in tc.stdout and
+              "FAILED TO PARSE" not in tc.stdout + tc.stderr,
+              "trace-cmd reads the BPF incident's hvnoise events", tc.stderr[-300:])
+else:
+    print("  no BPF source on this host (hvnoise status): its flight-recorder check skipped")
+sys.exit(1 if failed else 0)

@@ -1,0 +1,309 @@
+#!/usr/bin/env python3
+"""hvnoise report --prom and hvnoise exporter on this host (live tracefs; no
+module here, so the exporter counts irq:irq_handler_entry).
+
+usage: prom.py HVNOISE WORKDIR     (HVNOISE: the ASan/UBSan build; root)
+
+report --prom of a synthesized file (synth_events.py) must parse as the
+Prometheus text format and hold report --json's numbers.  The exporter is
+scraped over loopback while disk interrupts happen: the text must parse,
+counters must only grow, the IRQ count must grow, requests other than
+GET/HEAD /metrics get their HTTP error, a stalled client does not block
+another, bad --listen values are refused with one line and exit 2, and
+SIGINT/SIGTERM stop it with exit 0 and its tracefs instance removed.
+Prints one PASS:/FAIL: line per check.
+"""
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import synth_events  # noqa: E402
+
+hvn, work = sys.argv[1], sys.argv[2]
+os.makedirs(work, exist_ok=True)
+here = os.path.dirname(os.path.abspath(__file__))
+env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:exitcode=99",
+           UBSAN_OPTIONS="halt_on_error=1:exitcode=99",
+           LSAN_OPTIONS=f"suppressions={here}/lsan.supp:print_suppressions=0")
+T = "/sys/kernel/tracing"
+failed = 0
+
+
+def check(ok, name, why=""):
+    global failed
+    print(("PASS: " if ok else "FAIL: ") + "prom/" + name)
+    if not ok:
+        failed += 1
+        if why:
+            print("  " + str(why)[:600])
+    return ok
+
+
+NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*$")
+SAMPLE = re.compile(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{((?:[a-zA-Z_]\w*="(?:[^"\\\n]|\\.)*",?)*)\})? '
+                    r'(\S+)$')
+
+
+def parse(text):
+    """Prometheus text format 0.0.4 to {(name, labels): value}; raises
+    ValueError naming the first line at fault."""
+    help_, type_, out = {}, {}, {}
+    if not text.endswith("\n"):
+        raise ValueError("does not end with a newline")
+    for n, ln in enumerate(text.splitlines(), 1):
+        if ln.startswith("# HELP ") or ln.startswith("# TYPE "):
+            parts = ln.split(" ", 3)
+            if len(parts) < 4 or not NAME.match(parts[2]):
+                raise ValueError(f"line {n}: {ln!r}")
+            d = help_ if parts[1] == "HELP" else type_
+            if parts[2] in d:
+                raise ValueError(f"line {n}: second {parts[1]} for {parts[2]}")
+            if parts[1] == "TYPE" and parts[3] not in ("counter", "gauge", "untyped"):
+                raise ValueError(f"line {n}: type {parts[3]}")
+            d[parts[2]] = parts[3]
+            continue
+        if ln.startswith("#") or not ln:
+            continue
+        m = SAMPLE.match(ln)
+        if not m:
+            raise ValueError(f"line {n}: not a sample: {ln!r}")
+        name, labels, value = m.groups()
+        if name not in type_ or name not in help_:
+            raise ValueError(f"line {n}: {name} has no HELP/TYPE before it")
+        if type_[name] == "counter" and not name.endswith("_total"):
+            raise ValueError(f"line {n}: counter {name} does not end in _total")
+        key = (name, labels or "")
+        if key in out:
+            raise ValueError(f"line {n}: {key} twice")
+        out[key] = float(value)
+    return out, type_
+
+
+# --- report --prom -----------------------------------------------------------------
+syn = os.path.join(work, "synth.dat")
+synth_events.write(syn)
+p = subprocess.run([hvn, "report", "--prom", syn], capture_output=True, text=True, env=env)
+try:
+    prom, types = parse(p.stdout)
+    err = None
+except ValueError as e:
+    prom, types, err = {}, {}, e
+check(p.returncode == 0 and not err and prom,
+      f"report --prom parses as the text format ({len(prom)} samples, "
+      f"{len(types)} families, exit {p.returncode})", err or p.stderr[-300:])
+rep = json.loads(subprocess.run([hvn, "report", "--json", syn], capture_output=True,
+                                text=True, env=env).stdout)["reports"][0]
+pairs = {"hvnoise_steal_seconds_total": ("steal_ns", 1e-9),
+         "hvnoise_steal_samples_total": ("steal_events", 1),
+         "hvnoise_lost_seconds_total": ("lost_ns", 1e-9),
+         "hvnoise_lost_unexplained_seconds_total": ("lost_unexplained_ns", 1e-9),
+         "hvnoise_lost_steal_seconds_total": ("lost_steal_ns", 1e-9),
+         "hvnoise_lost_irq_seconds_total": ("lost_irq_ns", 1e-9),
+         "hvnoise_lost_episodes_total": ("lost_events", 1),
+         "hvnoise_irq_storms_total": ("storms", 1),
+         "hvnoise_irq_storm_irqs_total": ("storm_irqs", 1),
+         "hvnoise_irq_migrations_in_total": ("migrations_in", 1),
+         "hvnoise_irq_migrations_out_total": ("migrations_out", 1)}
+bad = []
+for c in rep["cpus"]:
+    for metric, (key, scale) in pairs.items():
+        v = prom.get((metric, f'cpu="{c["cpu"]}"'))
+        if v is None or abs(v - c[key] * scale) > 1e-9 * max(1, c[key] * scale):
+            bad.append(f"{metric} cpu {c['cpu']}: {v}, report --json {c[key]}")
+    w = prom.get(("hvnoise_watched", f'cpu="{c["cpu"]}"'))
+    if w != (1.0 if c["watched"] else 0.0):
+        bad.append(f"hvnoise_watched cpu {c['cpu']}: {w}")
+for k, v in rep["events"].items():
+    if prom.get(("hvnoise_events_total", f'event="{k}"')) != v:
+        bad.append(f"events {k}: {prom.get(('hvnoise_events_total', f'event={k}'))}, json {v}")
+check(not bad and len(rep["cpus"]) >= 3,
+      f"report --prom holds report --json's per-CPU steal, lost, storms, migrations, "
+      f"watched and event counts ({len(rep['cpus'])} CPUs)", "; ".join(bad[:4]))
+p = subprocess.run([hvn, "report", "--prom", syn, syn], capture_output=True, text=True, env=env)
+check(p.returncode == 2 and p.stderr.count("\n") == 1 and "one file" in p.stderr,
+      "report --prom of two files: exit 2, one line", p.stderr)
+p = subprocess.run([hvn, "report", "--prom", "--json", syn], capture_output=True, text=True,
+                   env=env)
+check(p.returncode == 2 and "choose one" in p.stderr, "report --prom --json: exit 2", p.stderr)
+
+# --- exporter: bad command lines ------------------------------------------------------
+busy = socket.socket()
+busy.bind(("127.0.0.1", 0))
+busy.listen(1)
+busy_port = busy.getsockname()[1]
+for args, rc, words in (([], 2, "--listen ADDR:PORT is required"),
+                        (["--listen", "127.0.0.1"], 2, "not ADDR:PORT"),
+                        (["--listen", "127.0.0.1:65536"], 2, "port 65536 is not 0..65535"),
+                        (["--listen", "127.0.0.1:http"], 2, "port http is not"),
+                        (["--listen", "::1:9464"], 2, "in brackets"),
+                        (["--listen", "localhost:9464"], 2, '"localhost" is not a numeric'),
+                        (["--listen", "127.0.0.1:0", "-i", "0"], 2, "-i 0: not"),
+                        (["--listen", f"127.0.0.1:{busy_port}"], 1, "Address already in use")):
+    p = subprocess.run([hvn, "exporter", *args], capture_output=True, text=True, env=env,
+                       timeout=20)
+    check(p.returncode == rc and p.stderr.count("\n") == 1 and words in p.stderr
+          and "Sanitizer" not in p.stderr,
+          f"exporter {' '.join(args) or '(no --listen)'}: exit {p.returncode} (want {rc}): "
+          f"{p.stderr.strip()}", p.stderr[-300:])
+busy.close()
+check(not [i for i in os.listdir(f"{T}/instances") if i.startswith("hvnoise-exporter")],
+      "a refused command line leaves no tracefs instance")
+
+
+# --- exporter: live ---------------------------------------------------------------------
+def http(port, req, timeout=5):
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    s.sendall(req)
+    data = b""
+    while True:
+        b = s.recv(65536)
+        if not b:
+            break
+        data += b
+    s.close()
+    head, _, body = data.partition(b"\r\n\r\n")
+    status = head.split(b"\r\n")[0].decode()
+    hdrs = dict(ln.decode().split(": ", 1) for ln in head.split(b"\r\n")[1:])
+    return status, hdrs, body.decode()
+
+
+def scrape(port):
+    st, h, body = http(port, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+    if not st.startswith("HTTP/1.1 200") or int(h["Content-Length"]) != len(body.encode()):
+        raise ValueError(f"{st}, {len(body)} bytes of {h.get('Content-Length')}")
+    return parse(body)[0]
+
+
+def disk_irqs():
+    f = os.path.join(work, "direct.bin")
+    if not os.path.exists(f):
+        with open(f, "wb") as o:
+            o.write(b"\0" * (4 << 20))
+    subprocess.run(["dd", f"if={f}", "of=/dev/null", "bs=4k", "iflag=direct"],
+                   capture_output=True)
+
+
+def start(*args):
+    e = open(os.path.join(work, "exporter.err"), "w+")
+    pr = subprocess.Popen([hvn, "exporter", "--listen", "127.0.0.1:0", "-i", "0.2", *args],
+                          stderr=e, env=env)
+    for _ in range(100):
+        e.seek(0)
+        m = re.search(r"(hvnoise-exporter-\d+), serving http://127\.0\.0\.1:(\d+)/metrics",
+                      e.read())
+        if m:
+            return pr, e, m.group(1), int(m.group(2))
+        if pr.poll() is not None:
+            break
+        time.sleep(0.05)
+    return pr, e, None, None
+
+
+# The kernel's IRQ events: what this host has whatever the source.
+pr, errf, inst, port = start("-e", "irq:irq_handler_entry")
+if not check(port is not None and os.path.isdir(f"{T}/instances/{inst}"),
+             f"exporter --listen 127.0.0.1:0 serves on a free port ({port}) from its own "
+             f"tracefs instance ({inst})", open(errf.name).read()[-300:]):
+    pr.kill()
+    sys.exit(1)
+try:
+    t0 = time.monotonic()
+    m1 = scrape(port)
+    disk_irqs()
+    time.sleep(0.3)
+    m2 = scrape(port)
+    dt = time.monotonic() - t0
+    err = None
+except (ValueError, OSError, KeyError) as e:
+    m1 = m2 = {}
+    err = e
+check(not err and m1 and m2, f"two scrapes over loopback parse as the text format "
+      f"({len(m2)} samples, {dt if not err else 0:.2f} s)", err)
+shrunk = [(k, m1[k], m2.get(k)) for k in m1
+          if k[0].endswith("_total") and (m2.get(k) is None or m2[k] < m1[k])]
+check(m1 and not shrunk, f"every counter of the first scrape is there in the second, "
+      f"never smaller ({sum(1 for k in m1 if k[0].endswith('_total'))} counters)", shrunk[:3])
+irq1 = sum(v for k, v in m1.items() if k[0] == "hvnoise_irqs_total")
+irq2 = sum(v for k, v in m2.items() if k[0] == "hvnoise_irqs_total")
+check(irq2 > irq1 and m2.get(("hvnoise_events_total", 'event="irq_handler_entry"')) == irq2,
+      f"the IRQ counters grew with the disk interrupts between the scrapes "
+      f"({irq1:.0f} -> {irq2:.0f}) and equal the irq_handler_entry count")
+check(m2.get(("hvnoise_exporter_scrapes_total", "")) == 2 and
+      m2.get(("hvnoise_module_loaded", "")) == int(os.path.isdir("/sys/module/hvnoise")),
+      "scrapes_total counts the scrapes (2); module_loaded says whether hvnoise.ko is loaded")
+
+for req, want, name in ((b"GET /other HTTP/1.1\r\n\r\n", "404", "another path"),
+                        (b"GET /metricsx HTTP/1.1\r\n\r\n", "404", "a longer path"),
+                        (b"POST /metrics HTTP/1.1\r\n\r\n", "405", "POST"),
+                        (b"hello\r\n\r\n", "400", "not HTTP"),
+                        (b"GET /metrics HTTP/1.1\r\nX: " + b"a" * 5000, "431",
+                         "a request over 4 KiB")):
+    try:
+        st, h, body = http(port, req)
+    except OSError as e:
+        st = str(e)
+    check(st.startswith("HTTP/1.1 " + want), f"{name}: {st}")
+try:
+    st, h, body = http(port, b"HEAD /metrics HTTP/1.0\r\n\r\n")
+    ok = st.startswith("HTTP/1.1 200") and body == "" and int(h["Content-Length"]) > 0
+except (OSError, KeyError) as e:
+    ok, st = False, str(e)
+check(ok, f"HEAD /metrics: headers only ({st})")
+stalled = socket.create_connection(("127.0.0.1", port))
+stalled.sendall(b"GET /metr")
+try:
+    t = time.monotonic()
+    scrape(port)
+    ok, why = time.monotonic() - t < 2, ""
+except (ValueError, OSError) as e:
+    ok, why = False, e
+check(ok, "a client that never finishes its request does not hold up a scrape", why)
+stalled.close()
+
+pr.send_signal(signal.SIGINT)
+try:
+    rc = pr.wait(timeout=10)
+except subprocess.TimeoutExpired:
+    pr.kill()
+    rc = "timeout"
+errf.seek(0)
+err = errf.read()
+check(rc == 0 and "stopped by signal" in err and "Sanitizer" not in err
+      and "runtime error" not in err and not os.path.exists(f"{T}/instances/{inst}"),
+      f"SIGINT: exit {rc}, instance removed, no sanitizer report", err[-400:])
+
+# The default source (the module, else BPF where it works, else none),
+# as hvnoise status names it; the detectors' watched set must be counted.
+st = subprocess.run([hvn, "status"], capture_output=True, text=True, env=env).stdout
+m = re.search(r"^source +(\w+)", st, re.M)
+want = m.group(1) if m else "kernel"
+pr, errf, inst, port = start()
+ok = port is not None
+try:
+    time.sleep(0.5)
+    m3 = scrape(port)
+    got = [k[1] for k in m3 if k[0] == "hvnoise_source"]
+    watch = m3.get(("hvnoise_events_total", 'event="watch"'), 0)
+    ok = ok and check(got == [f'source="{want}"'] and (want == "kernel" or watch > 0),
+                      f"with the default source the exporter reports it as status does "
+                      f"({got}, status: {want}) and counts the detectors' watched set "
+                      f"({watch:.0f} watch records)")
+except (ValueError, OSError) as e:
+    ok = check(False, "a scrape with the default source", e)
+pr.send_signal(signal.SIGTERM)
+try:
+    rc = pr.wait(timeout=10)
+except subprocess.TimeoutExpired:
+    pr.kill()
+    rc = "timeout"
+errf.seek(0)
+err = errf.read()
+check(ok and rc == 0 and inst and not os.path.exists(f"{T}/instances/{inst}")
+      and "Sanitizer" not in err, f"SIGTERM: exit {rc}, instance removed", err[-400:])
+sys.exit(1 if failed else 0)

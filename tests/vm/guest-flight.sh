@@ -1,0 +1,101 @@
+#!/bin/sh
+# The flight recorder inside the guest (busybox sh, Debian's stock kernel,
+# hvnoise.ko): an incident file for each trigger, a whole-VM pause injected
+# by the host (tests/vm/flight.py, on HVN-INJECT-PAUSE) for lost time, an
+# interrupt storm from disk reads, an operator's touch and SIGUSR1; each
+# file read by hvnoise report and by trace-cmd report with the plugin.
+KO=/lib/hvnoise/hvnoise.ko
+T=/sys/kernel/tracing
+HVN=/usr/bin/hvnoise
+NIC=0000:00:04.0
+BLK=0000:00:05.0
+D=/tmp/fr
+
+check() {
+	if [ "$1" = 0 ]; then echo "PASS: vm-flight/$2"; else echo "FAIL: vm-flight/$2"; fi
+}
+# wait_for SECONDS GLOB: until a file matches GLOB, polling every 0.2 s.
+wait_for() {
+	n=$(($1 * 5))
+	while [ $n -gt 0 ] && [ -z "$(ls $2 2>/dev/null)" ]; do
+		sleep 0.2
+		n=$((n - 1))
+	done
+}
+irq_of() {	# the IRQ whose /proc/interrupts name is $1
+	awk -v name="$1" '$NF == name { sub(":", "", $1); print $1 }' /proc/interrupts
+}
+
+ncpu=$(grep -c ^processor /proc/cpuinfo)
+# sample_us: a due timer on every CPU, so that each sees the pause; a storm
+# rate above that timer's 1000/s and TCG's tick, below the disk's reads.
+echo "guest: kernel $(uname -r), $ncpu CPUs"
+insmod $KO devices=$NIC,$BLK cpus=0-$((ncpu - 1)) lost_threshold_us=15000 sample_us=1000 \
+	storm_rate=2000 storm_window_ms=100
+check $? "insmod hvnoise.ko"
+mkdir -p $D
+$HVN record --flight-recorder --keep 20 -b 2048 -o $D/inc --trigger-file $D/trigger \
+	--lost-ms 40 --storm-irqs 1000 2>$D/fr.log &
+frpid=$!
+sleep 2
+cat $D/fr.log
+inst=$(ls $T/instances | grep '^hvnoise-fr-[0-9]' | head -n 1)
+[ -n "$inst" ] && [ "$(cat $T/instances/$inst/options/overwrite)" = 1 ] &&
+	ls $T/instances | grep -q '^hvnoise-fr-watch-'
+check $? "the ring ($inst, overwrite) and the threshold instance are there"
+[ -z "$(ls $D/*.dat 2>/dev/null)" ]
+check $? "no incident while all is quiet"
+
+# --- lost time: the host stops the whole VM for 100 ms ---------------------------
+echo "HVN-INJECT-PAUSE"
+wait_for 8 "$D/*-lost.dat"
+sleep 1		# and no second incident for the same pause
+lostf=$(ls $D/*-lost.dat 2>/dev/null | head -n 1)
+n=$(ls $D/*-lost.dat 2>/dev/null | wc -l)
+[ -n "$lostf" ] && [ "$n" = 1 ]
+check $? "a 100 ms pause of the VM writes one lost incident ($n: $lostf)"
+
+# --- an interrupt storm: O_DIRECT reads of the disk -------------------------------
+irq=$(irq_of virtio1-req.1)
+cpu=$(cat /proc/irq/$irq/effective_affinity_list)
+taskset -c "$cpu" /lib/hvnoise/dread /dev/vda 20000
+wait_for 5 "$D/*-storm.dat"
+stormf=$(ls $D/*-storm.dat 2>/dev/null | head -n 1)
+[ -n "$stormf" ]
+check $? "a disk storm on CPU $cpu (IRQ $irq) writes a storm incident ($stormf)"
+
+# --- an operator: a touch, then SIGUSR1 -------------------------------------------
+touch $D/trigger
+wait_for 3 "$D/*-file.dat"
+kill -USR1 $frpid
+wait_for 3 "$D/*-signal.dat"
+[ -n "$(ls $D/*-file.dat 2>/dev/null)" ] && [ -n "$(ls $D/*-signal.dat 2>/dev/null)" ]
+check $? "touching the trigger file and SIGUSR1 each write an incident"
+kill -TERM $frpid
+wait $frpid
+check $? "SIGTERM stops the recorder (exit 0)"
+cat $D/fr.log
+[ -z "$(ls $T/instances | grep '^hvnoise-fr')" ]
+check $? "both of its instances are removed"
+
+# --- what the files hold -------------------------------------------------------------
+if [ -n "$lostf" ]; then
+	$HVN report --json "$lostf" >$D/lost.json 2>&1
+	check $? "hvnoise report reads the lost incident"
+	$HVN report "$lostf" | head -n 20
+	worst=$(grep -o '"kind":"lost","cpu":[0-9]*,"start_ns":[0-9]*,"start_realtime_ns":[0-9]*,"duration_ns":[0-9]*' \
+		$D/lost.json | sed 's/.*://' | sort -n | tail -n 1)
+	[ "${worst:-0}" -ge 40000000 ]
+	check $? "the lost incident holds the paused lost episode (${worst:-none} ns >= 40 ms)"
+	TRACEEVENT_PLUGIN_DIR=/lib/hvnoise trace-cmd report -i "$lostf" >$D/lost.txt 2>&1
+	grep " lost: " $D/lost.txt | head -n 4
+	grep -q " lost: *cpu=[0-9]* lost=[0-9]*\.[0-9]\{6\}ms unexplained=" $D/lost.txt &&
+		! grep -q "FAILED TO PARSE" $D/lost.txt
+	check $? "trace-cmd report with plugin_hvnoise.so decodes the incident's lost events"
+fi
+if [ -n "$stormf" ]; then
+	$HVN report --json "$stormf" >$D/storm.json 2>&1
+	n=$(sed -n 's/.*"irq_storm":\([0-9]*\).*/\1/p' $D/storm.json)
+	[ "${n:-0}" -ge 1 ] && grep -q "flight-recorder storm: CPU $cpu" "$stormf"
+	check $? "the storm incident holds the storm (${n:-0} irq_storm) and says what triggered it"
+fi

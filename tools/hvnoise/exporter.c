@@ -1,0 +1,555 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hvnoise exporter: a long-running Prometheus exporter.  The events of
+ * record (hvnoise's, or irq:irq_handler_entry without the module) go into
+ * our own tracefs instance; they are read every interval and before each
+ * scrape into running per-CPU counters, served at GET /metrics.  One
+ * thread, poll(): a handful of scrapers is all it serves, each request
+ * bounded in size and time.  SIGINT and SIGTERM stop it and remove the
+ * instance.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <traceevent/event-parse.h>
+
+#include "analysis.h"
+#include "bpf_source.h"
+#include "prom.h"
+#include "ringbuf.h"
+#include "session.h"
+
+#define MAX_CLIENTS	16
+#define REQ_MAX		4096		/* request line and headers */
+#define CLIENT_MS	10000		/* to send a request and read the reply */
+
+static volatile sig_atomic_t quit;
+
+static void on_signal(int sig)
+{
+	quit = sig;
+}
+
+static const char usage[] =
+"usage: hvnoise exporter --listen ADDR:PORT [-i SECONDS] [--cpus LIST]\n"
+"                        [--devices LIST] [--source module|bpf|kernel]\n"
+"                        [--param NAME=VALUE]... [-e SYS[:EVENT]]... [-b KB]\n"
+"  -l, --listen ADDR:PORT  where to serve GET /metrics: 127.0.0.1:9464,\n"
+"                       [::1]:9464, or :9464 for every address; port 0\n"
+"                       picks a free one (printed)\n"
+"  -i, --interval SEC   read the ring buffers every SEC seconds (default 1;\n"
+"                       at most 1 with the BPF source)\n"
+"      --cpus, --devices, --source, --param, -e, -b   as in hvnoise record\n"
+"  SIGINT or SIGTERM stops it\n";
+
+struct client {
+	int fd;
+	uint64_t deadline;		/* CLOCK_MONOTONIC ns */
+	char req[REQ_MAX];
+	size_t nreq;
+	char *out;			/* the reply, once the request is in */
+	size_t nout, sent;
+	size_t discarded;		/* read after the reply, see client_out */
+};
+
+struct exporter {
+	struct hvn_session s;
+	struct hvn_analysis an;
+	struct hvn_rb rb;
+	void *page;
+	uint64_t scrapes, start_real;
+	struct client cl[MAX_CLIENTS];
+	int ncl;
+};
+
+/* "ADDR:PORT" to a bound, listening socket; -1 with the reason printed. */
+static int listen_on(const char *spec, char *shown, size_t shown_len)
+{
+	struct addrinfo hints = {
+		.ai_socktype = SOCK_STREAM,
+		.ai_flags = AI_PASSIVE | AI_NUMERICHOST | AI_NUMERICSERV,
+	};
+	struct addrinfo *ai;
+	char host[128], port[8], *end;
+	const char *colon = strrchr(spec, ':');
+	const char *listen_arg = spec;
+	size_t hl;
+	long p;
+	int fd, one = 1, r;
+
+	if (!colon || !colon[1] || strlen(colon + 1) >= sizeof(port)) {
+		hvn_err("--listen %s: not ADDR:PORT (e.g. 127.0.0.1:9464)", spec);
+		return -2;
+	}
+	p = strtol(colon + 1, &end, 10);
+	if (*end || p < 0 || p > 65535 || colon[1] < '0' || colon[1] > '9') {
+		hvn_err("--listen %s: port %s is not 0..65535", spec, colon + 1);
+		return -2;
+	}
+	hl = colon - spec;
+	if (hl >= 2 && spec[0] == '[' && spec[hl - 1] == ']') {
+		spec++;
+		hl -= 2;
+	} else if (memchr(spec, '[', hl) || memchr(spec, ']', hl) ||
+		   memchr(spec, ':', hl)) {
+		hvn_err("--listen %s: write an IPv6 address in brackets, [::1]:PORT",
+			spec);
+		return -2;
+	}
+	if (hl >= sizeof(host)) {
+		hvn_err("--listen: address too long");
+		return -2;
+	}
+	memcpy(host, spec, hl);
+	host[hl] = 0;
+	snprintf(port, sizeof(port), "%ld", p);
+	r = getaddrinfo(hl ? host : NULL, port, &hints, &ai);
+	if (r) {
+		hvn_err("--listen %s: \"%s\" is not a numeric IPv4 or IPv6 address (%s)",
+			listen_arg, host, gai_strerror(r));
+		return -2;
+	}
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		    0);
+	if (fd < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 16)) {
+		hvn_err("cannot listen on %s: %s", listen_arg, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		freeaddrinfo(ai);
+		return -1;
+	}
+	freeaddrinfo(ai);
+	{
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		char h[INET6_ADDRSTRLEN], sv[8];
+
+		if (!getsockname(fd, (struct sockaddr *)&ss, &sl) &&
+		    !getnameinfo((struct sockaddr *)&ss, sl, h, sizeof(h), sv,
+				 sizeof(sv), NI_NUMERICHOST | NI_NUMERICSERV))
+			snprintf(shown, shown_len, ss.ss_family == AF_INET6 ?
+				 "[%s]:%s" : "%s:%s", h, sv);
+	}
+	return fd;
+}
+
+/* The BPF source's records go where the pages' events go. */
+static int bpf_feed(void *ctx, int cpu, uint64_t ts, const void *rec,
+		    uint32_t len)
+{
+	struct hvn_rb *rb = ctx;
+
+	rb->event(rb->ctx, cpu, ts, rec, len);
+	return 0;
+}
+
+/* Everything the ring buffers (and the BPF source) hold now, into the
+ * running counters. */
+static void drain(struct exporter *x)
+{
+	for (int c = 0; c < x->s.ncpus; c++)
+		while (hvn_session_read(&x->s, c, x->page) > 0)
+			hvn_rb_page(&x->rb, c, x->page);
+	if (x->s.bpf)
+		hvn_bpf_poll(x->s.bpf, bpf_feed, &x->rb);
+	/* Counters only: the list of every migration would grow forever. */
+	x->an.nmig = 0;
+	hvn_an_finish(&x->an);
+}
+
+/* overrun + dropped events of every CPU buffer, from its stats file. */
+static uint64_t overruns(struct exporter *x)
+{
+	uint64_t n = 0;
+
+	for (int c = 0; c < x->s.ncpus; c++) {
+		char *st;
+		const char *o, *d;
+
+		if (!x->s.tcpu[c] || !(st = hvn_session_cpustat(&x->s, c)))
+			continue;
+		o = strstr(st, "\noverrun: ");
+		d = strstr(st, "\ndropped events: ");
+		if (o)
+			n += strtoull(o + 10, NULL, 10);
+		if (d)
+			n += strtoull(d + 17, NULL, 10);
+		free(st);
+	}
+	return n;
+}
+
+static char *metrics(struct exporter *x, size_t *len)
+{
+	struct hvn_prom_info pi = {
+		.overrun_events = overruns(x),
+		.missed_pages = x->rb.missed_pages,
+		.bad_pages = x->rb.bad_pages,
+	};
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+
+	if (!f)
+		return NULL;
+	hvn_prom_write(f, &x->an, &pi);
+	fprintf(f, "# HELP hvnoise_module_loaded 1 if hvnoise.ko was loaded when the exporter started.\n"
+		"# TYPE hvnoise_module_loaded gauge\nhvnoise_module_loaded %d\n",
+		x->s.module);
+	fprintf(f, "# HELP hvnoise_source Where the detector events come from: hvnoise.ko, BPF, or none (kernel: irq events only).\n"
+		"# TYPE hvnoise_source gauge\nhvnoise_source{source=\"%s\"} 1\n",
+		hvn_source_names[x->s.source]);
+	if (x->s.bpf) {
+		fprintf(f, "# HELP hvnoise_bpf_dropped_total Records the BPF source could not deliver.\n"
+			"# TYPE hvnoise_bpf_dropped_total counter\nhvnoise_bpf_dropped_total %llu\n",
+			(unsigned long long)hvn_bpf_dropped(x->s.bpf));
+	}
+	fprintf(f, "# HELP hvnoise_exporter_scrapes_total Requests for /metrics served.\n"
+		"# TYPE hvnoise_exporter_scrapes_total counter\nhvnoise_exporter_scrapes_total %llu\n",
+		(unsigned long long)x->scrapes);
+	fprintf(f, "# HELP hvnoise_exporter_start_time_seconds When the exporter started, Unix time.\n"
+		"# TYPE hvnoise_exporter_start_time_seconds gauge\nhvnoise_exporter_start_time_seconds %llu\n",
+		(unsigned long long)(x->start_real / 1000000000ull));
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static void reply(struct client *c, const char *status, const char *ctype,
+		  const char *extra, const char *body, size_t blen, bool head)
+{
+	FILE *f = open_memstream(&c->out, &c->nout);
+
+	if (!f)
+		return;
+	fprintf(f, "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%sConnection: close\r\n\r\n",
+		status, ctype, blen, extra);
+	if (!head)
+		fwrite(body, 1, blen, f);
+	fclose(f);
+}
+
+static void error_reply(struct client *c, const char *status,
+			const char *extra)
+{
+	char body[128];
+	int n = snprintf(body, sizeof(body), "%s\n", status);
+
+	reply(c, status, "text/plain; charset=utf-8", extra, body, n, false);
+}
+
+/* A whole request is in: the reply to it. */
+static void handle(struct exporter *x, struct client *c)
+{
+	char *sp1, *sp2, *eol = strpbrk(c->req, "\r\n");
+	bool head;
+	size_t plen;
+
+	*eol = 0;
+	sp1 = strchr(c->req, ' ');
+	sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
+	if (!sp1 || !sp2 || strncmp(sp2 + 1, "HTTP/1.", 7) || sp1[1] != '/') {
+		error_reply(c, "400 Bad Request", "");
+		return;
+	}
+	*sp1 = 0;
+	head = !strcmp(c->req, "HEAD");
+	if (!head && strcmp(c->req, "GET")) {
+		error_reply(c, "405 Method Not Allowed", "Allow: GET, HEAD\r\n");
+		return;
+	}
+	plen = strcspn(sp1 + 1, "? ");
+	if (plen != 8 || strncmp(sp1 + 1, "/metrics", 8)) {
+		error_reply(c, "404 Not Found", "");
+		return;
+	}
+	{
+		size_t blen;
+		char *body;
+
+		drain(x);
+		x->scrapes++;
+		body = metrics(x, &blen);
+		if (!body) {
+			error_reply(c, "500 Internal Server Error", "");
+			return;
+		}
+		reply(c, "200 OK", "text/plain; version=0.0.4; charset=utf-8",
+		      "", body, blen, head);
+		free(body);
+	}
+}
+
+static void drop(struct exporter *x, int i)
+{
+	close(x->cl[i].fd);
+	free(x->cl[i].out);
+	x->cl[i] = x->cl[--x->ncl];
+}
+
+/* Read what the client sent; 0 keep, -1 drop it. */
+static int client_in(struct exporter *x, struct client *c)
+{
+	ssize_t r = recv(c->fd, c->req + c->nreq, REQ_MAX - 1 - c->nreq, 0);
+
+	if (r < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -1;
+	if (!r)
+		return -1;
+	c->nreq += r;
+	c->req[c->nreq] = 0;
+	if (memchr(c->req, 0, c->nreq)) {
+		error_reply(c, "400 Bad Request", "");
+	} else if (strstr(c->req, "\r\n\r\n") || strstr(c->req, "\n\n")) {
+		handle(x, c);
+	} else if (c->nreq == REQ_MAX - 1) {
+		error_reply(c, "431 Request Header Fields Too Large", "");
+	} else {
+		return 0;
+	}
+	return c->out ? 0 : -1;
+}
+
+/*
+ * Send more of the reply; 0 keep, -1 failed.  Once it is sent, our side is
+ * shut and what the client still sends is read and dropped until it
+ * closes: closing with unread data would reset the connection and could
+ * destroy the reply (a 431 to a client still sending its headers).
+ */
+static int client_out(struct client *c, uint64_t now)
+{
+	ssize_t w = send(c->fd, c->out + c->sent, c->nout - c->sent,
+			 MSG_NOSIGNAL);
+
+	if (w < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -1;
+	c->sent += w;
+	if (c->sent == c->nout) {
+		shutdown(c->fd, SHUT_WR);
+		if (c->deadline > now + 1000000000ull)
+			c->deadline = now + 1000000000ull;
+	}
+	return 0;
+}
+
+/* After the reply: 0 keep draining, -1 the client closed (or sent too much). */
+static int client_drain(struct client *c)
+{
+	char buf[4096];
+	ssize_t r = recv(c->fd, buf, sizeof(buf), 0);
+
+	if (r < 0)
+		return errno == EAGAIN || errno == EINTR ? 0 : -1;
+	c->discarded += r;
+	return !r || c->discarded > 65536 ? -1 : 0;
+}
+
+static int serve(struct exporter *x, int lfd, double ivl)
+{
+	uint64_t next = hvn_now(CLOCK_MONOTONIC);
+
+	while (!quit) {
+		struct pollfd pfd[MAX_CLIENTS + 1];
+		uint64_t now = hvn_now(CLOCK_MONOTONIC), wake = next;
+		int n = 0, timeout;
+
+		if (now >= next) {
+			drain(x);
+			next = now + ivl * 1e9;
+			wake = next;
+		}
+		pfd[n++] = (struct pollfd){ .fd = x->ncl < MAX_CLIENTS ? lfd : -1,
+					    .events = POLLIN };
+		for (int i = 0; i < x->ncl; i++) {
+			const struct client *c = &x->cl[i];
+			bool writing = c->out && c->sent < c->nout;
+
+			pfd[n++] = (struct pollfd){ .fd = c->fd,
+				.events = writing ? POLLOUT : POLLIN };
+			if (x->cl[i].deadline < wake)
+				wake = x->cl[i].deadline;
+		}
+		timeout = wake > now ? (wake - now) / 1000000 + 1 : 0;
+		if (poll(pfd, n, timeout) < 0) {
+			if (errno == EINTR)
+				continue;
+			hvn_err("poll: %s", strerror(errno));
+			return HVN_EXIT_FAIL;
+		}
+		now = hvn_now(CLOCK_MONOTONIC);
+		/* Clients first: pfd[1..] matches cl[] only until one drops. */
+		for (int i = x->ncl - 1; i >= 0; i--) {
+			struct client *c = &x->cl[i];
+			short re = pfd[i + 1].revents;
+			int r = 0;
+
+			if (re & (POLLERR | POLLNVAL))
+				r = -1;
+			else if (re & POLLOUT)
+				r = client_out(c, now);
+			else if (re & (POLLIN | POLLHUP))
+				r = c->out ? client_drain(c) : client_in(x, c);
+			if (!r && now >= c->deadline)
+				r = -1;
+			if (r)
+				drop(x, i);
+		}
+		if (pfd[0].revents & POLLIN) {
+			while (x->ncl < MAX_CLIENTS) {
+				int fd = accept4(lfd, NULL, NULL,
+						 SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+				if (fd < 0)
+					break;
+				memset(&x->cl[x->ncl], 0, sizeof(x->cl[0]));
+				x->cl[x->ncl].fd = fd;
+				x->cl[x->ncl].deadline = now + CLIENT_MS * 1000000ull;
+				x->ncl++;
+			}
+		}
+	}
+	return HVN_EXIT_OK;
+}
+
+static void free_opts(struct hvn_session_opts *o)
+{
+	free(o->events);
+	free(o->params);
+}
+
+int cmd_exporter(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "listen", required_argument, NULL, 'l' },
+		{ "interval", required_argument, NULL, 'i' },
+		HVN_SESSION_LONGOPTS,
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct hvn_session_opts o = { .prefix = "hvnoise-exporter" };
+	struct hvn_schema *schema = NULL;
+	struct tep_handle *tep = NULL;
+	struct exporter *x = NULL;
+	const char *listen_spec = NULL;
+	char shown[80] = "";
+	double ivl = 1;
+	int opt, ret, lfd = -1;
+
+	while ((opt = getopt_long(argc, argv, "l:i:e:b:h", lo, NULL)) != -1) {
+		char *end;
+
+		switch (opt) {
+		case 'l':
+			listen_spec = optarg;
+			break;
+		case 'i':
+			ivl = strtod(optarg, &end);
+			if (*end || !(ivl >= 0.1 && ivl <= 3600)) {
+				hvn_err("-i %s: not 0.1..3600 seconds", optarg);
+				free_opts(&o);
+				return HVN_EXIT_USAGE;
+			}
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			free_opts(&o);
+			return HVN_EXIT_OK;
+		default:
+			ret = hvn_session_opt(&o, opt, optarg);
+			if (ret == 1)
+				break;
+			if (!ret)
+				fputs(usage, stderr);
+			free_opts(&o);
+			return HVN_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		hvn_err("exporter: unexpected argument \"%s\"", argv[optind]);
+		free_opts(&o);
+		return HVN_EXIT_USAGE;
+	}
+	if (!listen_spec) {
+		hvn_err("exporter: --listen ADDR:PORT is required (e.g. 127.0.0.1:9464)");
+		free_opts(&o);
+		return HVN_EXIT_USAGE;
+	}
+	/* The address first: a bad one is a usage error before any tracing. */
+	lfd = listen_on(listen_spec, shown, sizeof(shown));
+	if (lfd < 0) {
+		free_opts(&o);
+		return lfd == -2 ? HVN_EXIT_USAGE : HVN_EXIT_FAIL;
+	}
+	x = calloc(1, sizeof(*x));
+	schema = calloc(1, sizeof(*schema));
+	if (!x || !schema) {
+		ret = HVN_EXIT_FAIL;
+		goto out;
+	}
+	ret = hvn_session_start(&x->s, &o);
+	if (ret)
+		goto out;
+	tep = hvn_session_tep(&x->s);
+	x->page = malloc(x->s.page_size);
+	if (!tep || !x->page || hvn_an_init(&x->an, schema)) {
+		hvn_err("cannot read the event formats from tracefs");
+		ret = HVN_EXIT_FAIL;
+		goto out;
+	}
+	hvn_schema_bind(schema, tep);
+	x->an.top_max = 1;
+	x->rb = (struct hvn_rb){ .event = hvn_an_event, .ctx = &x->an,
+				 .page_size = x->s.page_size };
+	x->rb.commit_size = tep_get_header_page_size(tep);
+	if (x->rb.commit_size != 4 && x->rb.commit_size != 8)
+		x->rb.commit_size = sizeof(long);
+	x->start_real = hvn_now(CLOCK_REALTIME);
+	{
+		struct sigaction sa = { .sa_handler = on_signal };
+
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+		sa.sa_handler = SIG_IGN;
+		sigaction(SIGPIPE, &sa, NULL);
+	}
+	/* The BPF source's ring buffer is small: read it at least every
+	 * second, whatever -i says, or it drops records. */
+	if (x->s.bpf && ivl > 1)
+		ivl = 1;
+	fprintf(stderr, "hvnoise exporter: %s, serving http://%s/metrics\n",
+		x->s.name, shown);
+	ret = serve(x, lfd, ivl);
+	if (quit)
+		fprintf(stderr, "hvnoise exporter: stopped by signal %s\n",
+			strsignal(quit));
+out:
+	if (x) {
+		while (x->ncl)
+			drop(x, x->ncl - 1);
+		if (x->an.cpu)
+			hvn_an_free(&x->an);
+		free(x->page);
+		hvn_session_end(&x->s);
+	}
+	if (tep)
+		tep_free(tep);
+	free(schema);
+	free(x);
+	free_opts(&o);
+	if (lfd >= 0)
+		close(lfd);
+	return ret;
+}

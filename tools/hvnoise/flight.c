@@ -1,0 +1,784 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hvnoise record --flight-recorder: always on, writing only when something
+ * happened.  The events go into our own instance, whose ring buffer
+ * (overwrite mode, -b KB per CPU) is left alone and so always holds the
+ * latest of them.  On a trigger it is read out and the pages of the last
+ * --keep seconds are written as a trace.dat, then the ring fills again.
+ *
+ * Triggers: SIGUSR1; an operator touching --trigger-file; and, with
+ * hvnoise.ko, a hvnoise:lost or hvnoise:irq_storm over a threshold.  Those
+ * two go to a second, small instance whose kernel filters pass only the
+ * events over the thresholds, so userspace reads nothing while all is well.
+ * With the BPF source the hvnoise events reach us as records, never the
+ * ring: they are kept in pages of our own for --keep seconds, checked
+ * against the thresholds as they come, and merged with the ring's pages.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <traceevent/event-parse.h>
+#include <tracefs/tracefs.h>
+
+#include "analysis.h"
+#include "bpf_source.h"
+#include "report.h"
+#include "ringbuf.h"
+#include "session.h"
+#include "tracedat.h"
+
+#define POLL_MS		200
+#define DEFAULT_KB	8192		/* ring per CPU */
+#define SETTLE_MS	500		/* after an episode, before writing */
+
+static volatile sig_atomic_t stop_sig, usr1;
+
+static void on_stop(int sig)
+{
+	stop_sig = sig;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	usr1 = 1;
+}
+
+static const char usage[] =
+"usage: hvnoise record --flight-recorder [-o PREFIX] [--keep SECONDS] [-b KB]\n"
+"                      [--trigger-file PATH] [--lost-ms MS] [--storm-irqs N]\n"
+"                      [--max-files N] [--cpus LIST] [--devices LIST]\n"
+"                      [--source module|bpf|kernel] [--param NAME=VALUE]...\n"
+"                      [-e SYS[:EVENT]]...\n"
+"  -o, --output PREFIX  incidents go to PREFIX-YYYYmmdd-HHMMSS.mmm-TRIGGER.dat\n"
+"                       (default hvnoise-incident)\n"
+"      --keep SEC       seconds before the trigger to write (default 30)\n"
+"  -b, --buffer KB      the ring per CPU (default 8192): it must hold --keep\n"
+"      --trigger-file PATH  write an incident when PATH is touched (the NCCL\n"
+"                       plugin's HVNOISE_NCCL_TRIGGER: on a stall)\n"
+"      --lost-ms MS     ... when hvnoise:lost reports MS or more (default 20;\n"
+"                       0: never; needs hvnoise.ko or the BPF source)\n"
+"      --storm-irqs N   ... when an IRQ storm counted N or more (default\n"
+"                       10000; 0: never; needs hvnoise.ko or the BPF source)\n"
+"      --source SRC, --param NAME=VALUE   as in hvnoise record\n"
+"      --max-files N    keep the newest N incidents written (default 20)\n"
+"  SIGUSR1 writes an incident; SIGINT or SIGTERM stops it.\n";
+
+struct cpu_pages {
+	uint8_t *buf;
+	size_t n, cap;			/* pages */
+};
+
+/* @n pages into a new file @path: 0 or -1, with the reason printed. */
+static int write_pages(const char *path, const uint8_t *buf, size_t n,
+		       uint32_t ps)
+{
+	FILE *o = fopen(path, "w");
+
+	if (!o || fwrite(buf, ps, n, o) != n) {
+		hvn_err("cannot write %s: %s", path, strerror(errno));
+		if (o)
+			fclose(o);
+		return -1;
+	}
+	if (fclose(o)) {
+		hvn_err("cannot write %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+struct fr;
+
+/* The BPF source's records of one CPU, in pages of the last --keep s. */
+struct bpf_cpu {
+	struct fr *f;
+	struct hvn_rb_out out;		/* the page being filled */
+	struct cpu_pages pages;		/* the full ones */
+};
+
+struct fr {
+	struct hvn_session ring, mon;
+	struct bpf_cpu *bc;		/* per CPU, with the BPF source */
+	size_t max_pages;		/* per CPU: what the ring holds */
+	bool have_mon;
+	const char *prefix, *trigger_file;
+	double keep;
+	unsigned long lost_ms, storm_irqs;
+	int max_files;
+	char **files;			/* written, oldest first */
+	int nfiles;
+	void *page;
+	char base_meta[4096];
+	char uname_str[512];
+	/* the monitor */
+	struct tep_handle *tep;
+	struct hvn_schema *schema;
+	struct hvn_rb rb;
+	char reason[160];
+	struct timespec tf_mtime;	/* the trigger file, when last seen */
+	ino_t tf_ino;
+	uint64_t overruns;		/* the ring's, at the last incident */
+};
+
+static struct fr *live_fr;
+
+static void cleanup(void)
+{
+	if (!live_fr)
+		return;
+	hvn_session_end(&live_fr->mon);
+	hvn_session_end(&live_fr->ring);
+}
+
+/* An episode over a threshold sets the reason for an incident. */
+static void mon_event(void *ctx, int cpu, uint64_t ts, const uint8_t *d,
+		      uint32_t len)
+{
+	struct fr *f = ctx;
+	struct hvn_episode e;
+	char line[160];
+
+	(void)cpu;
+	if (f->reason[0] || hvn_episode_decode(f->schema, ts, d, len, &e) < 0)
+		return;
+	/* The monitor's kernel filters chose already; BPF's records come
+	 * unfiltered. */
+	if (e.kind == HVN_EP_LOST &&
+	    (!f->lost_ms || e.dur < f->lost_ms * 1000000ull))
+		return;
+	if (e.kind == HVN_EP_STORM && (!f->storm_irqs || e.a < f->storm_irqs))
+		return;
+	if (e.kind == HVN_EP_LOST)
+		snprintf(line, sizeof(line), "lost: CPU %d lost %.3f ms (unexplained %.3f ms)",
+			 e.cpu, e.dur / 1e6, e.a / 1e6);
+	else if (e.kind == HVN_EP_STORM)
+		snprintf(line, sizeof(line), "storm: CPU %d, %s %d %s, %llu IRQs in %.3f ms",
+			 e.cpu, hvn_storm_source(e.source), e.irq, e.name,
+			 (unsigned long long)e.a, e.dur / 1e6);
+	else
+		return;
+	snprintf(f->reason, sizeof(f->reason), "%s", line);
+}
+
+static uint64_t page_ts(const struct fr *f, const struct cpu_pages *p,
+			size_t i);
+
+/* A full page of BPF records: kept, and what is out of --keep dropped. */
+static int bpf_page(void *ctx, const uint8_t *page)
+{
+	struct bpf_cpu *b = ctx;
+	struct fr *f = b->f;
+	struct cpu_pages *p = &b->pages;
+	uint32_t ps = f->ring.page_size;
+	uint64_t now = hvn_now(CLOCK_MONOTONIC), keep = f->keep * 1e9;
+	uint64_t cutoff = now > keep ? now - keep : 0;
+	size_t drop = 0;
+
+	while (drop + 1 < p->n && (page_ts(f, p, drop + 1) <= cutoff ||
+				   p->n - drop >= f->max_pages))
+		drop++;
+	if (drop) {
+		memmove(p->buf, p->buf + drop * ps, (p->n - drop) * ps);
+		p->n -= drop;
+	}
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 16;
+		uint8_t *nb = realloc(p->buf, cap * ps);
+
+		if (!nb)
+			return 0;	/* this page is lost, the rest go on */
+		p->buf = nb;
+		p->cap = cap;
+	}
+	memcpy(p->buf + p->n++ * ps, page, ps);
+	return 0;
+}
+
+static int bpf_rec(void *ctx, int cpu, uint64_t ts, const void *rec,
+		   uint32_t len)
+{
+	struct fr *f = ctx;
+
+	if (cpu < 0 || cpu >= f->ring.ncpus)
+		cpu = 0;
+	mon_event(f, cpu, ts, rec, len);
+	/* A record that fits no page is not worth stopping for. */
+	hvn_rb_out_add(&f->bc[cpu].out, ts, rec, len);
+	return 0;
+}
+
+/* Empty the monitor and take the BPF source's records; a reason is set
+ * if an episode over a threshold came. */
+static void poll_monitor(struct fr *f)
+{
+	if (f->ring.bpf)
+		hvn_bpf_poll(f->ring.bpf, bpf_rec, f);
+	if (!f->have_mon)
+		return;
+	for (int c = 0; c < f->mon.ncpus; c++)
+		while (hvn_session_read(&f->mon, c, f->page) > 0)
+			hvn_rb_page(&f->rb, c, f->page);
+}
+
+/* With the BPF source: its pages per CPU, and the thresholds decoded from
+ * the formats it records under. */
+static int start_bpf(struct fr *f)
+{
+	f->tep = hvn_session_tep(&f->ring);
+	f->schema = calloc(1, sizeof(*f->schema));
+	f->bc = calloc(f->ring.ncpus, sizeof(*f->bc));
+	if (!f->tep || !f->schema || !f->bc)
+		return HVN_EXIT_FAIL;
+	hvn_schema_bind(f->schema, f->tep);
+	for (int c = 0; c < f->ring.ncpus; c++) {
+		f->bc[c].f = f;
+		if (hvn_rb_out_init(&f->bc[c].out, f->ring.page_size,
+				    sizeof(long), bpf_page, &f->bc[c]))
+			return HVN_EXIT_FAIL;
+	}
+	return 0;
+}
+
+static int start_monitor(struct fr *f)
+{
+	char *ev[] = { "hvnoise:lost", "hvnoise:irq_storm" };
+	struct hvn_session_opts o = { .prefix = "hvnoise-fr-watch",
+				      .events = ev, .nevents = 2,
+				      .buffer_kb = 64 };
+	char filt[64];
+	int ret;
+
+	ret = hvn_session_start(&f->mon, &o);
+	if (ret)
+		return ret;
+	/* In the kernel: only what is over a threshold reaches us. */
+	snprintf(filt, sizeof(filt), f->lost_ms ? "duration >= %llu" : "cpu < -1",
+		 (unsigned long long)f->lost_ms * 1000000ull);
+	if (tracefs_event_file_write(f->mon.inst, "hvnoise", "lost", "filter",
+				     filt) < 0)
+		goto bad;
+	snprintf(filt, sizeof(filt), f->storm_irqs ? "count >= %lu" : "cpu < -1",
+		 f->storm_irqs);
+	if (tracefs_event_file_write(f->mon.inst, "hvnoise", "irq_storm",
+				     "filter", filt) < 0)
+		goto bad;
+	f->tep = hvn_session_tep(&f->mon);
+	f->schema = calloc(1, sizeof(*f->schema));
+	if (!f->tep || !f->schema)
+		return HVN_EXIT_FAIL;
+	hvn_schema_bind(f->schema, f->tep);
+	f->rb = (struct hvn_rb){ .event = mon_event, .ctx = f,
+				 .page_size = f->mon.page_size,
+				 .commit_size = tep_get_header_page_size(f->tep) };
+	if (f->rb.commit_size != 4 && f->rb.commit_size != 8)
+		f->rb.commit_size = sizeof(long);
+	f->have_mon = true;
+	return 0;
+bad:
+	hvn_err("cannot set the threshold filters in %s: %s", f->mon.name,
+		strerror(errno));
+	return HVN_EXIT_FAIL;
+}
+
+/*
+ * Has the trigger file been touched since we last looked?  Its first line,
+ * if any, says why (the NCCL plugin writes "nccl stall: ..."): into @why.
+ */
+static bool trigger_file_touched(struct fr *f, char *why, size_t len)
+{
+	struct stat st;
+	char text[256];
+	ssize_t n = 0;
+	int fd;
+
+	/* lstat and O_NOFOLLOW: the directory may be writable by the jobs,
+	 * and a link must not make us read some other file into the log. */
+	if (!f->trigger_file || lstat(f->trigger_file, &st))
+		return false;
+	if (st.st_ino == f->tf_ino &&
+	    st.st_mtim.tv_sec == f->tf_mtime.tv_sec &&
+	    st.st_mtim.tv_nsec == f->tf_mtime.tv_nsec)
+		return false;
+	f->tf_ino = st.st_ino;
+	f->tf_mtime = st.st_mtim;
+	why[0] = 0;
+	fd = S_ISREG(st.st_mode) ? open(f->trigger_file, O_RDONLY | O_NOFOLLOW |
+					O_NONBLOCK | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		n = read(fd, text, sizeof(text) - 1);
+		close(fd);
+	}
+	if (n > 0) {
+		text[n] = 0;
+		n = strcspn(text, "\n");
+		for (ssize_t i = 0; i < n; i++)
+			if (text[i] < 0x20 || text[i] > 0x7e)
+				text[i] = '?';
+		snprintf(why, len, "%.*s", (int)n, text);
+	}
+	/* Removed, so that the next touch creates it again; where we may not
+	 * remove it, a new mtime is the next trigger. */
+	unlink(f->trigger_file);
+	return true;
+}
+
+/* Events the kernel overwrote in the ring, all CPUs, from their stats. */
+static uint64_t ring_overruns(struct fr *f)
+{
+	uint64_t n = 0;
+
+	for (int c = 0; c < f->ring.ncpus; c++) {
+		char *st = f->ring.tcpu[c] ? hvn_session_cpustat(&f->ring, c) :
+			   NULL;
+		const char *o = st ? strstr(st, "\noverrun: ") : NULL;
+
+		if (o)
+			n += strtoull(o + 10, NULL, 10);
+		free(st);
+	}
+	return n;
+}
+
+static uint64_t page_ts(const struct fr *f, const struct cpu_pages *p,
+			size_t i)
+{
+	uint64_t ts;
+
+	memcpy(&ts, p->buf + i * f->ring.page_size, 8);
+	return ts;
+}
+
+/*
+ * Read the ring out and write the pages of the last --keep seconds: 0 or
+ * HVN_EXIT_FAIL.  @tag goes into the file name, @why into its metadata.
+ */
+static int write_incident(struct fr *f, const char *tag, const char *why)
+{
+	uint64_t now = hvn_now(CLOCK_MONOTONIC), cutoff, oldest = UINT64_MAX;
+	uint64_t m1, r, m2, pages = 0;
+	uint32_t ps = f->ring.page_size;
+	struct cpu_pages *cp = calloc(f->ring.ncpus, sizeof(*cp));
+	char **files = calloc(f->ring.ncpus, sizeof(*files));
+	char path[4096], stamp[32], *meta = NULL;
+	struct hvn_tdat_meta m = { 0 };
+	size_t mlen;
+	FILE *mf;
+	struct timespec wall;
+	struct tm tm;
+	int ret = 0;
+	/* The ring, and what arrives while reading it, but not forever. */
+	size_t max_pages = 2 * (size_t)DEFAULT_KB * 1024 / ps + 64;
+
+	/* What BPF has delivered by now belongs in this incident. */
+	if (f->ring.bpf)
+		hvn_bpf_poll(f->ring.bpf, bpf_rec, f);
+	if (!cp || !files) {
+		free(cp);
+		free(files);
+		return HVN_EXIT_FAIL;
+	}
+	{
+		char *kb = tracefs_instance_file_read(f->ring.inst,
+						      "buffer_size_kb", NULL);
+
+		if (kb && atol(kb) > 0)
+			max_pages = 2 * (size_t)atol(kb) * 1024 / ps + 64;
+		free(kb);
+	}
+	cutoff = now > f->keep * 1e9 ? now - (uint64_t)(f->keep * 1e9) : 0;
+	for (int c = 0; c < f->ring.ncpus; c++) {
+		struct cpu_pages *p = &cp[c];
+		size_t first = 0;
+
+		for (;;) {
+			if (p->n == p->cap) {
+				size_t cap = p->cap ? p->cap * 2 : 64;
+				uint8_t *b = realloc(p->buf, cap * ps);
+
+				if (!b)
+					break;
+				p->buf = b;
+				p->cap = cap;
+			}
+			if (p->n >= max_pages ||
+			    hvn_session_read(&f->ring, c, p->buf + p->n * ps) <= 0)
+				break;
+			p->n++;
+		}
+		/* A page holds events from its timestamp to the next page's. */
+		while (first + 1 < p->n && page_ts(f, p, first + 1) <= cutoff)
+			first++;
+		if (p->n && page_ts(f, p, first) < oldest)
+			oldest = page_ts(f, p, first);
+		if (p->n - first == 0)
+			continue;
+		if (asprintf(&files[c], "%s.cpu%d.hvnoise-tmp", f->prefix, c) < 0) {
+			files[c] = NULL;
+			ret = HVN_EXIT_FAIL;
+			break;
+		}
+		if (write_pages(files[c], p->buf + first * ps, p->n - first, ps)) {
+			ret = HVN_EXIT_FAIL;
+			break;
+		}
+		pages += p->n - first;
+	}
+	/* The BPF source's pages of the same seconds, merged in time order
+	 * into each CPU's; taken, as the ring's are. */
+	for (int c = 0; !ret && f->bc && c < f->ring.ncpus; c++) {
+		struct cpu_pages *p = &f->bc[c].pages;
+		char *b = NULL, *mg = NULL;
+		size_t first = 0;
+
+		hvn_rb_out_flush(&f->bc[c].out);
+		while (first + 1 < p->n && page_ts(f, p, first + 1) <= cutoff)
+			first++;
+		if (p->n - first == 0) {
+			p->n = 0;
+			continue;
+		}
+		if (page_ts(f, p, first) < oldest)
+			oldest = page_ts(f, p, first);
+		if (asprintf(&b, "%s.bpf%d.hvnoise-tmp", f->prefix, c) < 0 ||
+		    asprintf(&mg, "%s.merge%d.hvnoise-tmp", f->prefix, c) < 0) {
+			ret = HVN_EXIT_FAIL;
+		} else if (write_pages(b, p->buf + first * ps, p->n - first, ps)) {
+			ret = HVN_EXIT_FAIL;
+		} else if (!files[c]) {
+			files[c] = b;
+			b = NULL;
+		} else if (hvn_rb_merge(files[c], b, mg, ps, sizeof(long)) ||
+			   rename(mg, files[c])) {
+			hvn_err("cannot merge %s into %s: %s", b, files[c],
+				strerror(errno));
+			ret = HVN_EXIT_FAIL;
+		}
+		pages += p->n - first;
+		p->n = 0;
+		if (b)
+			unlink(b);
+		if (mg)
+			unlink(mg);
+		free(b);
+		free(mg);
+	}
+
+	/* Milliseconds: two incidents in a second keep apart. */
+	clock_gettime(CLOCK_REALTIME, &wall);
+	localtime_r(&wall.tv_sec, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	snprintf(path, sizeof(path), "%s-%s.%03ld-%s.dat", f->prefix, stamp,
+		 wall.tv_nsec / 1000000, tag);
+	mf = open_memstream(&meta, &mlen);
+	if (mf) {
+		m1 = hvn_now(CLOCK_MONOTONIC);
+		r = hvn_now(CLOCK_REALTIME);
+		m2 = hvn_now(CLOCK_MONOTONIC);
+		fprintf(mf, "%sflight-recorder %s\nflight-recorder-keep %.3f\nclock %llu %llu\n",
+			f->base_meta, why, f->keep,
+			(unsigned long long)(m1 + (m2 - m1) / 2),
+			(unsigned long long)r);
+		fclose(mf);
+	}
+	if (!ret) {
+		char *clock = tracefs_instance_file_read(f->ring.inst,
+							 "trace_clock", NULL);
+
+		m.uname = f->uname_str;
+		m.clock = clock;
+		m.meta = meta;
+		m.ncpus = f->ring.ncpus;
+		m.hvnoise_formats = f->ring.bpf != NULL;
+		if (hvn_tdat_write(path, f->ring.tdir, f->ring.systems,
+				   f->ring.nsystems, &m, files, ps)) {
+			hvn_err("flight recorder: %s not written", path);
+			ret = HVN_EXIT_FAIL;
+		}
+		free(clock);
+	}
+	if (!ret) {
+		double span = oldest != UINT64_MAX && now > oldest ?
+			      (now - oldest) / 1e9 : 0;
+
+		fprintf(stderr, "hvnoise record: flight recorder: wrote %s (%s): %llu pages, %.1f s\n",
+			path, why, (unsigned long long)pages, span);
+		uint64_t ov = ring_overruns(f);
+
+		/* Short of --keep only matters if the ring overwrote events. */
+		if (pages && oldest > cutoff && ov > f->overruns)
+			hvn_warn("the ring held only %.1f s of the %.1f s asked (--keep) and overwrote %llu events: raise -b",
+				 span, f->keep,
+				 (unsigned long long)(ov - f->overruns));
+		f->overruns = ov;
+		/* The newest --max-files stay. */
+		char **l = realloc(f->files, (f->nfiles + 1) * sizeof(*l));
+
+		if (l) {
+			f->files = l;
+			f->files[f->nfiles++] = strdup(path);
+		}
+		while (f->max_files && f->nfiles > f->max_files) {
+			unlink(f->files[0]);
+			free(f->files[0]);
+			memmove(f->files, f->files + 1,
+				--f->nfiles * sizeof(*f->files));
+		}
+	}
+	for (int c = 0; c < f->ring.ncpus; c++) {
+		if (files[c])
+			unlink(files[c]);
+		free(files[c]);
+		free(cp[c].buf);
+	}
+	free(files);
+	free(cp);
+	free(meta);
+	return ret;
+}
+
+static int parse_num(const char *opt, const char *arg, double lo, double hi,
+		     double *out)
+{
+	char *end;
+
+	*out = strtod(arg, &end);
+	if (end == arg || *end || !(*out >= lo && *out <= hi)) {
+		hvn_err("%s %s: not a number from %g to %g", opt, arg, lo, hi);
+		return -1;
+	}
+	return 0;
+}
+
+int hvn_flight_recorder(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "flight-recorder", no_argument, NULL, 'F' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "keep", required_argument, NULL, 'k' },
+		{ "trigger-file", required_argument, NULL, 't' },
+		{ "lost-ms", required_argument, NULL, 'L' },
+		{ "storm-irqs", required_argument, NULL, 'I' },
+		{ "max-files", required_argument, NULL, 'M' },
+		HVN_SESSION_LONGOPTS,
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct hvn_session_opts o = { .prefix = "hvnoise-fr" };
+	struct fr *f = calloc(1, sizeof(*f));
+	struct utsname u;
+	double v;
+	int opt, ret;
+
+	if (!f)
+		return HVN_EXIT_FAIL;
+	f->prefix = "hvnoise-incident";
+	f->keep = 30;
+	f->lost_ms = 20;
+	f->storm_irqs = 10000;
+	f->max_files = 20;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "o:b:e:h", lo, NULL)) != -1) {
+		switch (opt) {
+		case 'F':
+			break;
+		case 'o':
+			f->prefix = optarg;
+			break;
+		case 'k':
+			if (parse_num("--keep", optarg, 1, 86400, &f->keep))
+				goto usage;
+			break;
+		case 't':
+			f->trigger_file = optarg;
+			break;
+		case 'L':
+			if (parse_num("--lost-ms", optarg, 0, 3600000, &v))
+				goto usage;
+			f->lost_ms = v;
+			break;
+		case 'I':
+			if (parse_num("--storm-irqs", optarg, 0, 1e12, &v))
+				goto usage;
+			f->storm_irqs = v;
+			break;
+		case 'M':
+			if (parse_num("--max-files", optarg, 0, 100000, &v))
+				goto usage;
+			f->max_files = v;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			free(f);
+			return HVN_EXIT_OK;
+		default:
+			ret = hvn_session_opt(&o, opt, optarg);
+			if (ret == 1)
+				break;
+			if (!ret)
+				fputs(usage, stderr);
+			goto usage;
+		}
+	}
+	if (optind < argc) {
+		hvn_err("--flight-recorder runs no command (\"%s\"): it runs until stopped",
+			argv[optind]);
+		goto usage;
+	}
+	if (!o.buffer_kb)
+		o.buffer_kb = DEFAULT_KB;
+
+	ret = hvn_session_start(&f->ring, &o);
+	live_fr = f;
+	atexit(cleanup);
+	if (ret)
+		goto out;
+	/* The ring keeps the newest events: the kernel's default, made sure. */
+	if (tracefs_option_enable(f->ring.inst, TRACEFS_OPTION_OVERWRITE))
+		hvn_warn("cannot set overwrite mode in %s", f->ring.name);
+	f->page = malloc(f->ring.page_size);
+	f->max_pages = (size_t)o.buffer_kb * 1024 / f->ring.page_size + 1;
+	if (!f->page) {
+		ret = HVN_EXIT_FAIL;
+		goto out;
+	}
+	if (f->ring.bpf)
+		ret = start_bpf(f);
+	else if (f->ring.source == HVN_SRC_MODULE && (f->lost_ms || f->storm_irqs))
+		ret = start_monitor(f);
+	if (ret)
+		goto out;
+
+	uname(&u);
+	snprintf(f->uname_str, sizeof(f->uname_str), "%s %s %s %s %s",
+		 u.sysname, u.nodename, u.release, u.version, u.machine);
+	{
+		size_t n = snprintf(f->base_meta, sizeof(f->base_meta),
+				    "hvnoise-record %s\nhost %s\nkernel %s\n",
+				    HVN_VERSION, u.nodename, u.release);
+
+		n += snprintf(f->base_meta + n, sizeof(f->base_meta) - n,
+			      "source %s\nsource-why %s\n",
+			      hvn_source_names[f->ring.source],
+			      f->ring.source_why);
+		if (f->ring.bpf) {
+			n += snprintf(f->base_meta + n, sizeof(f->base_meta) - n,
+				      "watched %s\ndevices %s\nbpf-steal %s\n",
+				      hvn_bpf_watched(f->ring.bpf),
+				      o.devices ? o.devices :
+				      o.cpus ? "none" : "auto",
+				      hvn_bpf_steal_method(f->ring.bpf));
+		} else if (f->ring.source == HVN_SRC_MODULE) {
+			char *w = hvn_module_param("watched");
+			char *d = hvn_module_param("devices");
+
+			n += snprintf(f->base_meta + n, sizeof(f->base_meta) - n,
+				      "watched %s\ndevices %s\n", w ? w : "",
+				      d ? d : "");
+			free(w);
+			free(d);
+		}
+		for (int i = 0; i < f->ring.nenabled && n < sizeof(f->base_meta); i++)
+			n += snprintf(f->base_meta + n, sizeof(f->base_meta) - n,
+				      "event %s\n", f->ring.enabled[i]);
+	}
+	{
+		struct sigaction sa = { .sa_handler = on_stop };
+
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
+		sa.sa_handler = on_usr1;
+		sigaction(SIGUSR1, &sa, NULL);
+	}
+	/* A file already there is not a trigger: only a touch from now on. */
+	if (f->trigger_file) {
+		struct stat st;
+
+		if (!stat(f->trigger_file, &st)) {
+			f->tf_ino = st.st_ino;
+			f->tf_mtime = st.st_mtim;
+		}
+	}
+	fprintf(stderr, "hvnoise record: flight recorder %s (pid %d): the last %.0f s of %s in a ring of %d KB per CPU; writes %s-*.dat on SIGUSR1",
+		f->ring.name, getpid(), f->keep,
+		f->ring.bpf ? "the BPF source's and the kernel's events" :
+		f->ring.source == HVN_SRC_MODULE ? "hvnoise events" : "the events",
+		o.buffer_kb, f->prefix);
+	if (f->trigger_file)
+		fprintf(stderr, ", touch %s", f->trigger_file);
+	if ((f->have_mon || f->ring.bpf) && f->lost_ms)
+		fprintf(stderr, ", lost >= %lu ms", f->lost_ms);
+	if ((f->have_mon || f->ring.bpf) && f->storm_irqs)
+		fprintf(stderr, ", storm >= %lu IRQs", f->storm_irqs);
+	if (f->ring.source == HVN_SRC_KERNEL && (f->lost_ms || f->storm_irqs))
+		fprintf(stderr, " (no lost or storm triggers: %s)", f->ring.source_why);
+	fprintf(stderr, "\n");
+
+	while (!stop_sig) {
+		const char *tag = NULL;
+		char why[512], line[200];
+
+		poll_monitor(f);
+		if (usr1) {
+			usr1 = 0;
+			tag = "signal";
+			snprintf(why, sizeof(why), "SIGUSR1");
+		} else if (trigger_file_touched(f, line, sizeof(line))) {
+			tag = strncmp(line, "nccl stall:", 11) ? "file" : "stall";
+			snprintf(why, sizeof(why), "trigger file %s%s%s",
+				 f->trigger_file, line[0] ? ": " : "", line);
+		} else if (f->reason[0]) {
+			tag = !strncmp(f->reason, "lost", 4) ? "lost" : "storm";
+			snprintf(why, sizeof(why), "%s", f->reason);
+			/* One incident for one episode: a pause of the whole
+			 * VM reports lost time on every CPU, some later. */
+			poll(NULL, 0, SETTLE_MS);
+		}
+		if (tag) {
+			/* Failures are reported; the recorder keeps going. */
+			write_incident(f, tag, why);
+			/* Episodes seen while writing belong to this one. */
+			poll_monitor(f);
+			f->reason[0] = 0;
+			continue;
+		}
+		poll(NULL, 0, POLL_MS);
+	}
+	fprintf(stderr, "hvnoise record: flight recorder stopped by signal %s\n",
+		strsignal(stop_sig));
+	ret = HVN_EXIT_OK;
+out:
+	free(o.events);
+	free(o.params);
+	cleanup();
+	live_fr = NULL;
+	for (int c = 0; f->bc && c < f->ring.ncpus; c++) {
+		hvn_rb_out_free(&f->bc[c].out);
+		free(f->bc[c].pages.buf);
+	}
+	free(f->bc);
+	if (f->tep)
+		tep_free(f->tep);
+	free(f->schema);
+	free(f->page);
+	for (int i = 0; i < f->nfiles; i++)
+		free(f->files[i]);
+	free(f->files);
+	free(f);
+	return ret;
+usage:
+	free(o.events);
+	free(o.params);
+	free(f);
+	return HVN_EXIT_USAGE;
+}
