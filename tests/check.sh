@@ -133,7 +133,7 @@ if [ -n "$kernel612" ] && [ -f build/kbuild-6.12/tests/kunit/hvnoise_kunit.ko ];
 		--file build/kbuild-6.12/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko
 	# One TCG thread emulating 4 vCPUs of a KASAN+lockdep kernel can leave
 	# RCU's kthread unscheduled past the default 21 s stall warning.
-	HVN_VM_APPEND=rcupdate.rcu_cpu_stall_timeout=120 \
+	HVN_VM_APPEND="rcupdate.rcu_cpu_stall_timeout=120 pci=noacpi" \
 	tests/vm/qemu.sh "$kernel612/arch/x86/boot/bzImage" "$out/kunit-initrd.gz" \
 		"$out/kunit-console.log" /lib/hvnoise/guest.sh 300 2>"$out/kunit-qemu.err"
 	grep -E "^(PASS|FAIL): " "$out/kunit-console.log" | tee -a "$results"
@@ -253,7 +253,7 @@ fi
 
 step "stress on the 6.12 debug kernel (KASAN, lockdep, kmemleak), short form; make stress runs 500 cycles"
 if [ -n "$kernel612" ] && [ -f build/kbuild-6.12/kmod/hvnoise.ko ] && [ -x "$out/dread" ]; then
-	collect "$out/stress.log" tests/vm/stress.sh 6 "$out" "$kernel612" \
+	collect "$out/stress.log" tests/vm/stress.sh 10 "$out" "$kernel612" \
 		build/kbuild-6.12/kmod/hvnoise.ko "$out/dread"
 	grep "^  host" "$out/stress.log"
 else

@@ -36,7 +36,7 @@ rmmod hvnoise
 check $? "hvnoise.ko unloads on 6.12"
 
 # A few cycles here; make stress runs hundreds on this kernel.
-N=6
+N=20
 cycles=0
 i=0
 while [ $i -lt $N ]; do
@@ -44,7 +44,7 @@ while [ $i -lt $N ]; do
 	echo 1 >$T/events/hvnoise/watch/enable
 	echo 1-2 >$P/cpus && echo 1 >$P/local_cpus && echo 1 >$P/emit || break
 	echo 0-99 >$P/cpus 2>/dev/null
-	if [ $((i % 3)) = 0 ]; then
+	if [ $((i % 5)) = 0 ]; then
 		echo 0 >/sys/devices/system/cpu/cpu2/online
 		echo 1 >/sys/devices/system/cpu/cpu2/online
 	fi
