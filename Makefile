@@ -35,7 +35,9 @@ TOOL_LIBS := $(shell pkg-config --libs $(TOOL_PKGS) 2>/dev/null) -lzstd -lz
 # The BPF collector: CO-RE against the build host's BTF (any kernel with
 # BTF will do; the programs relocate to the running kernel at load).
 VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror \
+# The kprobe macros need the target architecture (x86, arm64, ...).
+BPF_ARCH := $(shell uname -m | sed -e s/x86_64/x86/ -e s/aarch64/arm64/ -e s/ppc64le/powerpc/ -e s/s390x/s390/)
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
 	      -Wno-unused-function \
 	      -Ibuild/bpf -Iinclude -Ikmod -Ikmod/lib -Itools/bpf
 
@@ -226,6 +228,8 @@ install-tools: build/tools/hvnoise build/tools/hvnoise.8 $(MAN7) \
 	$(INSTALL) -m 0644 $(MAN7) $(DESTDIR)$(MANDIR)/man7/
 	$(INSTALL) -D -m 0644 build/tools/libnccl-profiler-hvnoise.so \
 		$(DESTDIR)$(LIBDIR)/libnccl-profiler-hvnoise.so
+	@# NCCL dlopens the plugin by name: the loader's cache must know it.
+	if [ -z "$(DESTDIR)" ]; then ldconfig; fi
 	$(INSTALL) -D -m 0644 build/tools/plugin_hvnoise.so \
 		$(DESTDIR)$(TEP_PLUGIN_DIR)/plugin_hvnoise.so
 	@mkdir -p $(DESTDIR)$(UNITDIR)

@@ -36,7 +36,8 @@ struct hvn_bpf_pcpu {
 	struct hvn_ivl_ring nmi;	/* NMI intervals */
 	struct hvn_lost_cpu lost;
 	u64 steal_snap;			/* steal counter at the last timer */
-	bool primed;			/* slots initialised */
+	bool snap_valid;		/* steal_snap taken since joining */
+	unsigned int gen;		/* enter_gen[] this state was reset for */
 	struct hvn_storm all;
 	struct hvn_storm vec[HVN_BPF_NR_VEC];
 	struct hvn_bpf_slot slot[HVN_BPF_STORM_SLOTS];

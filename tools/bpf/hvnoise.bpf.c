@@ -34,8 +34,15 @@ struct hvn_storm_cfg storm_all_cfg = { .window_ns = 100000000, .threshold = 1000
 struct hvn_lost_cfg lost_cfg = { .threshold_ns = 1000000 };
 u64 steal_threshold_ns = 1000000;
 
-/* Written by the tool at any time (the watched set); read by the probes. */
+/*
+ * Written by the tool at any time: the watched set, and a generation per
+ * CPU bumped each time the CPU joins it, after which its first probe starts
+ * from a clean state (the module's cpu_enter()).
+ */
 u8 watched[HVN_BPF_MAX_CPUS];
+u32 enter_gen[HVN_BPF_MAX_CPUS];
+/* Written by the probes: the CPU has storms under way (to end on leaving). */
+u8 has_storms[HVN_BPF_MAX_CPUS];
 
 /* Counted, never silent. */
 u64 dropped;		/* records the ring buffer had no room for */
@@ -87,22 +94,30 @@ static const struct who vec_who[HVN_BPF_NR_VEC] = {
 	{ -1, HVN_SRC_CALLFUNC1, "call_function_s" },
 };
 
-static __always_inline bool is_watched(u32 cpu)
+/* This CPU's state, reset when the CPU (re)joins the watched set. */
+static __always_inline struct hvn_bpf_pcpu *this_pcpu(u32 cpu)
 {
-	return cpu < HVN_BPF_MAX_CPUS && watched[cpu];
-}
-
-/* This CPU's state, reset the first time the CPU is seen watched. */
-static __always_inline struct hvn_bpf_pcpu *this_pcpu(void)
-{
-	u32 zero = 0, i;
+	u32 zero = 0, i, gen = enter_gen[cpu & (HVN_BPF_MAX_CPUS - 1)];
 	struct hvn_bpf_pcpu *p = bpf_map_lookup_elem(&pcpu_map, &zero);
 
-	if (!p || p->primed)
+	if (!p || p->gen == gen)
 		return p;
-	for (i = 0; i < HVN_BPF_STORM_SLOTS; i++)
+	/* An empty ring: its slots count only up to head. */
+	p->ivl.head = p->ivl.depth = 0;
+	p->ivl.open_start = 0;
+	p->nmi.head = p->nmi.depth = 0;
+	p->nmi.open_start = 0;
+	__builtin_memset(&p->lost, 0, sizeof(p->lost));
+	__builtin_memset(&p->all, 0, sizeof(p->all));
+	for (i = 0; i < HVN_BPF_NR_VEC; i++)
+		__builtin_memset(&p->vec[i], 0, sizeof(p->vec[i]));
+	for (i = 0; i < HVN_BPF_STORM_SLOTS; i++) {
+		__builtin_memset(&p->slot[i].st, 0, sizeof(p->slot[i].st));
 		p->slot[i].irq = -1;
-	p->primed = true;
+	}
+	p->nactive = 0;
+	p->snap_valid = false;
+	p->gen = gen;
 	return p;
 }
 
@@ -165,9 +180,12 @@ static __always_inline u64 read_steal(u32 cpu, u8 *src, bool ksyms)
 		st = bpf_per_cpu_ptr(&steal_time, cpu);
 		/* The hypervisor bumps version around an update (odd: busy). */
 		for (i = 0; st && i < 4; i++) {
-			v1 = st->version;
-			s = st->steal;
-			v2 = st->version;
+			/* Three loads in this order, none merged (READ_ONCE). */
+			v1 = *(volatile u32 *)&st->version;
+			asm volatile("" ::: "memory");
+			s = *(volatile u64 *)&st->steal;
+			asm volatile("" ::: "memory");
+			v2 = *(volatile u32 *)&st->version;
 			if (v1 == v2 && !(v1 & 1) && v1) {
 				*src = HVN_STEAL_KVM;
 				return s;
@@ -212,9 +230,13 @@ static void storm_count(struct hvn_bpf_pcpu *p, struct hvn_storm *st,
 		p->nactive--;
 		emit_storm_end(cpu, w, &rep);
 	}
-	if (!(f & HVN_STORM_BEGIN))
+	if (!(f & HVN_STORM_BEGIN)) {
+		if (f & HVN_STORM_END)
+			has_storms[cpu & (HVN_BPF_MAX_CPUS - 1)] = p->nactive != 0;
 		return;
+	}
 	p->nactive++;
+	has_storms[cpu & (HVN_BPF_MAX_CPUS - 1)] = 1;
 	m = msg_new(cpu, HVN_EV_irq_storm_begin);
 	if (!m)
 		return;
@@ -256,6 +278,53 @@ static void storm_expire(struct hvn_bpf_pcpu *p, u32 cpu, u64 now)
 			emit_storm_end(cpu, &w, &rep);
 		}
 	}
+	has_storms[cpu & (HVN_BPF_MAX_CPUS - 1)] = p->nactive != 0;
+}
+
+/* The CPU left the watched set: end its storms now (cpu_leave()). */
+static void leave_cpu(u32 cpu)
+{
+	u32 zero = 0, i;
+	struct hvn_bpf_pcpu *p = bpf_map_lookup_elem(&pcpu_map, &zero);
+	struct hvn_storm_report rep;
+	u64 now = bpf_ktime_get_ns();
+	struct who w;
+
+	has_storms[cpu & (HVN_BPF_MAX_CPUS - 1)] = 0;
+	if (!p)
+		return;
+	if (hvn_storm_expire(&p->all, &storm_all_cfg, now, true, &rep))
+		emit_storm_end(cpu, &all_who, &rep);
+	for (i = 0; i < HVN_BPF_NR_VEC; i++)
+		if (hvn_storm_expire(&p->vec[i], &storm_cfg, now, true, &rep))
+			emit_storm_end(cpu, &vec_who[i], &rep);
+	for (i = 0; i < HVN_BPF_STORM_SLOTS; i++) {
+		struct hvn_bpf_slot *s = &p->slot[i];
+
+		if (hvn_storm_expire(&s->st, &storm_cfg, now, true, &rep)) {
+			w.irq = s->irq;
+			w.src = HVN_SRC_IRQ;
+			__builtin_memcpy(w.name, s->name, HVN_IRQ_NAME_LEN);
+			emit_storm_end(cpu, &w, &rep);
+		}
+	}
+	p->nactive = 0;
+}
+
+/*
+ * The state of a watched CPU; NULL for one not watched, which pays one more
+ * byte load, and ends its storms if it just left the set.
+ */
+static __always_inline struct hvn_bpf_pcpu *watched_pcpu(u32 cpu)
+{
+	if (cpu >= HVN_BPF_MAX_CPUS)
+		return NULL;
+	if (!watched[cpu]) {
+		if (has_storms[cpu])
+			leave_cpu(cpu);
+		return NULL;
+	}
+	return this_pcpu(cpu);
 }
 
 static void count_all(struct hvn_bpf_pcpu *p, u64 now, u32 cpu)
@@ -302,7 +371,8 @@ int BPF_PROG(irq_entry, int irq, struct irqaction *action)
 	struct who w;
 	u64 now;
 
-	if (!is_watched(cpu) || !(p = this_pcpu()))
+	p = watched_pcpu(cpu);
+	if (!p)
 		return 0;
 	now = bpf_ktime_get_ns();
 	hvn_ivl_enter(&p->ivl, now);
@@ -334,7 +404,8 @@ static __always_inline void ivl_exit(void)
 	u32 cpu = bpf_get_smp_processor_id();
 	struct hvn_bpf_pcpu *p;
 
-	if (is_watched(cpu) && (p = this_pcpu()))
+	p = watched_pcpu(cpu);
+	if (p)
 		hvn_ivl_exit(&p->ivl, bpf_ktime_get_ns());
 }
 
@@ -343,7 +414,8 @@ static __always_inline void ivl_enter(void)
 	u32 cpu = bpf_get_smp_processor_id();
 	struct hvn_bpf_pcpu *p;
 
-	if (is_watched(cpu) && (p = this_pcpu()))
+	p = watched_pcpu(cpu);
+	if (p)
 		hvn_ivl_enter(&p->ivl, bpf_ktime_get_ns());
 }
 
@@ -375,7 +447,7 @@ int BPF_PROG(nmi, void *handler, s64 delta_ns, int handled)
 	struct hvn_bpf_pcpu *p;
 	u64 now;
 
-	if (!is_watched(cpu) || delta_ns <= 0 || !(p = this_pcpu()))
+	if (delta_ns <= 0 || !(p = watched_pcpu(cpu)))
 		return 0;
 	now = bpf_ktime_get_ns();
 	hvn_ivl_add(&p->nmi, now - delta_ns, now);
@@ -388,7 +460,8 @@ static __always_inline void vec_entry(int i)
 	struct hvn_bpf_pcpu *p;
 	u64 now;
 
-	if (!is_watched(cpu) || !(p = this_pcpu()))
+	p = watched_pcpu(cpu);
+	if (!p)
 		return;
 	now = bpf_ktime_get_ns();
 	hvn_ivl_enter(&p->ivl, now);
@@ -434,15 +507,17 @@ static __always_inline void hrtimer_expire(struct hrtimer *t, ktime_t *nowp,
 	struct hvn_bpf_pcpu *p;
 	u8 src;
 
-	if (!is_watched(cpu) || BPF_CORE_READ(t, is_soft) || !(p = this_pcpu()))
+	if (BPF_CORE_READ(t, is_soft) || !(p = watched_pcpu(cpu)))
 		return;
 	bpf_probe_read_kernel(&base_now, sizeof(base_now), nowp);
 	late = base_now - BPF_CORE_READ(t, node.expires);
 	steal = read_steal(cpu, &src, ksyms);
 	if (late >= (s64)lost_cfg.threshold_ns) {
 		now = bpf_ktime_get_ns();
+		/* No snapshot yet after (re)joining: no steal to split off. */
 		if (hvn_lost_check(&p->lost, &p->ivl, &lost_cfg, now, base_now,
-				   late, steal - p->steal_snap, &rep)) {
+				   late, p->snap_valid ? steal - p->steal_snap : 0,
+				   &rep)) {
 			/* NMIs are kept apart: they nest anywhere. */
 			nmi_ns = hvn_ivl_covered(&p->nmi, rep.start, now);
 			if (nmi_ns > rep.steal_ns + rep.unexplained_ns)
@@ -464,6 +539,7 @@ static __always_inline void hrtimer_expire(struct hrtimer *t, ktime_t *nowp,
 		}
 	}
 	p->steal_snap = steal;
+	p->snap_valid = true;
 }
 
 SEC("tp_btf/hrtimer_expire_entry")

@@ -25,6 +25,7 @@
 #include "formats.h"
 #include "cpulist.h"
 #include "devlist.h"
+#include "steal.h"
 #include "watchset.h"
 #include "bpf_config.h"
 #include "hvnoise.skel.h"
@@ -55,6 +56,7 @@ struct hvn_bpf {
 	int steal;			/* STEAL_* */
 	bool ksyms;
 	bool emit_pending;		/* the watched set changed */
+	uint64_t irq_lost;		/* watched IRQs the table had no room for */
 	uint64_t next_resolve;
 	/* Where ring buffer records go during a poll. */
 	hvn_bpf_rec_fn fn;
@@ -437,14 +439,38 @@ static void emit_watch(void *ctx, const struct hvn_watch_rec *r)
 	deliver(we->b, 0, we->ts, HVN_EV_watch, &w);
 }
 
-/* Apply @ws: watched CPUs, IRQ table, moves the poll found, records. */
+static bool in_set(const struct hvn_watchset *ws, s32 irq)
+{
+	for (unsigned int i = 0; i < ws->nirq; i++)
+		if (ws->irq[i].irq == irq)
+			return true;
+	return false;
+}
+
+/*
+ * Apply @ws: the IRQ table (moves the poll found, IRQs gone, names and
+ * devices refreshed), the watched CPUs (a CPU joining starts clean, as in
+ * the module's cpu_enter()), and the records of a changed set.
+ */
 static void apply(struct hvn_bpf *b, struct hvn_watchset *ws)
 {
 	struct hvnoise_bpf *sk = b->skel;
 	int fd = bpf_map__fd(sk->maps.irq_map);
+	int sfd = bpf_map__fd(sk->maps.steal_map);
 	uint64_t now = hvn_now(CLOCK_MONOTONIC);
 	unsigned long map[HVN_BITS_TO_LONGS(HVN_BPF_MAX_CPUS)] = { 0 };
+	s32 key, next, *prev = NULL;
 
+	/* IRQs no longer in the set leave the table (a driver unbound). */
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		if (!in_set(ws, key)) {
+			bpf_map_delete_elem(fd, &key);
+			prev = NULL;	/* restart: the iteration order changed */
+			continue;
+		}
+		prev = &key;
+	}
 	for (unsigned int i = 0; i < ws->nirq; i++) {
 		const struct hvn_wirq *w = &ws->irq[i];
 		struct hvn_bpf_irq e, old;
@@ -453,8 +479,11 @@ static void apply(struct hvn_bpf *b, struct hvn_watchset *ws)
 		/* An IRQ routed to several CPUs counts by its first. */
 		if (i && ws->irq[i - 1].irq == irq)
 			continue;
+		e = (struct hvn_bpf_irq){ .cpu = w->cpu, .dev = w->dev };
+		memcpy(e.name, w->name, sizeof(e.name));
 		if (!bpf_map_lookup_elem(fd, &irq, &old)) {
-			if (old.cpu >= 0 && w->cpu >= 0 && old.cpu != w->cpu) {
+			if (old.cpu >= 0 && w->cpu >= 0 && old.cpu != w->cpu &&
+			    old.dev == w->dev) {
 				struct hvn_ev_irq_migrate m = {
 					.common.pid = getpid(), .irq = irq,
 					.dev = old.dev, .from_cpu = old.cpu,
@@ -464,19 +493,29 @@ static void apply(struct hvn_bpf *b, struct hvn_watchset *ws)
 				memcpy(m.name, old.name, sizeof(m.name));
 				deliver(b, w->cpu, now, HVN_EV_irq_migrate, &m);
 			}
-			if (old.cpu == w->cpu)
+			/* Where the probes saw it last stands if the poll
+			 * cannot say (no CPU in its affinity). */
+			if (w->cpu < 0 && old.dev == w->dev)
+				e.cpu = old.cpu;
+			if (!memcmp(&e, &old, sizeof(e)))
 				continue;
-			old.cpu = w->cpu;
-			bpf_map_update_elem(fd, &irq, &old, BPF_ANY);
-			continue;
 		}
-		e = (struct hvn_bpf_irq){ .cpu = w->cpu, .dev = w->dev };
-		memcpy(e.name, w->name, sizeof(e.name));
-		bpf_map_update_elem(fd, &irq, &e, BPF_ANY);
+		if (bpf_map_update_elem(fd, &irq, &e, BPF_ANY))
+			b->irq_lost++;
 	}
 	hvn_ws_cpumap(ws, map);
-	for (unsigned int c = 0; c < b->ncpus && c < HVN_BPF_MAX_CPUS; c++)
-		sk->bss->watched[c] = hvn_bit_test(map, c);
+	for (unsigned int c = 0; c < b->ncpus && c < HVN_BPF_MAX_CPUS; c++) {
+		bool want = hvn_bit_test(map, c);
+
+		if (want && !sk->bss->watched[c]) {
+			struct hvn_steal_cpu sc = { 0 };
+
+			/* Joining: fresh steal samples and detector state. */
+			bpf_map_update_elem(sfd, &c, &sc, BPF_ANY);
+			sk->bss->enter_gen[c]++;
+		}
+		__atomic_store_n(&sk->bss->watched[c], want, __ATOMIC_RELEASE);
+	}
 	hvn_cpulist_format(b->watched, sizeof(b->watched), map, b->ncpus);
 	if (b->ws && hvn_ws_equal(b->ws, ws)) {
 		ws_free(ws);
@@ -900,6 +939,13 @@ void hvn_bpf_free(struct hvn_bpf *b)
 const char *hvn_bpf_watched(const struct hvn_bpf *b)
 {
 	return b->watched;
+}
+
+uint64_t hvn_bpf_untracked(const struct hvn_bpf *b)
+{
+	/* IRQs no storm slot was free for, and watched IRQs the table had
+	 * no room for: what the module counts as untracked_irqs. */
+	return b->skel->bss->untracked + b->irq_lost;
 }
 
 uint64_t hvn_bpf_dropped(const struct hvn_bpf *b)

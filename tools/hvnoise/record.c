@@ -408,12 +408,14 @@ int cmd_record(int argc, char **argv)
 	clock_pair(meta);
 
 	co = calloc(s.ncpus, sizeof(*co));
+	for (int c = 0; co && c < s.ncpus; c++)
+		co[c].fd = co[c].bfd = -1;
 	files = calloc(s.ncpus, sizeof(*files));
 	page = malloc(s.page_size);
-	if (!co || !files || !page)
-		return HVN_EXIT_FAIL;
-	for (int c = 0; c < s.ncpus; c++)
-		co[c].fd = co[c].bfd = -1;
+	if (!co || !files || !page) {
+		ret = HVN_EXIT_FAIL;
+		goto out;
+	}
 	for (int c = 0; c < s.ncpus; c++) {
 		if (create_tmp(&co[c].path, &co[c].fd, out, "cpu", c)) {
 			ret = HVN_EXIT_FAIL;
@@ -498,14 +500,21 @@ int cmd_record(int argc, char **argv)
 		if (hvn_bpf_dropped(s.bpf))
 			hvn_warn("the BPF ring buffer overflowed: %llu hvnoise records lost",
 				 (unsigned long long)hvn_bpf_dropped(s.bpf));
-		fprintf(meta, "bpf-dropped %llu\n",
-			(unsigned long long)hvn_bpf_dropped(s.bpf));
+		if (hvn_bpf_untracked(s.bpf))
+			hvn_warn("%llu interrupts were not tracked for storms (no free slot, or the IRQ table full)",
+				 (unsigned long long)hvn_bpf_untracked(s.bpf));
+		fprintf(meta, "bpf-dropped %llu\nbpf-untracked-irqs %llu\n",
+			(unsigned long long)hvn_bpf_dropped(s.bpf),
+			(unsigned long long)hvn_bpf_untracked(s.bpf));
 		for (int c = 0; c < s.ncpus; c++) {
 			close(co[c].bfd);
 			co[c].bfd = -1;
 			pages += co[c].bout.pages;
-			if (merge_bpf(out, c, s.page_size))
+			/* A failed merge keeps every piece for --recover. */
+			if (merge_bpf(out, c, s.page_size)) {
 				failed = -1;
+				keep = true;
+			}
 		}
 	}
 	clock_pair(meta);

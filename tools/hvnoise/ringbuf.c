@@ -9,6 +9,7 @@
  * time delta, 31 is an absolute timestamp.  Little-endian only: the reader
  * refuses big-endian files before getting here.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,6 +230,7 @@ struct in {
 	struct ev *ev;
 	uint32_t n, i;
 	bool missed;		/* the page just read was flagged */
+	int err;		/* a read failed (errno) */
 	struct hvn_rb rb;
 };
 
@@ -247,8 +249,12 @@ static struct ev *peek(struct in *in)
 	while (in->fd >= 0 && in->i == in->n) {
 		uint64_t missed = in->rb.missed_pages;
 
-		if (read(in->fd, in->page, in->rb.page_size) !=
-		    (ssize_t)in->rb.page_size) {
+		ssize_t r = read(in->fd, in->page, in->rb.page_size);
+
+		if (r != (ssize_t)in->rb.page_size) {
+			/* The end, or an error the merge must not hide. */
+			if (r != 0)
+				in->err = r < 0 ? errno : EIO;
 			close(in->fd);
 			in->fd = -1;
 			return NULL;
@@ -282,6 +288,8 @@ int hvn_rb_merge(const char *a, const char *b, const char *out,
 	int ret = -1;
 
 	memset(in, 0, sizeof(in));
+	memset(&w, 0, sizeof(w));
+	in[0].fd = in[1].fd = -1;
 	w.fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (w.fd < 0)
 		return -1;
@@ -289,6 +297,9 @@ int hvn_rb_merge(const char *a, const char *b, const char *out,
 		goto done;
 	for (int k = 0; k < 2; k++) {
 		in[k].fd = path[k] ? open(path[k], O_RDONLY | O_CLOEXEC) : -1;
+		/* A missing file is an empty stream; any other failure is not. */
+		if (path[k] && in[k].fd < 0 && errno != ENOENT)
+			goto done;
 		in[k].page = malloc(page_size);
 		in[k].ev = malloc(page_size / 4 * sizeof(struct ev));
 		in[k].rb = (struct hvn_rb){ .page_size = page_size,
@@ -314,6 +325,10 @@ int hvn_rb_merge(const char *a, const char *b, const char *out,
 		if (hvn_rb_out_add(&w.o, e->ts, e->data, e->len))
 			goto done;
 		in[k].i++;
+	}
+	if (in[0].err || in[1].err) {
+		errno = in[0].err ? in[0].err : in[1].err;
+		goto done;
 	}
 	if (hvn_rb_out_flush(&w.o))
 		goto done;

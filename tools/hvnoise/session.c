@@ -16,12 +16,28 @@
 
 const char *const hvn_source_names[] = { "module", "bpf", "kernel" };
 
-static struct hvn_session *live;
+/* Sessions to end at exit (the flight recorder runs two at once). */
+#define MAX_LIVE	4
+static struct hvn_session *live[MAX_LIVE];
 
 static void cleanup(void)
 {
-	if (live)
-		hvn_session_end(live);
+	for (int i = 0; i < MAX_LIVE; i++)
+		if (live[i])
+			hvn_session_end(live[i]);
+}
+
+static void set_live(struct hvn_session *s, bool on)
+{
+	static bool registered;
+
+	for (int i = 0; i < MAX_LIVE; i++)
+		if (on ? !live[i] : live[i] == s) {
+			live[i] = on ? s : NULL;
+			break;
+		}
+	if (on && !registered)
+		registered = !atexit(cleanup);
 }
 
 int hvn_session_check_access(void)
@@ -232,7 +248,7 @@ static int choose_source(struct hvn_session *s, const struct hvn_session_opts *o
 	return 0;
 }
 
-int hvn_session_start(struct hvn_session *s, const struct hvn_session_opts *o)
+static int start(struct hvn_session *s, const struct hvn_session_opts *o)
 {
 	int ret;
 
@@ -272,9 +288,17 @@ int hvn_session_start(struct hvn_session *s, const struct hvn_session_opts *o)
 		c.cpus = o->cpus;
 		c.devices = o->devices;
 		ret = hvn_bpf_start(&s->bpf, &c);
-		if (ret)
+		if (ret && !o->source && ret != HVN_EXIT_USAGE &&
+		    !o->cpus && !o->devices && !o->nparams) {
+			/* auto: a kernel that refuses the programs still has
+			 * its irq events, as before BPF. */
+			hvn_warn("BPF could not be used (above); recording the kernel's irq events only (no steal, lost time, storms or migrations)");
+			s->source = HVN_SRC_KERNEL;
+			snprintf(s->source_why, sizeof(s->source_why),
+				 "BPF failed to load");
+		} else if (ret) {
 			return ret;
-		if (!hvn_parse_cpulist(hvn_bpf_watched(s->bpf), s->filter_cpus,
+		} else if (!hvn_parse_cpulist(hvn_bpf_watched(s->bpf), s->filter_cpus,
 				       HVN_MAX_CPUS))
 			s->have_filter = true;
 	}
@@ -285,8 +309,7 @@ int hvn_session_start(struct hvn_session *s, const struct hvn_session_opts *o)
 			strerror(errno));
 		return HVN_EXIT_FAIL;
 	}
-	live = s;
-	atexit(cleanup);
+	set_live(s, true);
 	tracefs_trace_off(s->inst);
 	if (tracefs_instance_file_write(s->inst, "trace_clock", "mono") < 0) {
 		hvn_err("cannot set trace_clock=mono in %s: %s", s->name,
@@ -340,6 +363,17 @@ int hvn_session_start(struct hvn_session *s, const struct hvn_session_opts *o)
 						    "watch", "enable"))
 		hvn_write_str("/sys/module/hvnoise/parameters/emit", "1");
 	return 0;
+}
+
+/* Every failure after the first resource is taken ends the session, so no
+ * caller is left with a half-started one behind the atexit cleanup. */
+int hvn_session_start(struct hvn_session *s, const struct hvn_session_opts *o)
+{
+	int ret = start(s, o);
+
+	if (ret)
+		hvn_session_end(s);
+	return ret;
 }
 
 int hvn_session_read(struct hvn_session *s, int cpu, void *page)
@@ -430,6 +464,7 @@ struct tep_handle *hvn_session_tep(struct hvn_session *s)
 
 void hvn_session_end(struct hvn_session *s)
 {
+	set_live(s, false);
 	hvn_bpf_free(s->bpf);
 	s->bpf = NULL;
 	if (s->tcpu) {
@@ -455,6 +490,4 @@ void hvn_session_end(struct hvn_session *s)
 	free(s->enabled);
 	s->enabled = NULL;
 	s->nenabled = 0;
-	if (live == s)
-		live = NULL;
 }

@@ -181,6 +181,7 @@ int cmd_top(int argc, char **argv)
 	if (!tep || !schema || !page || hvn_an_init(&b.cur, schema) ||
 	    hvn_an_init(&b.tot, schema)) {
 		hvn_err("cannot read the event formats from tracefs");
+		hvn_session_end(&s);
 		return HVN_EXIT_FAIL;
 	}
 	hvn_schema_bind(schema, tep);

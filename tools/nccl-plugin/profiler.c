@@ -606,7 +606,8 @@ static void stall_check(const char *what, uint8_t func, uint64_t comm,
 	int fd, n;
 
 	if (!trigger_path || end < start || end - start < stall_ns ||
-	    end - last < 1000000000ull ||
+	    /* signed: another thread may have stored a later time */
+	    (long long)(end - last) < 1000000000ll ||
 	    !atomic_compare_exchange_strong(&last_trigger_ns, &last, end))
 		return;
 	n = snprintf(line, sizeof(line),
