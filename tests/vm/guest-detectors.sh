@@ -246,7 +246,8 @@ echo 1 >/proc/irq/$irq/smp_affinity_list
 # x86 moves a vector at its next interrupt: settle before recording.
 /lib/hvnoise/rawsend "$peer" 200 1000 >/dev/null
 $HVN record --source bpf --devices $NIC --param storm_rate=500 \
-	--param resolve_ms=200 -o /tmp/bpf3.dat >/tmp/bpf3.dat.log 2>&1 &
+	--param resolve_ms=200 --param sample_us=1000 \
+	-o /tmp/bpf3.dat >/tmp/bpf3.dat.log 2>&1 &
 bpfpid=$!
 for _ in $(seq 1 120); do
 	grep -q "recording" /tmp/bpf3.dat.log && break
@@ -254,14 +255,22 @@ for _ in $(seq 1 120); do
 done
 /lib/hvnoise/rawsend "$peer" 30000 20000 >/dev/null &
 sendpid=$!
+# The recorder's perf cpu-clock events: a sampling timer per watched CPU,
+# and the steal sampler on a CPU not watched (CPU 0 when all are).
+timers() { ls -l /proc/$bpfpid/fd | grep -c "perf_event"; }
 sleep 0.7
+t1=$(timers)
 echo 0 >/proc/irq/$irq/smp_affinity_list
 wait $sendpid
 sleep 1
+t2=$(timers)
 echo 1 >/proc/irq/$irq/smp_affinity_list
 /lib/hvnoise/rawsend "$peer" 200 1000 >/dev/null
 sleep 1
+t3=$(timers)
 bpf_stop /tmp/bpf3.dat
+[ "$t1" = 3 ] && [ "$t2" = 2 ] && [ "$t3" = 3 ]
+check $? "BPF source: the sampling timers follow the watched set ($t1 perf events with CPUs 0-1, $t2 with CPU 0 alone, $t3 with both again)"
 grep -E "watch: +gen=|irq_storm|irq_migrate" /tmp/bpf3.dat.txt | grep -v " cpu=-1 \| irq cpu=" |
 	sed 's/^ *[^ ]* *//' | cut -c1-150 | head -20
 # Per watched-set generation, whether CPU 1 is in it; then the storms of

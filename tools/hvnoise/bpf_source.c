@@ -44,8 +44,9 @@ struct hvn_bpf {
 	struct ring_buffer *rb;
 	struct bpf_link **links;
 	int nlinks;
-	int *perf_fds;
-	int nperf;
+	int *sample_fd;			/* [cpu]: the sample_us timer, or -1 */
+	int steal_fd, steal_cpu;	/* the steal sampler's perf event */
+	struct bpf_link *steal_link;
 	struct hvn_bpf_cfg cfg;
 	struct hvn_devlist devs;
 	unsigned long listed[HVN_BITS_TO_LONGS(HVN_BPF_MAX_CPUS)];
@@ -56,6 +57,7 @@ struct hvn_bpf {
 	int steal;			/* STEAL_* */
 	bool ksyms;
 	bool emit_pending;		/* the watched set changed */
+	uint64_t watch_ts;		/* when: before the probes saw it */
 	uint64_t irq_lost;		/* watched IRQs the table had no room for */
 	uint64_t next_resolve;
 	/* Where ring buffer records go during a poll. */
@@ -460,6 +462,7 @@ static void apply(struct hvn_bpf *b, struct hvn_watchset *ws)
 	uint64_t now = hvn_now(CLOCK_MONOTONIC);
 	unsigned long map[HVN_BITS_TO_LONGS(HVN_BPF_MAX_CPUS)] = { 0 };
 	s32 key, next, *prev = NULL;
+	uint64_t watch_ts;
 
 	/* IRQs no longer in the set leave the table (a driver unbound). */
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
@@ -504,6 +507,9 @@ static void apply(struct hvn_bpf *b, struct hvn_watchset *ws)
 			b->irq_lost++;
 	}
 	hvn_ws_cpumap(ws, map);
+	/* The set's records are stamped before the probes see it, so a
+	 * leaving CPU's storm ends come after them, as with the module. */
+	watch_ts = hvn_now(CLOCK_MONOTONIC);
 	for (unsigned int c = 0; c < b->ncpus && c < HVN_BPF_MAX_CPUS; c++) {
 		bool want = hvn_bit_test(map, c);
 
@@ -525,6 +531,7 @@ static void apply(struct hvn_bpf *b, struct hvn_watchset *ws)
 	ws_free(b->ws);
 	b->ws = ws;
 	b->emit_pending = true;
+	b->watch_ts = watch_ts;
 }
 
 /* --- load and attach ----------------------------------------------------- */
@@ -583,6 +590,91 @@ static int perf_clock(int cpu, uint64_t period_ns)
 		       PERF_FLAG_FD_CLOEXEC);
 }
 
+static bool cpu_online(unsigned int cpu)
+{
+	char p[96];
+
+	snprintf(p, sizeof(p), "/sys/devices/system/cpu/cpu%u/online", cpu);
+	return read_long(p, 1) == 1;
+}
+
+static void stop_steal(struct hvn_bpf *b)
+{
+	bpf_link__destroy(b->steal_link);
+	b->steal_link = NULL;
+	if (b->steal_fd >= 0)
+		close(b->steal_fd);
+	b->steal_fd = -1;
+}
+
+/*
+ * The perf cpu-clock events, kept on the right CPUs as the watched set
+ * changes: a sample_us timer on each watched CPU, and the steal sampler on
+ * the first online CPU not watched (else CPU 0).  0, or -1 (printed).
+ */
+static int sync_timers(struct hvn_bpf *b)
+{
+	struct hvnoise_bpf *sk = b->skel;
+	unsigned int us = tval(&b->cfg, "sample_us");
+	unsigned int ms = tval(&b->cfg, "steal_ms");
+	int hk = -1, fd;
+
+	for (unsigned int cpu = 0; cpu < b->ncpus; cpu++) {
+		bool want = us && sk->bss->watched[cpu];
+
+		if (want == (b->sample_fd[cpu] >= 0))
+			continue;
+		if (!want) {
+			close(b->sample_fd[cpu]);
+			b->sample_fd[cpu] = -1;
+			continue;
+		}
+		b->sample_fd[cpu] = perf_clock(cpu, (u64)us * 1000);
+		if (b->sample_fd[cpu] < 0) {
+			hvn_err("BPF: cannot start the sampling timer on CPU %u: %s",
+				cpu, strerror(errno));
+			return -1;
+		}
+	}
+	if (!ms || (b->steal_fd >= 0 && !sk->bss->watched[b->steal_cpu]))
+		return 0;
+	for (unsigned int cpu = 0; cpu < b->ncpus && hk < 0; cpu++)
+		if (!sk->bss->watched[cpu] && cpu_online(cpu))
+			hk = cpu;
+	if (hk < 0)
+		hk = 0;
+	if (b->steal_fd >= 0 && b->steal_cpu == hk)
+		return 0;	/* every CPU watched: it stays where it is */
+	stop_steal(b);
+	fd = perf_clock(hk, (u64)ms * 1000000);
+	if (fd < 0) {
+		hvn_err("BPF: cannot open a perf cpu-clock event for steal sampling on CPU %d: %s",
+			hk, strerror(errno));
+		return -1;
+	}
+	b->steal_link = bpf_program__attach_perf_event(
+		b->ksyms ? sk->progs.steal_ksyms : sk->progs.steal_acct, fd);
+	if (!b->steal_link) {
+		hvn_err("BPF: cannot attach the steal sampler: %s",
+			strerror(errno));
+		close(fd);
+		return -1;
+	}
+	b->steal_fd = fd;
+	b->steal_cpu = hk;
+	return 0;
+}
+
+static void stop_timers(struct hvn_bpf *b)
+{
+	stop_steal(b);
+	for (unsigned int cpu = 0; b->sample_fd && cpu < b->ncpus; cpu++) {
+		if (b->sample_fd[cpu] >= 0)
+			close(b->sample_fd[cpu]);
+		b->sample_fd[cpu] = -1;
+	}
+}
+
 static int add_link(struct hvn_bpf *b, struct bpf_link *l, const char *what)
 {
 	struct bpf_link **n;
@@ -626,7 +718,7 @@ int hvn_bpf_start(struct hvn_bpf **out, const struct hvn_bpf_cfg *c)
 	struct bpf_program *prog;
 	struct btf *btf;
 	u64 win;
-	int hk = -1, ret = HVN_EXIT_FAIL;
+	int ret = HVN_EXIT_FAIL;
 
 	if (!hvn_bpf_usable(why, sizeof(why))) {
 		hvn_err("BPF: %s", why);
@@ -635,6 +727,7 @@ int hvn_bpf_start(struct hvn_bpf **out, const struct hvn_bpf_cfg *c)
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return HVN_EXIT_FAIL;
+	b->steal_fd = -1;
 	b->cfg = *c;
 	b->ncpus = libbpf_num_possible_cpus();
 	if ((int)b->ncpus < 1 || b->ncpus > HVN_BPF_MAX_CPUS) {
@@ -741,50 +834,13 @@ int hvn_bpf_start(struct hvn_bpf **out, const struct hvn_bpf_cfg *c)
 			goto fail;
 	}
 
-	/* The steal sampler on the first CPU not watched (else CPU 0). */
-	for (unsigned int cpu = 0; cpu < b->ncpus && hk < 0; cpu++)
-		if (!sk->bss->watched[cpu]) {
-			char p[96];
-
-			snprintf(p, sizeof(p), "/sys/devices/system/cpu/cpu%u/online",
-				 cpu);
-			if (read_long(p, 1) == 1)
-				hk = cpu;
-		}
-	b->perf_fds = calloc(b->ncpus + 1, sizeof(int));
-	if (!b->perf_fds)
+	b->sample_fd = malloc(b->ncpus * sizeof(int));
+	if (!b->sample_fd)
 		goto fail;
-	if (tval(c, "steal_ms")) {
-		int fd = perf_clock(hk < 0 ? 0 : hk,
-				    (u64)tval(c, "steal_ms") * 1000000);
-
-		if (fd < 0) {
-			hvn_err("BPF: cannot open a perf cpu-clock event for steal sampling: %s",
-				strerror(errno));
-			goto fail;
-		}
-		b->perf_fds[b->nperf++] = fd;
-		if (add_link(b, bpf_program__attach_perf_event(
-				b->ksyms ? sk->progs.steal_ksyms :
-					   sk->progs.steal_acct, fd),
-			     "the steal sampler"))
-			goto fail;
-	}
-	/* sample_us: a plain cpu-clock event per watched CPU is a pinned
-	 * hrtimer there, which the lost-time probe watches. */
-	for (unsigned int cpu = 0; tval(c, "sample_us") && cpu < b->ncpus; cpu++) {
-		int fd;
-
-		if (!sk->bss->watched[cpu])
-			continue;
-		fd = perf_clock(cpu, (u64)tval(c, "sample_us") * 1000);
-		if (fd < 0) {
-			hvn_err("BPF: cannot start the sampling timer on CPU %u: %s",
-				cpu, strerror(errno));
-			goto fail;
-		}
-		b->perf_fds[b->nperf++] = fd;
-	}
+	for (unsigned int cpu = 0; cpu < b->ncpus; cpu++)
+		b->sample_fd[cpu] = -1;
+	if (sync_timers(b))
+		goto fail;
 
 	b->rb = ring_buffer__new(bpf_map__fd(sk->maps.events), on_msg, b, NULL);
 	if (!b->rb) {
@@ -809,7 +865,7 @@ static int drain(struct hvn_bpf *b, hvn_bpf_rec_fn fn, void *ctx)
 	b->delivered = 0;
 	b->err = 0;
 	if (b->emit_pending) {
-		struct watch_emit we = { b, hvn_now(CLOCK_MONOTONIC) };
+		struct watch_emit we = { b, b->watch_ts };
 
 		b->emit_pending = false;
 		hvn_ws_walk(b->ws, emit_watch, &we);
@@ -829,10 +885,13 @@ int hvn_bpf_poll(struct hvn_bpf *b, hvn_bpf_rec_fn fn, void *ctx)
 		struct hvn_watchset *ws = resolve(b);
 
 		b->next_resolve = now + (u64)rms * 1000000;
-		if (ws && hvn_ws_ncpus(ws))
+		if (ws && hvn_ws_ncpus(ws)) {
 			apply(b, ws);
-		else
+			/* Not fatal: the detectors run on, unsampled. */
+			sync_timers(b);
+		} else {
 			ws_free(ws);
+		}
 		if (b->err)
 			return -1;
 		n = drain(b, fn, ctx);
@@ -862,9 +921,7 @@ int hvn_bpf_finish(struct hvn_bpf *b, hvn_bpf_rec_fn fn, void *ctx)
 	for (int i = 0; i < b->nlinks; i++)
 		bpf_link__destroy(b->links[i]);
 	b->nlinks = 0;
-	for (int i = 0; i < b->nperf; i++)
-		close(b->perf_fds[i]);
-	b->nperf = 0;
+	stop_timers(b);
 	n = drain(b, fn, ctx);
 	if (n < 0)
 		return -1;
@@ -926,10 +983,9 @@ void hvn_bpf_free(struct hvn_bpf *b)
 		return;
 	for (int i = 0; i < b->nlinks; i++)
 		bpf_link__destroy(b->links[i]);
-	for (int i = 0; i < b->nperf; i++)
-		close(b->perf_fds[i]);
+	stop_timers(b);
 	free(b->links);
-	free(b->perf_fds);
+	free(b->sample_fd);
 	ring_buffer__free(b->rb);
 	hvnoise_bpf__destroy(b->skel);
 	ws_free(b->ws);
