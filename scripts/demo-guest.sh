@@ -77,7 +77,7 @@ say "Hypervisor noise under an NCCL job: the host pauses this VM for 50 ms, then
 echo 1000 >$P/sample_us
 echo 15000 >$P/lost_threshold_us
 echo "  hvnoise record -o /tmp/job.dat -- nccl_fake work (NCCL_PROFILER_PLUGIN=hvnoise), 9 s"
-(sleep 1; echo "HVN-DEMO-PAUSE") &
+(sleep 1; echo "HVN-DEMO-PAUSE-JOB") &
 hvnoise record -o /tmp/job.dat -- \
 	nccl_fake work /usr/lib/libnccl-profiler-hvnoise.so 9 1 2000 2>&1 | sed 's/^/  /'
 echo "  hvnoise:lost as trace-cmd reports hvnoise record's file:"
@@ -91,4 +91,13 @@ hvnoise correlate --min-ms 15 --top 4 /tmp/job.dat
 
 say "Watched now: $(cat $P/watched)"
 rmmod hvnoise && echo "rmmod hvnoise: clean"
+
+say "Without the module (Secure Boot, a managed cloud): the same detectors as BPF"
+hvnoise status 2>&1 | grep -E "^(module|source) " | sed 's/^/  /'
+echo "  hvnoise record --source bpf --devices $NIC,$DISK --cpus 1 --param lost_threshold_us=15000 --param sample_us=1000 -d 6"
+(sleep 1; echo "HVN-DEMO-PAUSE-BPF") &
+hvnoise record --source bpf --devices $NIC,$DISK --cpus 1 \
+	--param lost_threshold_us=15000 --param sample_us=1000 \
+	-o /tmp/bpf.dat -d 6 2>&1 | sed 's/^/  /'
+hvnoise report --top 3 /tmp/bpf.dat | sed -n '/detector events/p; /^ CPU/,/^$/p; /^Top episodes/,$p'
 dmesg | grep -E "WARNING|BUG|Oops" || echo "dmesg: no warnings"

@@ -34,14 +34,17 @@ tests/vm/qemu.sh "/boot/vmlinuz-$kver" "$out/initrd.gz" "$out/console.log" \
 	/lib/hvnoise/guest.sh 420 "$out/qemu.pid" 2>"$out/qemu.err" &
 vm=$!
 
-# The hypervisor noise: when the guest asks, pause the whole VM twice.
-(
-	while kill -0 $vm 2>/dev/null && ! grep -q HVN-DEMO-PAUSE "$out/console.log"; do
+# The hypervisor noise: when the guest asks (MARKER), pause the whole VM
+# for each of the given times.
+pauses() {	# pauses MARKER MS...
+	local marker=$1 pid ms t0 t1
+	shift
+	while kill -0 $vm 2>/dev/null && ! grep -q "$marker" "$out/console.log"; do
 		sleep 0.2
 	done
-	kill -0 $vm 2>/dev/null || exit 0
+	kill -0 $vm 2>/dev/null || return 0
 	pid=$(cat "$out/qemu.pid")
-	for ms in 50 120; do
+	for ms in "$@"; do
 		sleep 2
 		t0=$(date +%s%N)
 		kill -STOP "$pid"
@@ -50,7 +53,9 @@ vm=$!
 		t1=$(date +%s%N)
 		echo "  host: paused the VM for $(( (t1 - t0) / 1000000 )) ms (asked $ms ms)"
 	done
-) &
+}
+# Under the NCCL-like job (the module), then without the module (BPF).
+( pauses HVN-DEMO-PAUSE-JOB 50 120; pauses HVN-DEMO-PAUSE-BPF 80 ) &
 tail -n +1 -f --pid=$vm "$out/console.log" 2>/dev/null |
 	sed -u '/^\[ *[0-9.]*\] /d; /^HVN-DEMO-/d'
 wait $vm
