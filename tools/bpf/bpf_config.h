@@ -20,10 +20,29 @@ struct hvn_bpf_irq {
 	char name[HVN_IRQ_NAME_LEN];
 };
 
-/* Storm and lost-time state of one watched CPU (a per-CPU map value). */
-#define HVN_BPF_STORM_SLOTS	16	/* device IRQs tracked at once */
+/*
+ * What a storm counter counts, with the name truncated as the module's
+ * strscpy() truncates it: the CPU's total and the x86 system vectors, in
+ * the order of hvn_bpf_pcpu.vec[].
+ */
+struct hvn_bpf_who {
+	int irq;
+	unsigned char src;
+	char name[HVN_IRQ_NAME_LEN];
+};
+
 #define HVN_BPF_NR_VEC		4	/* timer, resched, callfunc, callfunc1 */
 
+static const struct hvn_bpf_who hvn_bpf_all_who = { -1, HVN_SRC_ALL, "all" };
+static const struct hvn_bpf_who hvn_bpf_vec_who[HVN_BPF_NR_VEC] = {
+	{ -1, HVN_SRC_TIMER, "local_timer" },
+	{ -1, HVN_SRC_RESCHED, "reschedule" },
+	{ -1, HVN_SRC_CALLFUNC, "call_function" },
+	{ -1, HVN_SRC_CALLFUNC1, "call_function_s" },
+};
+
+/* Storm and lost-time state of one watched CPU (a per-CPU map value). */
+#define HVN_BPF_STORM_SLOTS	16	/* device IRQs tracked at once */
 struct hvn_bpf_slot {
 	int irq;			/* -1: free */
 	char name[HVN_IRQ_NAME_LEN];

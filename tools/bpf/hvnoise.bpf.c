@@ -79,20 +79,6 @@ struct {
 extern struct kernel_cpustat kernel_cpustat __ksym;
 extern struct kvm_steal_time steal_time __ksym __weak;
 
-/* What a storm counter counts; the name as the module truncates it. */
-struct who {
-	int irq;
-	u8 src;
-	char name[HVN_IRQ_NAME_LEN];
-};
-
-static const struct who all_who = { -1, HVN_SRC_ALL, "all" };
-static const struct who vec_who[HVN_BPF_NR_VEC] = {
-	{ -1, HVN_SRC_TIMER, "local_timer" },
-	{ -1, HVN_SRC_RESCHED, "reschedule" },
-	{ -1, HVN_SRC_CALLFUNC, "call_function" },
-	{ -1, HVN_SRC_CALLFUNC1, "call_function_s" },
-};
 
 /* This CPU's state, reset when the CPU (re)joins the watched set. */
 static __always_inline struct hvn_bpf_pcpu *this_pcpu(u32 cpu)
@@ -198,7 +184,7 @@ static __always_inline u64 read_steal(u32 cpu, u8 *src, bool ksyms)
 
 /* --- storms ------------------------------------------------------------ */
 
-static void emit_storm_end(u32 cpu, const struct who *w,
+static void emit_storm_end(u32 cpu, const struct hvn_bpf_who *w,
 			   const struct hvn_storm_report *rep)
 {
 	struct hvn_bpf_msg *m = msg_new(cpu, HVN_EV_irq_storm);
@@ -217,7 +203,7 @@ static void emit_storm_end(u32 cpu, const struct who *w,
 }
 
 static void storm_count(struct hvn_bpf_pcpu *p, struct hvn_storm *st,
-			const struct hvn_storm_cfg *c, const struct who *w,
+			const struct hvn_storm_cfg *c, const struct hvn_bpf_who *w,
 			u64 now)
 {
 	u32 cpu = bpf_get_smp_processor_id();
@@ -249,28 +235,28 @@ static void storm_count(struct hvn_bpf_pcpu *p, struct hvn_storm *st,
 	bpf_ringbuf_submit(m, 0);
 }
 
-/* End storms whose windows are over. */
-static void storm_expire(struct hvn_bpf_pcpu *p, u32 cpu, u64 now)
+/* End storms whose windows are over (@force: all of them). */
+static void storm_expire(struct hvn_bpf_pcpu *p, u32 cpu, u64 now, bool force)
 {
 	struct hvn_storm_report rep;
-	struct who w;
+	struct hvn_bpf_who w;
 	unsigned int i;
 
-	if (!p->nactive)
+	if (!p->nactive && !force)
 		return;
-	if (hvn_storm_expire(&p->all, &storm_all_cfg, now, false, &rep)) {
+	if (hvn_storm_expire(&p->all, &storm_all_cfg, now, force, &rep)) {
 		p->nactive--;
-		emit_storm_end(cpu, &all_who, &rep);
+		emit_storm_end(cpu, &hvn_bpf_all_who, &rep);
 	}
 	for (i = 0; i < HVN_BPF_NR_VEC; i++)
-		if (hvn_storm_expire(&p->vec[i], &storm_cfg, now, false, &rep)) {
+		if (hvn_storm_expire(&p->vec[i], &storm_cfg, now, force, &rep)) {
 			p->nactive--;
-			emit_storm_end(cpu, &vec_who[i], &rep);
+			emit_storm_end(cpu, &hvn_bpf_vec_who[i], &rep);
 		}
 	for (i = 0; i < HVN_BPF_STORM_SLOTS; i++) {
 		struct hvn_bpf_slot *s = &p->slot[i];
 
-		if (hvn_storm_expire(&s->st, &storm_cfg, now, false, &rep)) {
+		if (hvn_storm_expire(&s->st, &storm_cfg, now, force, &rep)) {
 			p->nactive--;
 			w.irq = s->irq;
 			w.src = HVN_SRC_IRQ;
@@ -278,37 +264,20 @@ static void storm_expire(struct hvn_bpf_pcpu *p, u32 cpu, u64 now)
 			emit_storm_end(cpu, &w, &rep);
 		}
 	}
+	if (force)
+		p->nactive = 0;
 	has_storms[cpu & (HVN_BPF_MAX_CPUS - 1)] = p->nactive != 0;
 }
 
 /* The CPU left the watched set: end its storms now (cpu_leave()). */
 static void leave_cpu(u32 cpu)
 {
-	u32 zero = 0, i;
+	u32 zero = 0;
 	struct hvn_bpf_pcpu *p = bpf_map_lookup_elem(&pcpu_map, &zero);
-	struct hvn_storm_report rep;
-	u64 now = bpf_ktime_get_ns();
-	struct who w;
 
 	has_storms[cpu & (HVN_BPF_MAX_CPUS - 1)] = 0;
-	if (!p)
-		return;
-	if (hvn_storm_expire(&p->all, &storm_all_cfg, now, true, &rep))
-		emit_storm_end(cpu, &all_who, &rep);
-	for (i = 0; i < HVN_BPF_NR_VEC; i++)
-		if (hvn_storm_expire(&p->vec[i], &storm_cfg, now, true, &rep))
-			emit_storm_end(cpu, &vec_who[i], &rep);
-	for (i = 0; i < HVN_BPF_STORM_SLOTS; i++) {
-		struct hvn_bpf_slot *s = &p->slot[i];
-
-		if (hvn_storm_expire(&s->st, &storm_cfg, now, true, &rep)) {
-			w.irq = s->irq;
-			w.src = HVN_SRC_IRQ;
-			__builtin_memcpy(w.name, s->name, HVN_IRQ_NAME_LEN);
-			emit_storm_end(cpu, &w, &rep);
-		}
-	}
-	p->nactive = 0;
+	if (p)
+		storm_expire(p, cpu, bpf_ktime_get_ns(), true);
 }
 
 /*
@@ -329,8 +298,8 @@ static __always_inline struct hvn_bpf_pcpu *watched_pcpu(u32 cpu)
 
 static void count_all(struct hvn_bpf_pcpu *p, u64 now, u32 cpu)
 {
-	storm_expire(p, cpu, now);
-	storm_count(p, &p->all, &storm_all_cfg, &all_who, now);
+	storm_expire(p, cpu, now, false);
+	storm_count(p, &p->all, &storm_all_cfg, &hvn_bpf_all_who, now);
 }
 
 /* --- migrations ---------------------------------------------------------- */
@@ -368,7 +337,7 @@ int BPF_PROG(irq_entry, int irq, struct irqaction *action)
 	u32 cpu = bpf_get_smp_processor_id();
 	struct hvn_bpf_slot *s;
 	struct hvn_bpf_pcpu *p;
-	struct who w;
+	struct hvn_bpf_who w;
 	u64 now;
 
 	p = watched_pcpu(cpu);
@@ -466,7 +435,7 @@ static __always_inline void vec_entry(int i)
 	now = bpf_ktime_get_ns();
 	hvn_ivl_enter(&p->ivl, now);
 	count_all(p, now, cpu);
-	storm_count(p, &p->vec[i], &storm_cfg, &vec_who[i], now);
+	storm_count(p, &p->vec[i], &storm_cfg, &hvn_bpf_vec_who[i], now);
 }
 
 SEC("tp_btf/local_timer_entry")

@@ -55,7 +55,6 @@ struct hvn_bpf {
 	u32 gen;
 	char watched[4096];
 	int steal;			/* STEAL_* */
-	bool ksyms;
 	bool emit_pending;		/* the watched set changed */
 	uint64_t watch_ts;		/* when: before the probes saw it */
 	uint64_t irq_lost;		/* watched IRQs the table had no room for */
@@ -653,7 +652,8 @@ static int sync_timers(struct hvn_bpf *b)
 		return -1;
 	}
 	b->steal_link = bpf_program__attach_perf_event(
-		b->ksyms ? sk->progs.steal_ksyms : sk->progs.steal_acct, fd);
+		b->steal == STEAL_KSYMS ? sk->progs.steal_ksyms :
+					  sk->progs.steal_acct, fd);
 	if (!b->steal_link) {
 		hvn_err("BPF: cannot attach the steal sampler: %s",
 			strerror(errno));
@@ -719,6 +719,7 @@ int hvn_bpf_start(struct hvn_bpf **out, const struct hvn_bpf_cfg *c)
 	struct btf *btf;
 	u64 win;
 	int ret = HVN_EXIT_FAIL;
+	bool ksyms;
 
 	if (!hvn_bpf_usable(why, sizeof(why))) {
 		hvn_err("BPF: %s", why);
@@ -771,12 +772,13 @@ int hvn_bpf_start(struct hvn_bpf **out, const struct hvn_bpf_cfg *c)
 					   x86_tps[i]))
 					bpf_program__set_autoload(prog, false);
 	btf__free(btf);
-	b->ksyms = have_data_ksyms();
+	/* One read of kallsyms decides it (120k lines on a big kernel). */
 	b->steal = steal_way();
-	bpf_program__set_autoload(sk->progs.hrtimer_ksyms, b->ksyms);
-	bpf_program__set_autoload(sk->progs.steal_ksyms, b->ksyms);
-	bpf_program__set_autoload(sk->progs.hrtimer_acct, !b->ksyms);
-	bpf_program__set_autoload(sk->progs.steal_acct, !b->ksyms);
+	ksyms = b->steal == STEAL_KSYMS;
+	bpf_program__set_autoload(sk->progs.hrtimer_ksyms, ksyms);
+	bpf_program__set_autoload(sk->progs.steal_ksyms, ksyms);
+	bpf_program__set_autoload(sk->progs.hrtimer_acct, !ksyms);
+	bpf_program__set_autoload(sk->progs.steal_acct, !ksyms);
 	bpf_program__set_autoload(sk->progs.acct_steal,
 				  b->steal == STEAL_KPROBE);
 
@@ -902,9 +904,7 @@ int hvn_bpf_poll(struct hvn_bpf *b, hvn_bpf_rec_fn fn, void *ctx)
 struct open_storm {
 	struct hvn_storm *st;
 	const struct hvn_storm_cfg *c;
-	int irq;
-	u8 src;
-	const char *name;
+	struct hvn_bpf_who who;
 };
 
 int hvn_bpf_finish(struct hvn_bpf *b, hvn_bpf_rec_fn fn, void *ctx)
@@ -936,39 +936,35 @@ int hvn_bpf_finish(struct hvn_bpf *b, hvn_bpf_rec_fn fn, void *ctx)
 		struct hvn_bpf_pcpu *p = (void *)(vals + cpu * vsz);
 		struct hvn_storm_report rep;
 		struct open_storm s[1 + HVN_BPF_NR_VEC + HVN_BPF_STORM_SLOTS];
-		static const char *const vec[] = {
-			"local_timer", "reschedule", "call_function",
-			"call_function_single",
-		};
-		static const u8 vsrc[] = {
-			HVN_SRC_TIMER, HVN_SRC_RESCHED, HVN_SRC_CALLFUNC,
-			HVN_SRC_CALLFUNC1,
-		};
 		int k = 0;
 
 		if (!p->nactive)
 			continue;
-		s[k++] = (struct open_storm){ &p->all, &sa, -1, HVN_SRC_ALL, "all" };
+		s[k++] = (struct open_storm){ &p->all, &sa, hvn_bpf_all_who };
 		for (int i = 0; i < HVN_BPF_NR_VEC; i++)
-			s[k++] = (struct open_storm){ &p->vec[i], &sc, -1, vsrc[i], vec[i] };
-		for (int i = 0; i < HVN_BPF_STORM_SLOTS; i++)
-			s[k++] = (struct open_storm){ &p->slot[i].st, &sc,
-						 p->slot[i].irq, HVN_SRC_IRQ,
-						 p->slot[i].name };
+			s[k++] = (struct open_storm){ &p->vec[i], &sc,
+						      hvn_bpf_vec_who[i] };
+		for (int i = 0; i < HVN_BPF_STORM_SLOTS; i++) {
+			s[k] = (struct open_storm){ &p->slot[i].st, &sc,
+				{ p->slot[i].irq, HVN_SRC_IRQ, "" } };
+			memcpy(s[k++].who.name, p->slot[i].name,
+			       HVN_IRQ_NAME_LEN);
+		}
 		for (int i = 0; i < k; i++) {
 			struct hvn_ev_irq_storm e = { .common.pid = getpid() };
 
 			if (!hvn_storm_expire(s[i].st, s[i].c, now, true, &rep))
 				continue;
 			e.cpu = cpu;
-			e.source = s[i].src;
-			e.irq = s[i].irq;
+			e.source = s[i].who.src;
+			e.irq = s[i].who.irq;
 			e.start = rep.start;
 			e.duration = rep.duration;
 			e.count = rep.count;
 			e.peak_rate = rep.peak_rate;
-			snprintf(e.name, sizeof(e.name), "%.*s",
-				 HVN_IRQ_NAME_LEN - 1, s[i].name);
+			memcpy(e.name, s[i].who.name, HVN_IRQ_NAME_LEN);
+			/* A slot name is the kernel's, NUL-terminated in 16. */
+			e.name[HVN_IRQ_NAME_LEN - 1] = 0;
 			deliver(b, cpu, now, HVN_EV_irq_storm, &e);
 			n++;
 		}
