@@ -124,8 +124,8 @@ def bpf_lost_events(console, phase):
 
 
 def versus(phase, mod, bpf):
-    """BPF against the module, injection by injection: same count, the
-    durations per CPU within 10%."""
+    """BPF against the module, injection by injection (the same schedule,
+    injected twice): same count, the durations per CPU within 10%."""
     cm, cb = clusters(mod), clusters(bpf)
     ok = len(cm) == len(cb)
     rows = []
@@ -178,15 +178,17 @@ def main():
     proc = subprocess.Popen([os.path.join(here, "qemu.sh"), kernel, initrd, log,
                              "/lib/hvnoise/guest.sh", "1200", pidfile], env=env)
     injected = {}
-    if wait_marker(log, "HVN-INJECT-PAUSE", proc):
-        pid = int(open(pidfile).read())
-        injected["PAUSE"] = inject_pause(pid)
-    if wait_marker(log, "HVN-INJECT-HOG", proc):
-        pid = int(open(pidfile).read())
-        bursts, err = inject_hog(pid, hog)
-        if err:
-            check(False, "HOG: " + err)
-        injected["HOG"] = bursts or []
+    # The same injections for the module, then for the BPF source alone.
+    for phase in ("PAUSE", "HOG", "BPFPAUSE", "BPFHOG"):
+        if phase.endswith("PAUSE"):
+            if wait_marker(log, f"HVN-INJECT-{phase}", proc):
+                injected[phase] = inject_pause(int(open(pidfile).read()))
+            continue
+        if wait_marker(log, f"HVN-INJECT-{phase}", proc):
+            bursts, err = inject_hog(int(open(pidfile).read()), hog)
+            if err:
+                check(False, f"{phase}: " + err)
+            injected[phase] = bursts or []
     # The same injections again, under the NCCL-like job (judged by
     # tests/tools/nccl_e2e.py from the recording, not here).
     for marker, what in (("HVN-INJECT-JOBPAUSE", "pause"), ("HVN-INJECT-JOBHOG", "hog")):
@@ -207,9 +209,10 @@ def main():
         if not check(seen and phase in injected, f"{phase}: injection ran and results came back"):
             continue
         judge(phase, injected[phase], cpus, evs)
-        bevs = bpf_lost_events(console, phase)
-        if check(bevs is not None, f"BPF source, {phase}: its lost events came back"):
-            judge("BPF " + phase, injected[phase], cpus, bevs)
+        bevs = bpf_lost_events(console, "BPF" + phase)
+        if check(bevs is not None and "BPF" + phase in injected,
+                 f"BPF source, {phase}: its injections ran and its lost events came back"):
+            judge("BPF " + phase, injected["BPF" + phase], cpus, bevs)
             versus(phase, evs, bevs)
     check("HVNOISE-VM-DONE" in console, "completed")
 
