@@ -7,15 +7,19 @@ The guest ran an NCCL-like job (tests/tools/nccl_fake.c: back-to-back
 all-reduces, the proxy thread pinned to CPU 1) once without noise and once
 through the disk storm and the host's pauses and CPU hog, recorded by
 hvnoise record with the plugin writing into its instance.  Checks: no
-stall in the clean run; every injected hvnoise:lost on CPU 1 during the job
-overlaps a stall attributed to time taken from CPU 1; stalls during the
-disk storm on CPU 1 are attributed to that storm's IRQ.  Prints the table
-and PASS:/FAIL: lines.
+stall in the clean run; every injected hvnoise:lost on CPU 1 that landed
+on a collective's work gives a stall attributed to time taken from CPU 1
+(one that landed while the proxy thread was between collectives, waiting
+for the next, lengthens none: the job lost nothing, and that is right);
+stalls during the disk storm on CPU 1 are attributed to that storm's IRQ.
+Prints the table and PASS:/FAIL: lines.
 """
 import json
 import re
+import os
 import subprocess
 import sys
+import tempfile
 
 
 def check(ok, name):
@@ -35,11 +39,18 @@ def main():
 
     # Stalls above TCG's jitter (the NCCL-like job's collectives were seen up
     # to ~20 ms over their median with nothing injected).
-    out = subprocess.run([hvn, "correlate", "--json", "--min-ms", "25", rec],
-                         capture_output=True, text=True)
-    if not check(out.returncode == 0, "hvnoise correlate reads the noisy recording"):
-        print(out.stderr[-500:])
-        return
+    # --perfetto for every collective's work interval (CLOCK_REALTIME us).
+    with tempfile.TemporaryDirectory() as tmp:
+        pf = os.path.join(tmp, "p.json")
+        out = subprocess.run([hvn, "correlate", "--json", "--min-ms", "25", "--perfetto", pf, rec],
+                             capture_output=True, text=True)
+        if not check(out.returncode == 0, "hvnoise correlate reads the noisy recording"):
+            print(out.stderr[-500:])
+            return
+        pev = json.load(open(pf))
+    pev = pev["traceEvents"] if isinstance(pev, dict) else pev
+    work = sorted((e["ts"] * 1000, (e["ts"] + e["dur"]) * 1000, e["args"]["seq"]) for e in pev
+                  if e.get("ph") == "X" and e.get("pid") == 1 and e["name"].endswith("AllReduce"))
     cor = json.loads(out.stdout)
     span = (cor["first_ns"], cor["last_ns"])
     stalls = cor["stalls"]
@@ -63,10 +74,30 @@ def main():
     def overl(a0, a1, b0, b1):
         return max(0, min(a1, b1) - max(a0, b0))
 
+    # The trace clock to CLOCK_REALTIME, from the stalls' own two times.
+    offs = sorted(st["start_realtime_ns"] - st["start_ns"] for st in stalls)
+    off = offs[len(offs) // 2] if offs else None
     print("  injected lost (ms)  stall (ms)  on CPU 1 (ms)  verdict")
-    hit = 0
+    hit = idle = 0
     for s, d in lost:
         cand = [st for st in stalls if overl(st["start_ns"], st["start_ns"] + st["duration_ns"], s, s + d)]
+        if not cand and off is not None:
+            # No collective worked through most of it (the lost episode's
+            # edges are a few ms loose under TCG): the proxy thread was
+            # between two.
+            r0, r1 = s + off, s + d + off
+            on = [w for w in work if overl(w[0], w[1], r0, r1) >= d / 2]
+            if not on:
+                idle += 1
+                before = max((w for w in work if w[1] <= r0), default=None, key=lambda w: w[1])
+                after = min((w for w in work if w[0] >= r1), default=None, key=lambda w: w[0])
+                print(f"  {d / 1e6:18.2f}  {'-':>10}  {'-':>13}  between collectives "
+                      f"(seq {before[2] if before else '-'} ended {(r0 - before[1]) / 1e6 if before else 0:.2f} ms "
+                      f"before it, seq {after[2] if after else '-'} began {(after[0] - r1) / 1e6 if after else 0:.2f} ms after)")
+                continue
+            for w in on:
+                print(f"    not a stall: seq {w[2]}, work {(w[1] - w[0]) / 1e6:.2f} ms, "
+                      f"{overl(w[0], w[1], r0, r1) / 1e6:.2f} ms of it in the lost time")
         best = max(cand, key=lambda st: st["duration_ns"], default=None)
         cpu1 = None
         ok = False
@@ -78,7 +109,13 @@ def main():
         print(f"  {d / 1e6:18.2f}  {best['duration_ns'] / 1e6 if best else 0:10.2f}  "
               f"{(cpu1 or 0) / 1e6:13.2f}  {best['verdict'] if best else 'NO STALL'}")
     check(len(lost) >= 4, f"the injections took time from CPU 1 while the job ran ({len(lost)} lost events)")
-    check(hit == len(lost), f"every injection gives a stall blamed on time taken from CPU 1 ({hit} of {len(lost)})")
+    check(hit == len(lost) - idle,
+          f"every injection on a collective's work gives a stall blamed on time taken from CPU 1 "
+          f"({hit} of {len(lost) - idle})")
+    # The proxy thread is between collectives ~1% of the time: one such
+    # landing in a run is chance, more is the workload not doing its part.
+    check(idle <= 1, f"the injections landed on the job's collectives ({len(lost) - idle} of {len(lost)}, "
+          f"{idle} between collectives)")
 
     in_storm = [st for st in stalls
                 if any(overl(st["start_ns"], st["start_ns"] + st["duration_ns"], s, s + d) for s, d in storms)
