@@ -85,6 +85,7 @@ static atomic64_t hvn_untracked;	/* IRQs with no free storm slot */
 /* Watched device IRQs, indexed by IRQ number: their last known CPU. */
 struct hvn_irqent {
 	atomic_t cpu;			/* -1: unknown */
+	atomic64_t moved;		/* hvn_moves at a probe's last move */
 	u32 dev;
 	bool used;
 	char name[HVN_IRQ_NAME_LEN];
@@ -97,6 +98,11 @@ struct hvn_irqtab {
 };
 
 static struct hvn_irqtab __rcu *hvn_irqtab;
+/*
+ * Moves the probes reported, counted: a watched set resolved before one
+ * (hvn_watchset.as_of) must not undo it with the CPU it read.
+ */
+static atomic64_t hvn_moves;
 static bool hvn_have_vector_update;
 
 static const char * const vec_names[HVN_NR_VEC] = {
@@ -192,7 +198,17 @@ static void count_all(struct hvn_pcpu *p, u64 now)
 
 /* --- migrations ---------------------------------------------------------- */
 
-static void migrate_seen(int irq, int cpu, u8 how)
+u64 hvn_detect_moves(void)
+{
+	return atomic64_read(&hvn_moves);
+}
+
+/*
+ * @irq was seen on @cpu: by a probe, or by the poll through a set resolved
+ * at @as_of.  A probe's word is the latest; the poll's only stands when no
+ * probe moved the IRQ since the set was resolved.
+ */
+static void migrate_seen(int irq, int cpu, u8 how, u64 as_of)
 {
 	struct hvn_irqtab *t;
 	struct hvn_irqent *e;
@@ -200,12 +216,25 @@ static void migrate_seen(int irq, int cpu, u8 how)
 
 	rcu_read_lock();
 	t = rcu_dereference(hvn_irqtab);
-	if (t && irq >= 0 && (unsigned int)irq < t->n && t->e[irq].used) {
-		e = &t->e[irq];
+	if (!t || irq < 0 || (unsigned int)irq >= t->n || !t->e[irq].used)
+		goto out;
+	e = &t->e[irq];
+	old = atomic_read(&e->cpu);
+	if (old == cpu)
+		goto out;	/* the hot path: where it was */
+	if (how != HVN_MIG_POLL) {
+		/* Stamped before the CPU changes: see the poll's side. */
+		atomic64_set(&e->moved, atomic64_inc_return(&hvn_moves));
 		old = atomic_xchg(&e->cpu, cpu);
-		if (old >= 0 && old != cpu)
-			trace_irq_migrate(irq, e->name, e->dev, old, cpu, how);
+	} else {
+		smp_rmb();	/* @old read before the stamp */
+		if ((u64)atomic64_read(&e->moved) > as_of ||
+		    atomic_cmpxchg(&e->cpu, old, cpu) != old)
+			goto out;
 	}
+	if (old >= 0 && old != cpu)
+		trace_irq_migrate(irq, e->name, e->dev, old, cpu, how);
+out:
 	rcu_read_unlock();
 }
 
@@ -240,7 +269,7 @@ migrate:
 	 * interrupt or two after it: only that observer then counts.
 	 */
 	if (!hvn_have_vector_update)
-		migrate_seen(irq, smp_processor_id(), HVN_MIG_HANDLED);
+		migrate_seen(irq, smp_processor_id(), HVN_MIG_HANDLED, 0);
 }
 
 static void probe_irq_exit(void *data, int irq, struct irqaction *action,
@@ -322,7 +351,7 @@ static void probe_vector_update(void *data, unsigned int irq,
 {
 	/* prev_vector 0: first activation, not a move. */
 	if (prev_vector && cpu != prev_cpu)
-		migrate_seen(irq, cpu, HVN_MIG_VECTOR);
+		migrate_seen(irq, cpu, HVN_MIG_VECTOR, 0);
 }
 
 static void probe_hrtimer_expire(void *data, struct hrtimer *t, ktime_t *now)
@@ -444,7 +473,14 @@ static void cpu_leave(void *unused)
 	storm_expire(p, smp_processor_id(), local_clock(), true);
 }
 
-static struct hvn_irqtab *build_irqtab(const struct hvn_watchset *ws)
+/*
+ * The IRQ table of @ws.  Where a probe moved an IRQ of the old table @ot
+ * after @ws was resolved, the probe's CPU is carried over.  (A probe that
+ * moves one between this copy and the switch is lost to the new table; the
+ * next poll reports that move.)
+ */
+static struct hvn_irqtab *build_irqtab(const struct hvn_watchset *ws,
+				       struct hvn_irqtab *ot)
 {
 	struct hvn_irqtab *t;
 	unsigned int i, n = 0;
@@ -467,6 +503,16 @@ static struct hvn_irqtab *build_irqtab(const struct hvn_watchset *ws)
 		e->dev = ws->irq[i].dev;
 		atomic_set(&e->cpu, ws->irq[i].cpu);
 		strscpy(e->name, ws->irq[i].name, sizeof(e->name));
+		if (ot && ws->irq[i].irq < ot->n) {
+			struct hvn_irqent *o = &ot->e[ws->irq[i].irq];
+			u64 moved = atomic64_read(&o->moved);
+
+			if (o->used && o->dev == e->dev) {
+				atomic64_set(&e->moved, moved);
+				if (moved > ws->as_of)
+					atomic_set(&e->cpu, atomic_read(&o->cpu));
+			}
+		}
 	}
 	return t;
 }
@@ -484,10 +530,11 @@ void hvn_detect_update(const struct hvn_watchset *ws)
 	for (i = 0; i < ws->nirq; i++)
 		if (ws->irq[i].cpu >= 0 &&
 		    (!i || ws->irq[i - 1].irq != ws->irq[i].irq))
-			migrate_seen(ws->irq[i].irq, ws->irq[i].cpu, HVN_MIG_POLL);
+			migrate_seen(ws->irq[i].irq, ws->irq[i].cpu, HVN_MIG_POLL,
+				     ws->as_of);
 
-	t = build_irqtab(ws);
 	ot = rcu_dereference_protected(hvn_irqtab, lockdep_is_held(&hvn_lock));
+	t = build_irqtab(ws, ot);
 	if (t || !ot) {
 		rcu_assign_pointer(hvn_irqtab, t);
 		if (ot)

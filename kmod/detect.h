@@ -22,6 +22,7 @@ int hvn_detect_init(void);		/* attach probes */
 void hvn_detect_exit(void);		/* detach, end storms, free */
 /* The watched set changed (hvn_lock held, process context). */
 void hvn_detect_update(const struct hvn_watchset *ws);
+u64 hvn_detect_moves(void);		/* for hvn_watchset.as_of */
 void hvn_detect_cpu_dead(unsigned int cpu);
 void hvn_detect_cfg_changed(void);
 int hvn_detect_format_stats(char *buf, size_t len);

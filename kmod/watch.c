@@ -54,10 +54,12 @@ int hvn_watch_update(const struct hvn_config *cfg, bool strict,
 		     char *err, size_t errlen)
 {
 	struct hvn_watchset *old = current_ws(), *ws;
+	u64 as_of = hvn_detect_moves();
 
 	ws = hvn_resolve(cfg, strict, err, errlen);
 	if (IS_ERR(ws))
 		return PTR_ERR(ws);
+	ws->as_of = as_of;
 	if (old && hvn_ws_equal(old, ws)) {
 		hvn_ws_free(ws);
 		return 0;

@@ -28,6 +28,12 @@ struct hvn_wirq {
 
 struct hvn_watchset {
 	u32 gen;		/* bumped by the module on each change */
+	/*
+	 * The probes' move stamp when resolution began (the module: moves
+	 * counted; BPF: CLOCK_MONOTONIC ns): a move they report after it is
+	 * newer than this set's CPU for that IRQ.
+	 */
+	u64 as_of;
 	unsigned int nbits;	/* CPUs described by why[] (nr_cpu_ids) */
 	unsigned int ndev, nirq;
 	u8 *why;		/* HVN_WHY_* per CPU; 0: not watched */

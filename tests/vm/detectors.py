@@ -25,6 +25,10 @@ JOB_PAUSES_MS = [30, 50, 100, 200]
 HOG_MS, HOG_GAP_MS, HOG_COUNT = 30, 2000, 4
 GAP_S = 2.0
 CLUSTER_NS = 500_000_000   # lost events of one injection start within this
+# After a marker, before injecting: the guest's echo to the serial console
+# takes a few ms of CPU from the NCCL-like job's enqueueing thread, leaving
+# its proxy thread idle; an injection then lengthens no collective.
+SETTLE_S = 0.5
 
 
 def check(ok, name):
@@ -39,6 +43,7 @@ def wait_marker(log, marker, proc, timeout=400):
             return False
         try:
             if marker in open(log, errors="replace").read():
+                time.sleep(SETTLE_S)
                 return True
         except FileNotFoundError:
             pass
@@ -123,21 +128,25 @@ def bpf_lost_events(console, phase):
     return evs
 
 
-def versus(phase, mod, bpf):
+def versus(phase, mod, bpf, inj_mod, inj_bpf):
     """BPF against the module, injection by injection (the same schedule,
-    injected twice): same count, the durations per CPU within 10%."""
+    injected twice): same count, and per CPU the same error against what
+    was injected each time, within 10% or 3 ms (a pause's edges move by up
+    to ~2 ms under TCG, independently in the two runs)."""
     cm, cb = clusters(mod), clusters(bpf)
     ok = len(cm) == len(cb)
     rows = []
-    for a, b in zip(cm, cb):
-        da = {e["cpu"]: e["duration"] for e in a}
-        db = {e["cpu"]: e["duration"] for e in b}
-        same = set(da) == set(db) and all(abs(db[c] - da[c]) <= 0.1 * da[c] for c in da)
+    for a, b, ia, ib in zip(cm, cb, inj_mod, inj_bpf):
+        da = {e["cpu"]: e["duration"] / 1e6 for e in a}
+        db = {e["cpu"]: e["duration"] / 1e6 for e in b}
+        same = set(da) == set(db) and all(
+            abs((db[c] - ib) - (da[c] - ia)) <= max(0.1 * ia, 3.0) for c in da)
         ok &= same
-        rows.append(", ".join(f"cpu{c} {da[c] / 1e6:.2f}/{db.get(c, 0) / 1e6:.2f}" for c in sorted(da)))
+        rows.append(", ".join(f"cpu{c} {da[c]:.2f}/{db.get(c, 0):.2f}" for c in sorted(da)) +
+                    f" (injected {ia:.2f}/{ib:.2f})")
     print(f"  {phase} lost ms, module/BPF: " + "; ".join(rows))
     check(ok, f"BPF source, {phase}: the module's lost events, count {len(cb)}/{len(cm)}, "
-              f"durations within 10%")
+              f"each off what was injected by the same within 10%/3 ms")
 
 
 def judge(phase, injected_ms, cpus, evs):
@@ -213,7 +222,7 @@ def main():
         if check(bevs is not None and "BPF" + phase in injected,
                  f"BPF source, {phase}: its injections ran and its lost events came back"):
             judge("BPF " + phase, injected["BPF" + phase], cpus, bevs)
-            versus(phase, evs, bevs)
+            versus(phase, evs, bevs, injected[phase], injected["BPF" + phase])
     check("HVNOISE-VM-DONE" in console, "completed")
 
 

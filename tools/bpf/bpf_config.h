@@ -18,6 +18,8 @@ struct hvn_bpf_irq {
 	int cpu;			/* -1: not yet known */
 	unsigned int dev;		/* HVN_PCI_PACK() address */
 	char name[HVN_IRQ_NAME_LEN];
+	/* CLOCK_MONOTONIC ns of a probe's last move (hvn_watchset.as_of) */
+	unsigned long long moved_ns;
 };
 
 /*

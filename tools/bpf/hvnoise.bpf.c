@@ -312,10 +312,18 @@ static void migrate_seen(int irq, u32 cpu, u8 how)
 
 	if (!e)
 		return;
-	/* Racing observers may both report one move: benign, and rare. */
 	old = e->cpu;
+	if (old == (int)cpu)
+		return;
+	/*
+	 * Stamped before the CPU changes, for the tool's poll (apply()).
+	 * Racing probes may both report one move (no atomic exchange on
+	 * 5.10): benign, and rare.
+	 */
+	e->moved_ns = bpf_ktime_get_ns();
+	asm volatile("" ::: "memory");
 	e->cpu = cpu;
-	if (old < 0 || old == (int)cpu)
+	if (old < 0)
 		return;
 	m = msg_new(cpu, HVN_EV_irq_migrate);
 	if (!m)

@@ -322,6 +322,9 @@ static struct hvn_watchset *resolve(struct hvn_bpf *b)
 	}
 	if (!ws)
 		return NULL;
+	/* bpf_ktime_get_ns() is this clock: moves the probes stamp later
+	 * than this are newer than what is read below. */
+	ws->as_of = hvn_now(CLOCK_MONOTONIC);
 	ws->nbits = b->ncpus;
 	ws->why = calloc(b->ncpus, 1);
 	ws->dev = calloc(HVN_MAX_DEVICES + MAX_AUTO, sizeof(*ws->dev));
@@ -463,6 +466,11 @@ static void apply(struct hvn_bpf *b, struct hvn_watchset *ws)
 	s32 key, next, *prev = NULL;
 	uint64_t watch_ts;
 
+	/* Nothing changed, as the module's hvn_watch_update() sees it. */
+	if (b->ws && hvn_ws_equal(b->ws, ws)) {
+		ws_free(ws);
+		return;
+	}
 	/* IRQs no longer in the set leave the table (a driver unbound). */
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
@@ -484,16 +492,22 @@ static void apply(struct hvn_bpf *b, struct hvn_watchset *ws)
 		e = (struct hvn_bpf_irq){ .cpu = w->cpu, .dev = w->dev };
 		memcpy(e.name, w->name, sizeof(e.name));
 		if (!bpf_map_lookup_elem(fd, &irq, &old)) {
-			if (old.cpu >= 0 && w->cpu >= 0 && old.cpu != w->cpu &&
+			e.moved_ns = old.moved_ns;
+			/* A probe moved it after this set was read: its CPU
+			 * is the later one (else this would undo the move,
+			 * and the next poll report it again). */
+			if (old.dev == w->dev && old.moved_ns > ws->as_of)
+				e.cpu = old.cpu;
+			if (old.cpu >= 0 && e.cpu >= 0 && old.cpu != e.cpu &&
 			    old.dev == w->dev) {
 				struct hvn_ev_irq_migrate m = {
 					.common.pid = getpid(), .irq = irq,
 					.dev = old.dev, .from_cpu = old.cpu,
-					.to_cpu = w->cpu, .how = HVN_MIG_POLL,
+					.to_cpu = e.cpu, .how = HVN_MIG_POLL,
 				};
 
 				memcpy(m.name, old.name, sizeof(m.name));
-				deliver(b, w->cpu, now, HVN_EV_irq_migrate, &m);
+				deliver(b, e.cpu, now, HVN_EV_irq_migrate, &m);
 			}
 			/* Where the probes saw it last stands if the poll
 			 * cannot say (no CPU in its affinity). */
@@ -522,10 +536,6 @@ static void apply(struct hvn_bpf *b, struct hvn_watchset *ws)
 		__atomic_store_n(&sk->bss->watched[c], want, __ATOMIC_RELEASE);
 	}
 	hvn_cpulist_format(b->watched, sizeof(b->watched), map, b->ncpus);
-	if (b->ws && hvn_ws_equal(b->ws, ws)) {
-		ws_free(ws);
-		return;
-	}
 	ws->gen = ++b->gen;
 	ws_free(b->ws);
 	b->ws = ws;
