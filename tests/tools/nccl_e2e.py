@@ -60,7 +60,7 @@ def main():
         f = dict(re.findall(r"(\w+)=([\w.-]+)", line))
         if " lost: " in line and f.get("cpu") == "1":
             s, d = int(f["start"]), int(f["duration"])
-            # The injections (pauses of 20 ms and more, 30 ms hogs), not
+            # The injections (pauses and hogs of 40 ms and more), not
             # TCG's own jitter near the 15 ms threshold.
             if d >= 19_000_000 and span[0] <= s <= span[1]:
                 lost.append((s, d))
