@@ -39,7 +39,7 @@ HVN_LIB u64 hvn_ivl_covered(const struct hvn_ivl_ring *r, u64 from, u64 to)
 		if (b > to)
 			b = to;
 		if (b > a)
-			sum += b - a;
+			sum += b - a < HVN_IVL_CAP_NS ? b - a : HVN_IVL_CAP_NS;
 	}
 	return sum > to - from ? to - from : sum;
 }

@@ -27,18 +27,40 @@ static void lost_irq_time_explains(struct hvn_test *t)
 	struct hvn_lost_cpu lc = { 0 };
 	struct hvn_lost_report rep;
 
-	/* 5 ms of interrupt handling inside a 6 ms lateness: 1 ms left,
+	/* 3 ms of interrupt handling inside a 4 ms lateness: 1 ms left,
 	 * under the threshold: not lost time.
 	 */
 	hvn_ivl_enter(&r, 101 * MS);
-	hvn_ivl_exit(&r, 106 * MS);
-	HT_EXPECT_FALSE(t, hvn_lost_check(&lc, &r, &cfg, 106 * MS, 106 * MS, 6 * MS, 0, &rep));
+	hvn_ivl_exit(&r, 104 * MS);
+	HT_EXPECT_FALSE(t, hvn_lost_check(&lc, &r, &cfg, 104 * MS, 104 * MS, 4 * MS, 0, &rep));
 	/* Partly outside the window: only the overlap counts. */
-	hvn_ivl_enter(&r, 195 * MS);
-	hvn_ivl_exit(&r, 205 * MS);
+	hvn_ivl_enter(&r, 198 * MS);
+	hvn_ivl_exit(&r, 201 * MS);
 	HT_EXPECT_TRUE(t, hvn_lost_check(&lc, &r, &cfg, 230 * MS, 230 * MS, 30 * MS, 0, &rep));
-	HT_EXPECT_EQ(t, rep.irq_ns, 5 * MS);
-	HT_EXPECT_EQ(t, rep.unexplained_ns, 25 * MS);
+	HT_EXPECT_EQ(t, rep.irq_ns, 1 * MS);
+	HT_EXPECT_EQ(t, rep.unexplained_ns, 29 * MS);
+}
+
+static void lost_stopped_inside_handler(struct hvn_test *t)
+{
+	struct hvn_ivl_ring r = { 0 };
+	struct hvn_lost_cpu lc = { 0 };
+	struct hvn_lost_report rep;
+
+	/* The vCPU stopped for 48 ms inside a handler that ran 2 ms: the
+	 * interval explains HVN_IVL_CAP_NS of the timer's lateness at most.
+	 */
+	hvn_ivl_enter(&r, 100 * MS);
+	hvn_ivl_exit(&r, 150 * MS);
+	HT_EXPECT_TRUE(t, hvn_lost_check(&lc, &r, &cfg, 150 * MS, 150 * MS, 49 * MS, 0, &rep));
+	HT_EXPECT_EQ(t, rep.duration, 49 * MS);
+	HT_EXPECT_EQ(t, rep.irq_ns, HVN_IVL_CAP_NS);
+	HT_EXPECT_EQ(t, rep.unexplained_ns, 49 * MS - HVN_IVL_CAP_NS);
+	/* Several intervals each count up to the cap. */
+	r = (struct hvn_ivl_ring){ 0 };
+	hvn_ivl_add(&r, 0, 10 * MS);
+	hvn_ivl_add(&r, 20 * MS, 23 * MS);
+	HT_EXPECT_EQ(t, hvn_ivl_covered(&r, 0, 30 * MS), HVN_IVL_CAP_NS + 3 * MS);
 }
 
 static void lost_nesting_counts_outermost(struct hvn_test *t)
@@ -118,6 +140,7 @@ static struct ht_case lost_cases[] = {
 	HT_CASE(lost_irq_time_explains),
 	HT_CASE(lost_nesting_counts_outermost),
 	HT_CASE(lost_batch_reports_once),
+	HT_CASE(lost_stopped_inside_handler),
 	HT_CASE(lost_threshold_edges),
 	HT_CASE(lost_steal_split),
 	HT_CASE(lost_ring_wraps),
