@@ -33,16 +33,16 @@ HVN_LIB void hvn_ivl_add(struct hvn_ivl_ring *r, u64 start, u64 end);
 /*
  * A hard timer runs late only while interrupts are off or the vCPU is not
  * running, and a guest handler with interrupts off for milliseconds is
- * rare; a vCPU stopped by its host inside a handler is not.  So one
- * interval explains at most this much of a lateness; the rest of a longer
- * one is taken as time the vCPU did not run.
+ * rare; a vCPU stopped by its host inside a handler is not.  So an
+ * interval is kept as its first HVN_IVL_CAP_NS at most: the rest of a
+ * longer one is taken as time the vCPU did not run.
  */
 #define HVN_IVL_CAP_NS	(4ULL * 1000 * 1000)
 
 /*
- * Time in [from, to] covered by finished intervals, each counted up to
- * HVN_IVL_CAP_NS.  Intervals older than the ring are forgotten: the result
- * is then a lower bound, and the caller reports the gap as unexplained.
+ * Time in [from, to] covered by finished intervals.  Intervals older than
+ * the ring are forgotten: the result is then a lower bound, and the caller
+ * reports the gap as unexplained.
  */
 HVN_LIB u64 hvn_ivl_covered(const struct hvn_ivl_ring *r, u64 from, u64 to);
 
