@@ -6,8 +6,10 @@ HVN_LIB void hvn_ivl_add(struct hvn_ivl_ring *r, u64 start, u64 end)
 {
 	u32 i = r->head++ & (HVN_IVL_RING - 1);
 
-	/* Kept here, not in hvn_ivl_covered()'s loop: the BPF verifier
-	 * walks every iteration of that. */
+	/*
+	 * Capped here, not in hvn_ivl_covered()'s loop: the BPF verifier
+	 * walks every iteration of that loop.
+	 */
 	if (end - start > HVN_IVL_CAP_NS)
 		end = start + HVN_IVL_CAP_NS;
 	r->start[i] = start;
