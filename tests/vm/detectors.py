@@ -164,7 +164,7 @@ def judge(phase, injected_ms, cpus, evs):
     cl = clusters(evs)
     print(f"\n{phase}: injected vs detected (hvnoise:lost duration per CPU, ms)")
     print(f"  {'injected':>9}  " + "  ".join(f"cpu{c:<7}" for c in cpus) + "  verdict")
-    hits = misses = 0
+    hits = misses = unseen = 0
     for i, inj in enumerate(injected_ms):
         got = {}
         if i < len(cl):
@@ -172,6 +172,7 @@ def judge(phase, injected_ms, cpus, evs):
                 got[e["cpu"]] = max(got.get(e["cpu"], 0), e["duration"] / 1e6)
         bad = [c for c in cpus if not (c in got and abs(got[c] - inj) <= max(0.2 * inj, 2.0))]
         hits += not bad
+        unseen += not any(c in got for c in cpus)
         misses += len(bad)
         print(f"  {inj:9.2f}  " + "  ".join(
             f"{got[c]:<10.2f}" if c in got else f"{'-':<10}" for c in cpus) +
@@ -184,9 +185,10 @@ def judge(phase, injected_ms, cpus, evs):
     # an injection its peers saw (about 1 run in 8 here, module and BPF
     # alike; cause not found, Documentation/detectors.rst): one such miss
     # a phase is let through, and printed above.
-    check(misses <= 1,
+    check(misses <= 1 and not unseen,
           f"{phase}: every injection gives a lost event on CPUs {cpus} within 20%/2 ms, "
-          f"one CPU miss at most (recall {hits}/{len(injected_ms)}, {misses} missed)")
+          f"one CPU miss at most (recall {hits}/{len(injected_ms)}, {misses} missed, "
+          f"{unseen} unseen on every CPU)")
     check(extra == 0, f"{phase}: no lost events beyond the injections ({extra})")
 
 
