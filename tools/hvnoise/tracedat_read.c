@@ -167,6 +167,76 @@ static int header_info(struct src *s)
 	return ret;
 }
 
+/*
+ * One "\tfield:TYPE NAME;\toffset:N;\tsize:N;[\tsigned:N;]" line, the
+ * declaration's brackets balanced: libtraceevent's field parser reads
+ * past malformed ones (an unclosed '[' crashed it: tests/fuzz/regress/).
+ */
+static bool field_line_ok(const char *l, size_t len)
+{
+	static const char *const keys[] = { "offset:", "size:", "signed:" };
+	const char *p = l + 7, *end = l + len, *semi;
+	int depth = 0;
+
+	if (len < 7 || memcmp(l, "\tfield:", 7))
+		return false;
+	semi = memchr(p, ';', end - p);
+	if (!semi || semi == p)
+		return false;
+	for (; p < semi; p++) {
+		depth += (*p == '[') - (*p == ']');
+		if (depth < 0)
+			return false;
+	}
+	if (depth)
+		return false;
+	p = semi + 1;
+	for (size_t k = 0; k < sizeof(keys) / sizeof(*keys) && p < end; k++) {
+		size_t kl = strlen(keys[k]);
+		const char *d;
+
+		if (*p != '\t' || (size_t)(end - p) < kl + 1 ||
+		    memcmp(p + 1, keys[k], kl))
+			return false;
+		d = p += kl + 1;
+		if (p < end && *p == '-')
+			p++;
+		while (p < end && *p >= '0' && *p <= '9')
+			p++;
+		if (p == d || p >= end || *p != ';')
+			return false;
+		p++;
+	}
+	return p == end;
+}
+
+/* A format as the kernel writes it: text, and every field line whole. */
+static bool format_ok(const char *buf, size_t n)
+{
+	const char *l = buf, *end = buf + n, *f;
+	bool fields = false;
+
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)buf[i] < 0x20 && buf[i] != '\t' &&
+		    buf[i] != '\n')
+			return false;
+	f = strstr(buf, "\nformat:\n");
+	if (!f || !strstr(buf, "name: ") || !strstr(buf, "ID: "))
+		return false;
+	for (l = f + 9; l < end; ) {
+		const char *nl = memchr(l, '\n', end - l);
+		size_t len = nl ? (size_t)(nl - l) : (size_t)(end - l);
+
+		if (len >= 10 && !memcmp(l, "print fmt:", 10))
+			break;
+		if (len && !field_line_ok(l, len))
+			return false;
+		fields |= len != 0;
+		l += len + 1;
+	}
+	return fields;
+}
+
 static int one_format(struct src *s, const char *sys)
 {
 	uint64_t n;
@@ -194,7 +264,7 @@ static int one_format(struct src *s, const char *sys)
 		buf = nb;
 		n = strlen(buf);
 	}
-	if (tep_parse_event(s->t->tep, buf, n, sys))
+	if (!format_ok(buf, n) || tep_parse_event(s->t->tep, buf, n, sys))
 		s->t->bad_formats++;
 	free(buf);
 	return 0;
