@@ -55,7 +55,7 @@ build/bpf/hvnoise.bpf.o: tools/bpf/hvnoise.bpf.c tools/bpf/bpf_config.h \
 build/bpf/hvnoise.skel.h: build/bpf/hvnoise.bpf.o
 	bpftool gen skeleton $< name hvnoise_bpf >$@.tmp && mv $@.tmp $@
 
-.PHONY: all module clean check demo deps unit unit-build tools fuzz fuzz-build stress \
+.PHONY: all module clean check demo deps unit unit-build tools fuzz fuzz-build stress soak-detectors soak-exp \
 	install install-tools install-module uninstall dkms-install dkms-uninstall
 
 all: module
@@ -192,6 +192,15 @@ stress: deps
 	gcc -O2 -Wall -Wextra -Werror -static -o build/stress/dread tests/vm/tools/dread.c && \
 	tests/vm/stress.sh $${CYCLES:-500} build/stress $$k build/kbuild-6.12/kmod/hvnoise.ko \
 		build/stress/dread
+
+# Lost-time recall: N rounds of host pauses and vCPU hogs (10 vCPU-injections
+# a round), module then BPF, in one booted VM; soak-exp runs the mechanism
+# experiments (Documentation/detectors.rst).  Nothing else may run meanwhile.
+soak-detectors: deps
+	tests/vm/soak.sh soak $${N:-100} build/soak
+
+soak-exp: deps
+	tests/vm/soak.sh exp 1 build/soak
 
 # --- install -------------------------------------------------------------
 # The tool and its man page go under PREFIX; the module under

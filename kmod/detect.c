@@ -13,10 +13,11 @@
  *
  * A CPU outside the watched set pays one per-CPU load per event.  A
  * watched CPU pays O(1) per-CPU updates with interrupts off: no lock, no
- * allocation, no event unless a threshold is crossed.  The hot path keeps
- * time with local_clock() (the TSC where there is one), not the
- * clocksource, which may be a slow HPET; event times are converted to
- * CLOCK_MONOTONIC only when an event is emitted.
+ * allocation, no event unless a threshold is crossed.  One clock
+ * throughout, CLOCK_MONOTONIC through ktime_get_mono_fast_ns() (NMI-safe,
+ * the TSC where there is one): the hrtimers' own clock, so a timer's
+ * lateness and the interrupt intervals that explain it are measured alike
+ * even where sched_clock is unstable.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -39,15 +40,7 @@
 
 #define NSEC_PER_MSEC_ULL	1000000ULL
 
-/* Device IRQs tracked for storms per CPU at once (direct-mapped by irq). */
-#define HVN_STORM_SLOTS		16
 #define HVN_NR_VEC		4	/* timer, resched, callfunc, callfunc1 */
-
-struct hvn_slot {
-	int irq;			/* -1: free */
-	char name[HVN_IRQ_NAME_LEN];
-	struct hvn_storm st;
-};
 
 struct hvn_pcpu {
 	bool watched;			/* the one check unwatched CPUs pay */
@@ -58,8 +51,9 @@ struct hvn_pcpu {
 	u64 steal_snap;			/* steal counter at the last timer */
 	struct hvn_storm all;
 	struct hvn_storm vec[HVN_NR_VEC];
-	struct hvn_slot slot[HVN_STORM_SLOTS];
+	struct hvn_storm_slot slot[HVN_STORM_SLOTS];
 	struct hrtimer sampler;
+	u64 sampler_now;		/* the probe's clock at its expiry */
 	bool sampler_ready;
 };
 
@@ -126,10 +120,9 @@ void hvn_detect_cfg_changed(void)
 		   (u64)READ_ONCE(hvn_dcfg.lost_threshold_us) * 1000);
 }
 
-/* A local_clock() time @t, taken before @now, as CLOCK_MONOTONIC ns. */
-static u64 to_mono(u64 t, u64 now)
+static inline u64 hvn_clock(void)
 {
-	return ktime_get_mono_fast_ns() - (now - t);
+	return ktime_get_mono_fast_ns();
 }
 
 /* --- storms ------------------------------------------------------------ */
@@ -137,7 +130,6 @@ static u64 to_mono(u64 t, u64 now)
 static void emit_storm_end(int cpu, u8 src, int irq, const char *name,
 			   struct hvn_storm_report *rep, u64 now)
 {
-	rep->start = to_mono(rep->start, now);
 	trace_irq_storm(cpu, src, irq, name, rep);
 }
 
@@ -157,7 +149,7 @@ static void storm_count(struct hvn_pcpu *p, struct hvn_storm *st,
 	if (f & HVN_STORM_BEGIN) {
 		p->nactive++;
 		trace_irq_storm_begin(cpu, src, irq, name,
-				      to_mono(st->start, now), c->threshold);
+				      st->start, c->threshold);
 	}
 }
 
@@ -180,7 +172,7 @@ static void storm_expire(struct hvn_pcpu *p, int cpu, u64 now, bool force)
 				       now);
 		}
 	for (i = 0; i < HVN_STORM_SLOTS; i++) {
-		struct hvn_slot *s = &p->slot[i];
+		struct hvn_storm_slot *s = &p->slot[i];
 
 		if (hvn_storm_expire(&s->st, &storm_cfg, now, force, &rep)) {
 			p->nactive--;
@@ -243,25 +235,23 @@ out:
 static void probe_irq_entry(void *data, int irq, struct irqaction *action)
 {
 	struct hvn_pcpu *p = this_cpu_ptr(&hvn_pcpu);
-	struct hvn_slot *s;
+	struct hvn_storm_slot *s;
+	bool claimed;
 	u64 now;
 
 	if (!READ_ONCE(p->watched))
 		return;
-	now = local_clock();
+	now = hvn_clock();
 	hvn_ivl_enter(&p->ivl, now);
 	count_all(p, now);
-	s = &p->slot[irq & (HVN_STORM_SLOTS - 1)];
-	if (s->irq != irq) {
-		if (s->st.active) {
-			atomic64_inc(&hvn_untracked);
-			goto migrate;
-		}
-		memset(&s->st, 0, sizeof(s->st));
-		s->irq = irq;
+	s = hvn_storm_slot(p->slot, irq, &storm_cfg, now, &claimed);
+	if (!s) {
+		atomic64_inc(&hvn_untracked);
+		goto migrate;
+	}
+	if (claimed)
 		strscpy(s->name, action && action->name ? action->name : "",
 			sizeof(s->name));
-	}
 	storm_count(p, &s->st, &storm_cfg, HVN_SRC_IRQ, irq, s->name, now);
 migrate:
 	/*
@@ -278,7 +268,7 @@ static void probe_irq_exit(void *data, int irq, struct irqaction *action,
 	struct hvn_pcpu *p = this_cpu_ptr(&hvn_pcpu);
 
 	if (READ_ONCE(p->watched))
-		hvn_ivl_exit(&p->ivl, local_clock());
+		hvn_ivl_exit(&p->ivl, hvn_clock());
 }
 
 /* Softirqs run with interrupts on: keep the ring update atomic. */
@@ -290,7 +280,7 @@ static void probe_softirq_entry(void *data, unsigned int vec)
 	if (!READ_ONCE(p->watched))
 		return;
 	local_irq_save(flags);
-	hvn_ivl_enter(&p->ivl, local_clock());
+	hvn_ivl_enter(&p->ivl, hvn_clock());
 	local_irq_restore(flags);
 }
 
@@ -302,7 +292,7 @@ static void probe_softirq_exit(void *data, unsigned int vec)
 	if (!READ_ONCE(p->watched))
 		return;
 	local_irq_save(flags);
-	hvn_ivl_exit(&p->ivl, local_clock());
+	hvn_ivl_exit(&p->ivl, hvn_clock());
 	local_irq_restore(flags);
 }
 
@@ -313,7 +303,7 @@ static void probe_nmi(void *data, void *handler, s64 delta_ns, int handled)
 
 	if (!READ_ONCE(p->watched) || delta_ns <= 0)
 		return;
-	now = local_clock();
+	now = hvn_clock();
 	hvn_ivl_add(&p->nmi, now - delta_ns, now);
 }
 
@@ -324,7 +314,7 @@ static void vec_entry(int i)
 
 	if (!READ_ONCE(p->watched))
 		return;
-	now = local_clock();
+	now = hvn_clock();
 	hvn_ivl_enter(&p->ivl, now);
 	count_all(p, now);
 	storm_count(p, &p->vec[i], &storm_cfg, vec_src[i], -1, vec_names[i],
@@ -336,7 +326,7 @@ static void vec_exit(void)
 	struct hvn_pcpu *p = this_cpu_ptr(&hvn_pcpu);
 
 	if (READ_ONCE(p->watched))
-		hvn_ivl_exit(&p->ivl, local_clock());
+		hvn_ivl_exit(&p->ivl, hvn_clock());
 }
 
 static void probe_timer_entry(void *data, int vector) { vec_entry(0); }
@@ -358,31 +348,34 @@ static void probe_hrtimer_expire(void *data, struct hrtimer *t, ktime_t *now)
 {
 	struct hvn_pcpu *p = this_cpu_ptr(&hvn_pcpu);
 	struct hvn_lost_report rep;
-	s64 late;
-	u64 lnow, steal, irq_ns;
+	u64 mono, expiry, steal, irq_ns;
 	u8 src;
 	int cpu;
 
 	if (!READ_ONCE(p->watched) || t->is_soft)
 		return;
+	/*
+	 * The clock read here, not the interrupt's *now: a vCPU stopped
+	 * after the interrupt read the clock lost that time too.  The
+	 * expiry is in the timer's clock base; its offset maps it to
+	 * CLOCK_MONOTONIC.
+	 */
+	mono = hvn_clock();
+	expiry = ktime_to_ns(ktime_sub(hrtimer_get_expires(t), t->base->offset));
+	if (t == &p->sampler)
+		p->sampler_now = mono;	/* it re-arms from this read */
 	cpu = smp_processor_id();
-	late = ktime_to_ns(ktime_sub(*now, hrtimer_get_expires(t)));
 	steal = hvn_steal_read_cpu(cpu, &src);
-	if (late >= (s64)READ_ONCE(lost_cfg.threshold_ns)) {
-		lnow = local_clock();
-		if (hvn_lost_check(&p->lost, &p->ivl, &lost_cfg, lnow,
-				   ktime_to_ns(*now), late, steal - p->steal_snap,
-				   &rep)) {
-			/* NMIs are kept apart: they nest anywhere. */
-			irq_ns = hvn_ivl_covered(&p->nmi, rep.start, lnow);
-			irq_ns = min(irq_ns, rep.steal_ns + rep.unexplained_ns);
-			if (rep.unexplained_ns >= irq_ns) {
-				rep.irq_ns += irq_ns;
-				rep.unexplained_ns -= irq_ns;
-			}
-			rep.start = ktime_get_mono_fast_ns() - rep.duration;
-			trace_lost(cpu, &rep);
+	if (hvn_lost_check(&p->lost, &p->ivl, &lost_cfg, mono, expiry,
+			   steal - p->steal_snap, &rep)) {
+		/* NMIs are kept apart: they nest anywhere. */
+		irq_ns = hvn_ivl_covered(&p->nmi, rep.start, mono);
+		irq_ns = min(irq_ns, rep.steal_ns + rep.unexplained_ns);
+		if (rep.unexplained_ns >= irq_ns) {
+			rep.irq_ns += irq_ns;
+			rep.unexplained_ns -= irq_ns;
 		}
+		trace_lost(cpu, &rep);
 	}
 	p->steal_snap = steal;
 }
@@ -428,11 +421,21 @@ static enum hrtimer_restart sampler_fn(struct hrtimer *t)
 {
 	struct hvn_pcpu *p = container_of(t, struct hvn_pcpu, sampler);
 	unsigned int us = READ_ONCE(hvn_dcfg.sample_us);
+	u64 seen = p->sampler_now;
 
 	/* Migrated off its dead CPU, unwatched, or turned off: stop. */
 	if (p != this_cpu_ptr(&hvn_pcpu) || !READ_ONCE(p->watched) || !us)
 		return HRTIMER_NORESTART;
-	hrtimer_forward_now(t, ns_to_ktime((u64)us * 1000));
+	/*
+	 * Re-armed from the probe's clock read, not a fresh one: a vCPU
+	 * stopped in between leaves the next expiry in the past, so the
+	 * timer fires late at once and the stop shows as lateness.
+	 */
+	p->sampler_now = 0;
+	if (seen >= ktime_to_ns(hrtimer_get_expires(t)))
+		hrtimer_forward(t, ns_to_ktime(seen), ns_to_ktime((u64)us * 1000));
+	else
+		hrtimer_forward_now(t, ns_to_ktime((u64)us * 1000));
 	return HRTIMER_RESTART;
 }
 
@@ -470,7 +473,7 @@ static void cpu_leave(void *unused)
 	if (!p->watched)
 		return;
 	WRITE_ONCE(p->watched, false);
-	storm_expire(p, smp_processor_id(), local_clock(), true);
+	storm_expire(p, smp_processor_id(), hvn_clock(), true);
 }
 
 /*

@@ -128,10 +128,17 @@ void hvn_steal_watch(const struct hvn_watchset *ws)
 {
 	unsigned int cpu;
 
-	cpumask_clear(hvn_steal_cpus);
-	for (cpu = 0; cpu < ws->nbits; cpu++) {
-		if (!ws->why[cpu])
+	/*
+	 * A CPU new to the set starts a fresh interval; one that stays keeps
+	 * its own (a set change, each IRQ move included, must not drop one).
+	 */
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		bool want = cpu < ws->nbits && ws->why[cpu];
+
+		if (!want) {
+			cpumask_clear_cpu(cpu, hvn_steal_cpus);
 			continue;
+		}
 		if (!hvn_steal[cpu].probed) {
 			hvn_steal[cpu].probed = true;
 			WRITE_ONCE(hvn_steal[cpu].area, map_area(cpu));

@@ -177,6 +177,7 @@ if [ -n "$k61" ] && [ -f build/kbuild-6.1/kmod/hvnoise.ko ] &&
 		--bin build/tools/nccl_fake=/usr/bin/nccl_fake \
 		--file build/tools/libnccl-profiler-hvnoise.so=/usr/lib/libnccl-profiler-hvnoise.so \
 		--file tests/vm/guest-detectors.sh=/lib/hvnoise/guest.sh \
+		--file tests/vm/guest-lib.sh=/lib/hvnoise/lib.sh \
 		--file "$out/rawsend=/lib/hvnoise/rawsend" \
 		--file "$out/dread=/lib/hvnoise/dread" \
 		--file build/kbuild-6.1/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko

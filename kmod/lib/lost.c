@@ -51,27 +51,36 @@ HVN_LIB u64 hvn_ivl_covered(const struct hvn_ivl_ring *r, u64 from, u64 to)
 }
 
 HVN_LIB bool hvn_lost_check(struct hvn_lost_cpu *lc, const struct hvn_ivl_ring *r,
-		    const struct hvn_lost_cfg *c, u64 now, u64 batch,
-		    u64 lateness, u64 steal_ns, struct hvn_lost_report *rep)
+			    const struct hvn_lost_cfg *c, u64 now, u64 expiry,
+			    u64 steal_ns, struct hvn_lost_report *rep)
 {
-	u64 from, irq_ns, lost;
+	u64 from = expiry, late, irq_ns, lost;
 
-	if (batch == lc->last_batch)
-		return false;	/* a later timer of the batch already seen */
-	if (lateness < c->threshold_ns || lateness > now)
+	if (from < lc->reported_until)
+		from = lc->reported_until;
+	if (from >= now)
 		return false;
-	lc->last_batch = batch;
-	from = now - lateness;
+	late = now - from;
+	if (late < c->threshold_ns)
+		return false;
 	irq_ns = hvn_ivl_covered(r, from, now);
-	lost = lateness - irq_ns;
+	lost = late - irq_ns;
 	if (lost < c->threshold_ns)
 		return false;
+	lc->reported_until = now;
 	if (steal_ns > lost)
 		steal_ns = lost;
 	rep->start = from;
-	rep->duration = lateness;
+	rep->duration = late;
 	rep->irq_ns = irq_ns;
 	rep->steal_ns = steal_ns;
 	rep->unexplained_ns = lost - steal_ns;
 	return true;
+}
+
+HVN_LIB u64 hvn_lost_due(const struct hvn_lost_cpu *lc, u64 expires, u64 period)
+{
+	u64 due = lc->sampler_seen + period;
+
+	return lc->sampler_seen && due < expires ? due : expires;
 }

@@ -59,18 +59,36 @@ struct hvn_lost_report {
 };
 
 struct hvn_lost_cpu {
-	u64 last_batch;		/* the interrupt batch last reported */
+	u64 reported_until;	/* lost time up to here has been reported */
+	u64 sampler_seen;	/* the probe's clock at the sampler's last expiry */
 };
 
 /*
- * A hard timer fired at @now, @lateness ns after its expiry; @steal_ns was
- * reported as steal meanwhile.  Timers expiring in one hrtimer interrupt
- * share @batch (the expiry clock the interrupt read once): only the first
- * of a batch, the earliest expiry, is reported.  Returns true and fills
- * @rep if the time lost reaches the threshold.
+ * A hard timer due at @expiry (CLOCK_MONOTONIC) was seen expiring by a
+ * probe that read the clock at @now; @steal_ns was reported as steal
+ * meanwhile.  Lateness is measured against the probe's own clock read, not
+ * the one the timer interrupt took before running its timers: a vCPU
+ * stopped between the two lost that time too.  Time already reported is
+ * not reported again, whatever timer or clock base saw it: several timers
+ * due in one stop give one episode.  Returns true and fills @rep if the
+ * time lost reaches the threshold.
  */
 HVN_LIB bool hvn_lost_check(struct hvn_lost_cpu *lc, const struct hvn_ivl_ring *r,
-		    const struct hvn_lost_cfg *c, u64 now, u64 batch,
-		    u64 lateness, u64 steal_ns, struct hvn_lost_report *rep);
+			    const struct hvn_lost_cfg *c, u64 now, u64 expiry,
+			    u64 steal_ns, struct hvn_lost_report *rep);
+
+/*
+ * For a periodic sampler that re-arms itself from a clock read of its own
+ * after the probe's (the kernel's perf cpu-clock timer does): a vCPU
+ * stopped between the probe and that read pushes the next expiry back by
+ * the stop, which then never shows as lateness.  Its next expiry is due
+ * at the latest lc->sampler_seen (the probe's clock at its last expiry)
+ * plus @period, so any hard timer of the CPU (the tick may fire first
+ * after such a stop) is judged from that if it is earlier than its own
+ * @expires.  The caller sets lc->sampler_seen at each of the sampler's
+ * expiries, and clears it whenever the sampler stops or is re-armed
+ * otherwise (a throttled perf event).
+ */
+HVN_LIB u64 hvn_lost_due(const struct hvn_lost_cpu *lc, u64 expires, u64 period);
 
 #endif /* HVN_LOST_H */

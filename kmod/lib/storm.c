@@ -93,3 +93,31 @@ HVN_LIB bool hvn_storm_expire(struct hvn_storm *s, const struct hvn_storm_cfg *c
 	s->win_count = 0;
 	return true;
 }
+
+HVN_LIB struct hvn_storm_slot *hvn_storm_slot(struct hvn_storm_slot *slots, int irq,
+					      const struct hvn_storm_cfg *c, u64 now,
+					      bool *claimed)
+{
+	struct hvn_storm_slot *s, *take = NULL;
+	u32 k, i;
+
+	*claimed = false;
+	for (k = 0; k < HVN_STORM_SLOTS; k++) {
+		i = ((u32)irq + k) & (HVN_STORM_SLOTS - 1);
+		s = &slots[i];
+		if (s->irq == irq)
+			return s;
+		if (take && take->irq < 0)
+			continue;	/* a free slot beats a quiet one */
+		if (s->irq < 0 || (!s->st.active &&
+				   now - s->st.win_start >= c->window_ns))
+			take = s;
+	}
+	if (!take)
+		return NULL;
+	take->irq = irq;
+	take->name[0] = 0;
+	take->st = (struct hvn_storm){ 0 };
+	*claimed = true;
+	return take;
+}

@@ -54,6 +54,31 @@ HVN_LIB unsigned int hvn_storm_irq(struct hvn_storm *s, const struct hvn_storm_c
 HVN_LIB bool hvn_storm_expire(struct hvn_storm *s, const struct hvn_storm_cfg *c,
 		      u64 now, bool force, struct hvn_storm_report *ended);
 
+/*
+ * Device IRQs tracked per CPU at once: a small open-addressed table,
+ * probed from irq % HVN_STORM_SLOTS, so that two IRQs of one CPU equal
+ * modulo its size (a NIC's queues n and n + 16) each keep their window.
+ */
+#define HVN_STORM_SLOTS		16	/* power of two */
+#define HVN_STORM_NAME_LEN	16	/* = HVN_IRQ_NAME_LEN */
+
+struct hvn_storm_slot {
+	int irq;			/* -1: free */
+	char name[HVN_STORM_NAME_LEN];
+	struct hvn_storm st;
+};
+
+/*
+ * The slot counting @irq at @now: the one holding it, else a free one,
+ * else one whose source is quiet (no storm and its window over: nothing
+ * counted there is lost).  A slot given to @irq anew has its state cleared
+ * and *@claimed set (the caller names it).  NULL: every slot is busy (the
+ * caller counts the IRQ as untracked).
+ */
+HVN_LIB struct hvn_storm_slot *hvn_storm_slot(struct hvn_storm_slot *slots, int irq,
+					      const struct hvn_storm_cfg *c, u64 now,
+					      bool *claimed);
+
 /* Interrupts per window for a rate per second; at least 1. */
 HVN_LIB u32 hvn_storm_threshold(u64 rate_per_s, u64 window_ns);
 

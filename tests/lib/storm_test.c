@@ -156,7 +156,52 @@ static void storm_threshold_from_rate(struct hvn_test *t)
 	HT_EXPECT_EQ(t, hvn_storm_threshold(0, 1 * MS), 1);
 }
 
+static void storm_slots_equal_mod_size(struct hvn_test *t)
+{
+	static struct hvn_storm_slot slots[HVN_STORM_SLOTS];
+	struct hvn_storm_slot *a, *b;
+	struct hvn_storm_report r;
+	unsigned int i, fa = 0, fb = 0;
+	bool claimed;
+
+	for (i = 0; i < HVN_STORM_SLOTS; i++)
+		slots[i] = (struct hvn_storm_slot){ .irq = -1 };
+	/* A NIC's queues 3 and 19 storm together on one CPU, interleaved:
+	 * each keeps its own slot and window, and both storms are seen.
+	 */
+	for (i = 0; i < 20; i++) {
+		u64 now = 100 * MS + i * MS / 4;
+
+		a = hvn_storm_slot(slots, 3, &cfg, now, &claimed);
+		HT_EXPECT_TRUE(t, a && a->irq == 3);
+		HT_EXPECT_EQ(t, claimed, i == 0);
+		fa |= hvn_storm_irq(&a->st, &cfg, now, &r);
+		b = hvn_storm_slot(slots, 3 + HVN_STORM_SLOTS, &cfg, now, &claimed);
+		HT_EXPECT_TRUE(t, b && b->irq == 3 + HVN_STORM_SLOTS && b != a);
+		fb |= hvn_storm_irq(&b->st, &cfg, now, &r);
+	}
+	HT_EXPECT_TRUE(t, fa & HVN_STORM_BEGIN);
+	HT_EXPECT_TRUE(t, fb & HVN_STORM_BEGIN);
+	/* Every slot busy counting: a new IRQ is not tracked, and no window
+	 * is taken from another.
+	 */
+	for (i = 0; i < HVN_STORM_SLOTS; i++) {
+		if (slots[i].irq < 0) {
+			slots[i].irq = 100 + i;
+			slots[i].st = (struct hvn_storm){ .win_start = 104 * MS, .win_count = 1 };
+		}
+	}
+	HT_EXPECT_TRUE(t, !hvn_storm_slot(slots, 50, &cfg, 105 * MS, &claimed));
+	/* Once a quiet source's window is over, its slot is reused. */
+	a = hvn_storm_slot(slots, 50, &cfg, 115 * MS, &claimed);
+	HT_EXPECT_TRUE(t, a && claimed && a->irq == 50 && a->st.win_count == 0);
+	/* A storm under way keeps its slot. */
+	HT_EXPECT_TRUE(t, hvn_storm_slot(slots, 3, &cfg, 115 * MS, &claimed) != NULL);
+	HT_EXPECT_FALSE(t, claimed);
+}
+
 static struct ht_case storm_cases[] = {
+	HT_CASE(storm_slots_equal_mod_size),
 	HT_CASE(storm_threshold_exactly_equal),
 	HT_CASE(storm_window_edge_belongs_to_next),
 	HT_CASE(storm_ends_on_cold_window),

@@ -10,6 +10,11 @@ NIC=0000:00:04.0
 BLK=0000:00:05.0
 PEER=0000:00:06.0
 TEST_LOST_US=${TEST_LOST_US:-15000}	# the test threshold, above TCG's jitter
+# Storms from 2000 interrupts/s: above what the 1 ms sampling timer and the
+# tick make of the local timer vector alone (~1250/s), so that a quiet
+# guest gives no storm; the disk and NIC storms below run at 4000-8000/s.
+STORM=2000
+. /lib/hvnoise/lib.sh
 
 check() {
 	if [ "$1" = 0 ]; then echo "PASS: vm-detect/$2"; else echo "FAIL: vm-detect/$2"; fi
@@ -38,7 +43,7 @@ ip link set "$peer" up
 echo mono >$T/trace_clock
 echo 8192 >$T/buffer_size_kb
 insmod $KO devices=$NIC,$BLK cpus=0-$((ncpu - 1)) sample_us=1000 \
-	lost_threshold_us=200 storm_rate=500 storm_window_ms=100
+	lost_threshold_us=200 storm_rate=$STORM storm_window_ms=100
 check $? "insmod with the detectors"
 echo 1 >$T/events/hvnoise/enable
 
@@ -50,6 +55,9 @@ echo "BASELINE max_lateness_ns=${base:-0} events=$(grep -c ' lost: ' $T/trace) (
 [ "${base:-0}" -lt $((TEST_LOST_US * 1000)) ]
 check $? "TCG baseline lateness ${base:-0} ns is below the test threshold ${TEST_LOST_US} us"
 
+# Storms, steal and moves are counted from load on: a storm that began
+# before the trace was cleared would show no event in the quiet window.
+other=$(grep -c " \(steal\|irq_storm\|irq_storm_begin\|irq_migrate\): " $T/trace)
 echo $TEST_LOST_US >$P/lost_threshold_us
 echo >$T/trace
 sleep 8
@@ -57,9 +65,9 @@ fp=$(grep -c ' lost: ' $T/trace)
 echo "QUIET lost_events=$fp (threshold ${TEST_LOST_US} us, 8 s)"
 [ "$fp" = 0 ]
 check $? "no lost events without injections ($fp in 8 s)"
-other=$(grep -c " \(steal\|irq_storm\|irq_storm_begin\|irq_migrate\): " $T/trace)
+other=$((other + $(grep -c " \(steal\|irq_storm\|irq_storm_begin\|irq_migrate\): " $T/trace)))
 [ "$other" = 0 ]
-check $? "a quiet guest emits no detector events ($other)"
+check $? "a quiet guest emits no detector events from load on, storms from $STORM/s ($other in 16 s)"
 
 # An NCCL-like job without noise: hvnoise correlate must find no stall.
 HVN=/usr/bin/hvnoise
@@ -105,7 +113,7 @@ bpf_stop() {
 	trace-cmd report -i $1 >$1.txt 2>&1
 }
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
-bpf_start /tmp/bpf1.dat 500
+bpf_start /tmp/bpf1.dat $STORM
 
 # --- Interrupt storm from O_DIRECT reads on the disk, pinned to CPU 1 -----
 irq=$(irq_of virtio1-req.1)
@@ -283,92 +291,40 @@ mig_move $oirq $orig_o
 # The module alone, then the BPF source alone with the module watching
 # nothing: two sets of probes on one tracepoint each count the other's
 # run time as handler time, which moves preemptions in and out of the
-# "inside a handler" case (detectors.rst) between them.
-echo 500 >$P/storm_rate
-for phase in PAUSE HOG; do
-	echo >$T/trace
-	echo "HVN-INJECT-$phase"
-	sleep 14
-	echo "HVN-RESULTS-$phase"
-	grep " lost: " $T/trace | sed 's/.* lost: /LOST /'
-	echo "HVN-END-$phase"
-done
+# "inside a handler" case (detectors.rst) between them.  The same
+# schedule for each, judged by the host (tests/vm/inject.py): every pause
+# on every vCPU, every hog on vCPU 1, nothing else.
+noise() {
+	for ms in 20 50 100 200; do
+		inject pause $ms
+		sleep 2
+	done
+	for _ in 1 2 3 4; do
+		inject hog 30
+		sleep 2
+	done
+}
+echo >$T/trace
+noise
+echo "HVN-EVENTS module"
+grep " lost: " $T/trace | sed 's/.* lost: */LOST /'
+echo "HVN-END-EVENTS"
 echo none >$P/devices
 echo none >$P/cpus
-bpf_start /tmp/bpf4.dat 500
-for phase in BPFPAUSE BPFHOG; do
-	echo "HVN-PHASE $phase start $(uptime_s)"
-	echo "HVN-INJECT-$phase"
-	sleep 14
-	echo "HVN-PHASE $phase end $(uptime_s)"
-done
+bpf_start /tmp/bpf4.dat $STORM
+noise
 bpf_stop /tmp/bpf4.dat
 echo "$NIC,$BLK" >$P/devices
 echo 0-$((ncpu - 1)) >$P/cpus
 check $? "the module watches again after the BPF phases ($(cat $P/watched))"
-# The host judges these against the injections, as the module's.
-echo "HVN-BPFLOST"
+echo "HVN-EVENTS bpf"
 grep " lost: " /tmp/bpf4.dat.txt | sed 's/.* lost: */LOST /'
-echo "HVN-END-BPFLOST"
-
-# The BPF source following the NIC's IRQ alone: CPU 1 leaves the watched set
-# in the middle of a storm (its storms must end then, as the module's
-# cpu_leave() ends them) and joins again (starting clean).
-irq=$(irq_of virtio0-input.0)
-for i in $(ls /sys/bus/pci/devices/$NIC/msi_irqs/); do
-	echo 0 >/proc/irq/$i/smp_affinity_list
-done
-echo 1 >/proc/irq/$irq/smp_affinity_list
-# x86 moves a vector at its next interrupt: settle before recording.
-/lib/hvnoise/rawsend "$peer" 200 1000 >/dev/null
-$HVN record --source bpf --devices $NIC --param storm_rate=500 \
-	--param resolve_ms=200 --param sample_us=1000 \
-	-o /tmp/bpf3.dat >/tmp/bpf3.dat.log 2>&1 &
-bpfpid=$!
-for _ in $(seq 1 120); do
-	grep -q "recording" /tmp/bpf3.dat.log && break
-	sleep 0.5
-done
-/lib/hvnoise/rawsend "$peer" 30000 20000 >/dev/null &
-sendpid=$!
-# The recorder's perf cpu-clock events: a sampling timer per watched CPU,
-# and the steal sampler on a CPU not watched (CPU 0 when all are).
-timers() { ls -l /proc/$bpfpid/fd | grep -c "perf_event"; }
-sleep 0.7
-t1=$(timers)
-echo 0 >/proc/irq/$irq/smp_affinity_list
-wait $sendpid
-sleep 1
-t2=$(timers)
-echo 1 >/proc/irq/$irq/smp_affinity_list
-/lib/hvnoise/rawsend "$peer" 200 1000 >/dev/null
-sleep 1
-t3=$(timers)
-bpf_stop /tmp/bpf3.dat
-[ "$t1" = 3 ] && [ "$t2" = 2 ] && [ "$t3" = 3 ]
-check $? "BPF source: the sampling timers follow the watched set ($t1 perf events with CPUs 0-1, $t2 with CPU 0 alone, $t3 with both again)"
-grep -E "watch: +gen=|irq_storm|irq_migrate" /tmp/bpf3.dat.txt | grep -v " cpu=-1 \| irq cpu=" |
-	sed 's/^ *[^ ]* *//' | cut -c1-150 | head -20
-# Per watched-set generation, whether CPU 1 is in it; then the storms of
-# CPU 1 that ended while it was out, and whether it came back.
-eval "$(awk 'NR == FNR { if (match($0, /watch: +gen=[0-9]+ /)) {
-		g = substr($0, RSTART, RLENGTH); sub(/.*gen=/, "", g); g += 0
-		if (!(g in seen)) { seen[g] = 1; order[++n] = g }
-		if ($0 ~ / cpu cpu=1 /) in1[g] = 1 }
-	next }
-	/watch: +gen=/ { g = $0; sub(/.*gen=/, "", g); sub(/ .*/, "", g); g += 0
-		out = had && !(g in in1); if (g in in1) { had = 1; if (left) back = 1 }
-		if (out) left = 1 }
-	out && /irq_storm: +cpu=1 / { ended++ }
-	END { printf "left=%d back=%d ended=%d\n", left + 0, back + 0, ended + 0 }' \
-	/tmp/bpf3.dat.txt /tmp/bpf3.dat.txt)"
-[ "$left" = 1 ] && [ "$back" = 1 ] && [ "$ended" -ge 1 ]
-check $? "BPF source: CPU 1 left the watched set with the NIC's IRQ and came back (left=$left back=$back), and its storms ended while it was out ($ended)"
+echo "HVN-END-EVENTS"
 
 # --- An NCCL-like job under noise, recorded into the same file -------------------
 # Apart from the detector checks above, which it would disturb: a disk storm
 # on the proxy thread's CPU, then the host's pauses and CPU hog again.
-echo 500 >$P/storm_rate
+echo $STORM >$P/storm_rate
 HVNOISE_NCCL_TRACEFS=$T/instances/hvnoise-record-$recpid nccl_fake work $PLUGIN 40 1 2000 \
 	>/tmp/job.log 2>&1 &
 jobpid=$!
@@ -377,10 +333,17 @@ irq=$(irq_of virtio1-req.1)
 echo 1 >/proc/irq/$irq/smp_affinity_list
 taskset -c 1 /lib/hvnoise/dread /dev/vda 20000
 sleep 2
-echo "HVN-INJECT-JOBPAUSE"
-sleep 12
-echo "HVN-INJECT-JOBHOG"
-sleep 12
+# Each 0.5 s after it is asked for: the request's echo to the console
+# takes a few ms of CPU from the job's enqueueing thread, leaving its
+# proxy thread idle, and an injection then lengthens no collective.
+for ms in 40 50 100 200; do
+	inject pause $ms 500
+	sleep 2
+done
+for _ in 1 2 3 4; do
+	inject hog 40 500
+	sleep 2
+done
 kill $jobpid
 wait $jobpid 2>/dev/null
 cat /tmp/job.log

@@ -33,6 +33,9 @@ args=(-accel "${HVN_VM_ACCEL:-tcg,thread=single}" -smp "${HVN_VM_CPUS:-4}" -m 10
       -drive "file=$disk,if=none,format=raw,id=d0"
       -device virtio-blk-pci,drive=d0,addr=05)
 [ -n "$pidfile" ] && args+=(-pidfile "$pidfile")
+# More QEMU arguments, split on spaces (a host-to-guest channel, say).
+# shellcheck disable=SC2206
+[ -n "${HVN_VM_ARGS:-}" ] && args+=($HVN_VM_ARGS)
 : >"$log"
 timeout "$timeout_s" qemu-system-x86_64 "${args[@]}" || {
 	rc=$?

@@ -44,13 +44,6 @@ static const struct hvn_bpf_who hvn_bpf_vec_who[HVN_BPF_NR_VEC] = {
 };
 
 /* Storm and lost-time state of one watched CPU (a per-CPU map value). */
-#define HVN_BPF_STORM_SLOTS	16	/* device IRQs tracked at once */
-struct hvn_bpf_slot {
-	int irq;			/* -1: free */
-	char name[HVN_IRQ_NAME_LEN];
-	struct hvn_storm st;
-};
-
 struct hvn_bpf_pcpu {
 	unsigned int nactive;		/* storms under way on this CPU */
 	struct hvn_ivl_ring ivl;	/* irq/softirq/vector intervals */
@@ -61,7 +54,11 @@ struct hvn_bpf_pcpu {
 	unsigned int gen;		/* enter_gen[] this state was reset for */
 	struct hvn_storm all;
 	struct hvn_storm vec[HVN_BPF_NR_VEC];
-	struct hvn_bpf_slot slot[HVN_BPF_STORM_SLOTS];
+	struct hvn_storm_slot slot[HVN_STORM_SLOTS];
+	/* The sampler's hrtimer, told by its perf program; the last hard
+	 * hrtimer the probe saw; the sampler_gen[] the history is for. */
+	unsigned long long sampler_timer, last_timer;
+	unsigned int sampler_gen;
 };
 
 #endif

@@ -41,6 +41,14 @@ u64 steal_threshold_ns = 1000000;
  */
 u8 watched[HVN_BPF_MAX_CPUS];
 u32 enter_gen[HVN_BPF_MAX_CPUS];
+/*
+ * The sample_us timers: their period, and a generation per CPU bumped by
+ * the tool before it re-arms one (a throttled timer), after which the
+ * sampler's history on that CPU starts over.  Runs counted per CPU.
+ */
+const volatile u64 sample_ns;
+u32 sampler_gen[HVN_BPF_MAX_CPUS];
+u64 sampler_runs[HVN_BPF_MAX_CPUS];
 /* Written by the probes: the CPU has storms under way (to end on leaving). */
 u8 has_storms[HVN_BPF_MAX_CPUS];
 
@@ -97,7 +105,7 @@ static __always_inline struct hvn_bpf_pcpu *this_pcpu(u32 cpu)
 	__builtin_memset(&p->all, 0, sizeof(p->all));
 	for (i = 0; i < HVN_BPF_NR_VEC; i++)
 		__builtin_memset(&p->vec[i], 0, sizeof(p->vec[i]));
-	for (i = 0; i < HVN_BPF_STORM_SLOTS; i++) {
+	for (i = 0; i < HVN_STORM_SLOTS; i++) {
 		__builtin_memset(&p->slot[i].st, 0, sizeof(p->slot[i].st));
 		p->slot[i].irq = -1;
 	}
@@ -253,8 +261,8 @@ static void storm_expire(struct hvn_bpf_pcpu *p, u32 cpu, u64 now, bool force)
 			p->nactive--;
 			emit_storm_end(cpu, &hvn_bpf_vec_who[i], &rep);
 		}
-	for (i = 0; i < HVN_BPF_STORM_SLOTS; i++) {
-		struct hvn_bpf_slot *s = &p->slot[i];
+	for (i = 0; i < HVN_STORM_SLOTS; i++) {
+		struct hvn_storm_slot *s = &p->slot[i];
 
 		if (hvn_storm_expire(&s->st, &storm_cfg, now, force, &rep)) {
 			p->nactive--;
@@ -343,9 +351,10 @@ SEC("tp_btf/irq_handler_entry")
 int BPF_PROG(irq_entry, int irq, struct irqaction *action)
 {
 	u32 cpu = bpf_get_smp_processor_id();
-	struct hvn_bpf_slot *s;
+	struct hvn_storm_slot *s;
 	struct hvn_bpf_pcpu *p;
 	struct hvn_bpf_who w;
+	bool claimed;
 	u64 now;
 
 	p = watched_pcpu(cpu);
@@ -354,14 +363,12 @@ int BPF_PROG(irq_entry, int irq, struct irqaction *action)
 	now = bpf_ktime_get_ns();
 	hvn_ivl_enter(&p->ivl, now);
 	count_all(p, now, cpu);
-	s = &p->slot[irq & (HVN_BPF_STORM_SLOTS - 1)];
-	if (s->irq != irq) {
-		if (s->st.active) {
-			__sync_fetch_and_add(&untracked, 1);
-			goto migrate;
-		}
-		__builtin_memset(&s->st, 0, sizeof(s->st));
-		s->irq = irq;
+	s = hvn_storm_slot(p->slot, irq, &storm_cfg, now, &claimed);
+	if (!s) {
+		__sync_fetch_and_add(&untracked, 1);
+		goto migrate;
+	}
+	if (claimed) {
 		__builtin_memset(s->name, 0, sizeof(s->name));
 		bpf_probe_read_kernel_str(s->name, sizeof(s->name),
 					  BPF_CORE_READ(action, name));
@@ -473,46 +480,56 @@ int BPF_PROG(vector_update, unsigned int irq, unsigned int vector,
 	return 0;
 }
 
-static __always_inline void hrtimer_expire(struct hrtimer *t, ktime_t *nowp,
-					   bool ksyms)
+static __always_inline void hrtimer_expire(struct hrtimer *t, bool ksyms)
 {
-	u32 cpu = bpf_get_smp_processor_id();
+	u32 cpu = bpf_get_smp_processor_id(), gen;
 	struct hvn_lost_report rep;
 	struct hvn_bpf_msg *m;
-	s64 base_now = 0, late;
-	u64 now, steal, nmi_ns;
+	u64 now, expiry, steal, nmi_ns;
 	struct hvn_bpf_pcpu *p;
 	u8 src;
 
-	if (BPF_CORE_READ(t, is_soft) || !(p = watched_pcpu(cpu)))
+	if (!(p = watched_pcpu(cpu)) || BPF_CORE_READ(t, is_soft))
 		return;
-	bpf_probe_read_kernel(&base_now, sizeof(base_now), nowp);
-	late = base_now - BPF_CORE_READ(t, node.expires);
+	/*
+	 * The clock read here, not the interrupt's *now: a vCPU stopped
+	 * after the interrupt read the clock lost that time too.  The
+	 * expiry is in the timer's clock base; its offset maps it to
+	 * CLOCK_MONOTONIC.
+	 */
+	now = bpf_ktime_get_ns();
+	expiry = BPF_CORE_READ(t, node.expires) - BPF_CORE_READ(t, base, offset);
+	gen = sampler_gen[cpu & (HVN_BPF_MAX_CPUS - 1)];
+	if (p->sampler_gen != gen) {
+		p->sampler_gen = gen;
+		p->lost.sampler_seen = 0;
+	}
+	/* perf re-arms its timer from a clock read after this one. */
+	expiry = hvn_lost_due(&p->lost, expiry, sample_ns);
+	if ((u64)t == p->sampler_timer)
+		p->lost.sampler_seen = now;
+	p->last_timer = (u64)t;
 	steal = read_steal(cpu, &src, ksyms);
-	if (late >= (s64)lost_cfg.threshold_ns) {
-		now = bpf_ktime_get_ns();
-		/* No snapshot yet after (re)joining: no steal to split off. */
-		if (hvn_lost_check(&p->lost, &p->ivl, &lost_cfg, now, base_now,
-				   late, p->snap_valid ? steal - p->steal_snap : 0,
-				   &rep)) {
-			/* NMIs are kept apart: they nest anywhere. */
-			nmi_ns = hvn_ivl_covered(&p->nmi, rep.start, now);
-			if (nmi_ns > rep.steal_ns + rep.unexplained_ns)
-				nmi_ns = rep.steal_ns + rep.unexplained_ns;
-			if (rep.unexplained_ns >= nmi_ns) {
-				rep.irq_ns += nmi_ns;
-				rep.unexplained_ns -= nmi_ns;
-			}
-			m = msg_new(cpu, HVN_EV_lost);
-			if (m) {
-				m->rec.lost.cpu = cpu;
-				m->rec.lost.start = rep.start;
-				m->rec.lost.duration = rep.duration;
-				m->rec.lost.irq_ns = rep.irq_ns;
-				m->rec.lost.steal_ns = rep.steal_ns;
-				m->rec.lost.unexplained_ns = rep.unexplained_ns;
-				bpf_ringbuf_submit(m, 0);
-			}
+	/* No snapshot yet after (re)joining: no steal to split off. */
+	if (hvn_lost_check(&p->lost, &p->ivl, &lost_cfg, now, expiry,
+			   p->snap_valid ? steal - p->steal_snap : 0, &rep)) {
+		/* NMIs are kept apart: they nest anywhere. */
+		nmi_ns = hvn_ivl_covered(&p->nmi, rep.start, now);
+		if (nmi_ns > rep.steal_ns + rep.unexplained_ns)
+			nmi_ns = rep.steal_ns + rep.unexplained_ns;
+		if (rep.unexplained_ns >= nmi_ns) {
+			rep.irq_ns += nmi_ns;
+			rep.unexplained_ns -= nmi_ns;
+		}
+		m = msg_new(cpu, HVN_EV_lost);
+		if (m) {
+			m->rec.lost.cpu = cpu;
+			m->rec.lost.start = rep.start;
+			m->rec.lost.duration = rep.duration;
+			m->rec.lost.irq_ns = rep.irq_ns;
+			m->rec.lost.steal_ns = rep.steal_ns;
+			m->rec.lost.unexplained_ns = rep.unexplained_ns;
+			bpf_ringbuf_submit(m, 0);
 		}
 	}
 	p->steal_snap = steal;
@@ -522,14 +539,14 @@ static __always_inline void hrtimer_expire(struct hrtimer *t, ktime_t *nowp,
 SEC("tp_btf/hrtimer_expire_entry")
 int BPF_PROG(hrtimer_ksyms, struct hrtimer *t, ktime_t *nowp)
 {
-	hrtimer_expire(t, nowp, true);
+	hrtimer_expire(t, true);
 	return 0;
 }
 
 SEC("tp_btf/hrtimer_expire_entry")
 int BPF_PROG(hrtimer_acct, struct hrtimer *t, ktime_t *nowp)
 {
-	hrtimer_expire(t, nowp, false);
+	hrtimer_expire(t, false);
 	return 0;
 }
 
@@ -583,5 +600,40 @@ SEC("perf_event")
 int steal_acct(void *ctx)
 {
 	steal_sample(false);
+	return 0;
+}
+
+/*
+ * The sample_us timer of a watched CPU, run from its hrtimer's callback
+ * right after the hrtimer probe saw that timer: it names the timer for
+ * the probe and counts its runs.  Returns 0: no sample is written to the
+ * event's ring, which carries only throttle records for the tool.
+ */
+SEC("perf_event")
+int sampler(void *ctx)
+{
+	u32 cpu = bpf_get_smp_processor_id(), zero = 0;
+	struct hvn_bpf_pcpu *p;
+	struct perf_event *ev;
+
+	if (cpu >= HVN_BPF_MAX_CPUS)
+		return 0;
+	__sync_fetch_and_add(&sampler_runs[cpu], 1);
+	p = bpf_map_lookup_elem(&pcpu_map, &zero);
+	if (!p)
+		return 0;
+	if (p->sampler_timer != p->last_timer) {
+		p->sampler_timer = p->last_timer;
+		p->lost.sampler_seen = 0;	/* a new timer: no history */
+	}
+	/*
+	 * This run throttled the event (perf counted one interrupt too many
+	 * since its CPU's last tick): its timer stops until a tick or the
+	 * tool restarts it, and that stop is not time lost.
+	 */
+	ev = (void *)(p->last_timer -
+		      bpf_core_field_offset(struct perf_event, hw.hrtimer));
+	if (BPF_CORE_READ(ev, hw.interrupts) == ~0ULL)
+		p->lost.sampler_seen = 0;
 	return 0;
 }

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,6 +39,22 @@ enum { STEAL_KSYMS, STEAL_KPROBE, STEAL_PROCSTAT };
 
 struct hvn_bpf;
 static void procstat_steal(struct hvn_bpf *b);
+
+/*
+ * A perf cpu-clock event run as a timer.  perf throttles an event that
+ * overflows more than perf_event_max_sample_rate / HZ times between two
+ * ticks of its CPU, and only that CPU's tick lifts it: on a tickless idle
+ * CPU the timer then stops until the CPU next ticks, silently.  The one
+ * trace is a THROTTLE record in the event's ring, mapped here for that
+ * (samples go to the BPF program, not the ring).
+ */
+struct hvn_timer {
+	int fd;				/* -1: none */
+	void *ring;			/* 1 + 1 pages */
+	struct bpf_link *link;
+	uint64_t period_ns;
+	uint64_t throttled_at;		/* CLOCK_MONOTONIC; 0: running */
+};
 #define MAX_AUTO		32
 
 struct hvn_bpf {
@@ -44,9 +62,11 @@ struct hvn_bpf {
 	struct ring_buffer *rb;
 	struct bpf_link **links;
 	int nlinks;
-	int *sample_fd;			/* [cpu]: the sample_us timer, or -1 */
-	int steal_fd, steal_cpu;	/* the steal sampler's perf event */
-	struct bpf_link *steal_link;
+	struct hvn_timer *sample;	/* [cpu]: the sample_us timers */
+	struct hvn_timer steal_t;	/* the steal sampler, on steal_cpu */
+	int steal_cpu;
+	uint64_t throttles, throttled_ns;	/* perf throttled a timer: how
+						 * often, how long in all */
 	struct hvn_bpf_cfg cfg;
 	struct hvn_devlist devs;
 	unsigned long listed[HVN_BITS_TO_LONGS(HVN_BPF_MAX_CPUS)];
@@ -586,17 +606,132 @@ const char *hvn_bpf_steal_probe(void)
 	return steal_names[steal_way()];
 }
 
-static int perf_clock(int cpu, uint64_t period_ns)
+#define TIMER_RING_PAGES	2	/* the header page and one data page */
+
+static void timer_stop(struct hvn_timer *t)
+{
+	bpf_link__destroy(t->link);
+	t->link = NULL;
+	if (t->ring)
+		munmap(t->ring, TIMER_RING_PAGES * sysconf(_SC_PAGESIZE));
+	t->ring = NULL;
+	if (t->fd >= 0)
+		close(t->fd);
+	t->fd = -1;
+}
+
+/* A cpu-clock timer on @cpu every @period_ns running @prog; 0 or -errno. */
+static int timer_start(struct hvn_timer *t, int cpu, uint64_t period_ns,
+		       struct bpf_program *prog)
 {
 	struct perf_event_attr a = {
 		.type = PERF_TYPE_SOFTWARE,
 		.config = PERF_COUNT_SW_CPU_CLOCK,
 		.size = sizeof(a),
 		.sample_period = period_ns,
+		/* Throttle records stamped in CLOCK_MONOTONIC. */
+		.use_clockid = 1,
+		.clockid = CLOCK_MONOTONIC,
 	};
+	int e;
 
-	return syscall(__NR_perf_event_open, &a, -1, cpu, -1,
-		       PERF_FLAG_FD_CLOEXEC);
+	t->period_ns = period_ns;
+	t->throttled_at = 0;
+	t->fd = syscall(__NR_perf_event_open, &a, -1, cpu, -1,
+			PERF_FLAG_FD_CLOEXEC);
+	if (t->fd < 0)
+		return -errno;
+	t->ring = mmap(NULL, TIMER_RING_PAGES * sysconf(_SC_PAGESIZE),
+		       PROT_READ | PROT_WRITE, MAP_SHARED, t->fd, 0);
+	if (t->ring == MAP_FAILED) {
+		t->ring = NULL;
+		e = -errno;
+		timer_stop(t);
+		return e;
+	}
+	t->link = bpf_program__attach_perf_event(prog, t->fd);
+	if (!t->link) {
+		e = -errno;
+		timer_stop(t);
+		return e;
+	}
+	return 0;
+}
+
+/*
+ * Read @t's ring: each throttle counted, with the time until its CPU's
+ * tick lifted it.  Returns when the one still on began, else 0.
+ */
+static uint64_t timer_throttled(struct hvn_bpf *b, struct hvn_timer *t)
+{
+	struct perf_event_mmap_page *m = t->ring;
+	size_t psz = sysconf(_SC_PAGESIZE);
+	const char *data;
+	uint64_t head, tail;
+
+	if (!m)
+		return 0;
+	data = (const char *)m + psz;
+	head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE);
+	tail = m->data_tail;
+	while (tail + sizeof(struct perf_event_header) <= head) {
+		struct perf_event_header h;
+		uint64_t time = 0;	/* the record's first field */
+
+		for (size_t i = 0; i < sizeof(h); i++)
+			((char *)&h)[i] = data[(tail + i) % psz];
+		if (h.size < sizeof(h) || tail + h.size > head)
+			break;
+		for (size_t i = 0; h.size >= sizeof(h) + sizeof(time) &&
+				   i < sizeof(time); i++)
+			((char *)&time)[i] = data[(tail + sizeof(h) + i) % psz];
+		if (h.type == PERF_RECORD_THROTTLE && !t->throttled_at) {
+			b->throttles++;
+			t->throttled_at = time ? time : 1;
+		} else if (h.type == PERF_RECORD_UNTHROTTLE && t->throttled_at) {
+			if (time > t->throttled_at)
+				b->throttled_ns += time - t->throttled_at;
+			t->throttled_at = 0;
+		}
+		tail += h.size;
+	}
+	__atomic_store_n(&m->data_tail, tail, __ATOMIC_RELEASE);
+	return t->throttled_at;
+}
+
+/*
+ * A timer still throttled is restarted (PERF_EVENT_IOC_PERIOD lifts the
+ * throttle): its CPU may not tick for long.  @gen: the CPU's sampler
+ * generation, bumped first, so that the probes do not read the stop as
+ * time lost.
+ */
+static void timer_rearm(struct hvn_bpf *b, struct hvn_timer *t, u32 *gen)
+{
+	uint64_t at = timer_throttled(b, t), now;
+
+	if (!at)
+		return;
+	if (gen)
+		__atomic_add_fetch(gen, 1, __ATOMIC_SEQ_CST);
+	if (ioctl(t->fd, PERF_EVENT_IOC_PERIOD, &t->period_ns)) {
+		hvn_warn("BPF: cannot restart a throttled perf timer: %s",
+			 strerror(errno));
+		return;
+	}
+	now = hvn_now(CLOCK_MONOTONIC);
+	if (now > at)
+		b->throttled_ns += now - at;
+	t->throttled_at = 0;
+}
+
+static void rearm_throttled(struct hvn_bpf *b)
+{
+	for (unsigned int cpu = 0; b->sample && cpu < b->ncpus; cpu++)
+		if (b->sample[cpu].fd >= 0)
+			timer_rearm(b, &b->sample[cpu],
+				    &b->skel->bss->sampler_gen[cpu]);
+	if (b->steal_t.fd >= 0)
+		timer_rearm(b, &b->steal_t, NULL);
 }
 
 static bool cpu_online(unsigned int cpu)
@@ -607,17 +742,8 @@ static bool cpu_online(unsigned int cpu)
 	return read_long(p, 1) == 1;
 }
 
-static void stop_steal(struct hvn_bpf *b)
-{
-	bpf_link__destroy(b->steal_link);
-	b->steal_link = NULL;
-	if (b->steal_fd >= 0)
-		close(b->steal_fd);
-	b->steal_fd = -1;
-}
-
 /*
- * The perf cpu-clock events, kept on the right CPUs as the watched set
+ * The perf cpu-clock timers, kept on the right CPUs as the watched set
  * changes: a sample_us timer on each watched CPU, and the steal sampler on
  * the first online CPU not watched (else CPU 0).  0, or -1 (printed).
  */
@@ -626,63 +752,52 @@ static int sync_timers(struct hvn_bpf *b)
 	struct hvnoise_bpf *sk = b->skel;
 	unsigned int us = tval(&b->cfg, "sample_us");
 	unsigned int ms = tval(&b->cfg, "steal_ms");
-	int hk = -1, fd;
+	int hk = -1, e;
 
 	for (unsigned int cpu = 0; cpu < b->ncpus; cpu++) {
 		bool want = us && sk->bss->watched[cpu];
 
-		if (want == (b->sample_fd[cpu] >= 0))
+		if (want == (b->sample[cpu].fd >= 0))
 			continue;
 		if (!want) {
-			close(b->sample_fd[cpu]);
-			b->sample_fd[cpu] = -1;
+			timer_stop(&b->sample[cpu]);
 			continue;
 		}
-		b->sample_fd[cpu] = perf_clock(cpu, (u64)us * 1000);
-		if (b->sample_fd[cpu] < 0) {
+		e = timer_start(&b->sample[cpu], cpu, (u64)us * 1000,
+				sk->progs.sampler);
+		if (e) {
 			hvn_err("BPF: cannot start the sampling timer on CPU %u: %s",
-				cpu, strerror(errno));
+				cpu, strerror(-e));
 			return -1;
 		}
 	}
-	if (!ms || (b->steal_fd >= 0 && !sk->bss->watched[b->steal_cpu]))
+	if (!ms || (b->steal_t.fd >= 0 && !sk->bss->watched[b->steal_cpu]))
 		return 0;
 	for (unsigned int cpu = 0; cpu < b->ncpus && hk < 0; cpu++)
 		if (!sk->bss->watched[cpu] && cpu_online(cpu))
 			hk = cpu;
 	if (hk < 0)
 		hk = 0;
-	if (b->steal_fd >= 0 && b->steal_cpu == hk)
+	if (b->steal_t.fd >= 0 && b->steal_cpu == hk)
 		return 0;	/* every CPU watched: it stays where it is */
-	stop_steal(b);
-	fd = perf_clock(hk, (u64)ms * 1000000);
-	if (fd < 0) {
-		hvn_err("BPF: cannot open a perf cpu-clock event for steal sampling on CPU %d: %s",
-			hk, strerror(errno));
+	timer_stop(&b->steal_t);
+	e = timer_start(&b->steal_t, hk, (u64)ms * 1000000,
+			b->steal == STEAL_KSYMS ? sk->progs.steal_ksyms :
+						  sk->progs.steal_acct);
+	if (e) {
+		hvn_err("BPF: cannot start the steal sampler on CPU %d: %s",
+			hk, strerror(-e));
 		return -1;
 	}
-	b->steal_link = bpf_program__attach_perf_event(
-		b->steal == STEAL_KSYMS ? sk->progs.steal_ksyms :
-					  sk->progs.steal_acct, fd);
-	if (!b->steal_link) {
-		hvn_err("BPF: cannot attach the steal sampler: %s",
-			strerror(errno));
-		close(fd);
-		return -1;
-	}
-	b->steal_fd = fd;
 	b->steal_cpu = hk;
 	return 0;
 }
 
 static void stop_timers(struct hvn_bpf *b)
 {
-	stop_steal(b);
-	for (unsigned int cpu = 0; b->sample_fd && cpu < b->ncpus; cpu++) {
-		if (b->sample_fd[cpu] >= 0)
-			close(b->sample_fd[cpu]);
-		b->sample_fd[cpu] = -1;
-	}
+	timer_stop(&b->steal_t);
+	for (unsigned int cpu = 0; b->sample && cpu < b->ncpus; cpu++)
+		timer_stop(&b->sample[cpu]);
 }
 
 static int add_link(struct hvn_bpf *b, struct bpf_link *l, const char *what)
@@ -738,7 +853,7 @@ int hvn_bpf_start(struct hvn_bpf **out, const struct hvn_bpf_cfg *c)
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return HVN_EXIT_FAIL;
-	b->steal_fd = -1;
+	b->steal_t.fd = -1;
 	b->cfg = *c;
 	b->ncpus = libbpf_num_possible_cpus();
 	if ((int)b->ncpus < 1 || b->ncpus > HVN_BPF_MAX_CPUS) {
@@ -803,6 +918,7 @@ int hvn_bpf_start(struct hvn_bpf **out, const struct hvn_bpf_cfg *c)
 		(u64)tval(c, "lost_threshold_us") * 1000;
 	sk->data->steal_threshold_ns =
 		(u64)tval(c, "steal_threshold_us") * 1000;
+	sk->rodata->sample_ns = (u64)tval(c, "sample_us") * 1000;
 
 	if (hvnoise_bpf__load(sk)) {
 		int e = errno;
@@ -846,11 +962,11 @@ int hvn_bpf_start(struct hvn_bpf **out, const struct hvn_bpf_cfg *c)
 			goto fail;
 	}
 
-	b->sample_fd = malloc(b->ncpus * sizeof(int));
-	if (!b->sample_fd)
+	b->sample = calloc(b->ncpus, sizeof(*b->sample));
+	if (!b->sample)
 		goto fail;
 	for (unsigned int cpu = 0; cpu < b->ncpus; cpu++)
-		b->sample_fd[cpu] = -1;
+		b->sample[cpu].fd = -1;
 	if (sync_timers(b))
 		goto fail;
 
@@ -891,7 +1007,10 @@ int hvn_bpf_poll(struct hvn_bpf *b, hvn_bpf_rec_fn fn, void *ctx)
 {
 	unsigned int rms = tval(&b->cfg, "resolve_ms");
 	uint64_t now = hvn_now(CLOCK_MONOTONIC);
-	int n = drain(b, fn, ctx);
+	int n;
+
+	rearm_throttled(b);
+	n = drain(b, fn, ctx);
 
 	if (n >= 0 && rms && now >= b->next_resolve) {
 		struct hvn_watchset *ws = resolve(b);
@@ -945,7 +1064,7 @@ int hvn_bpf_finish(struct hvn_bpf *b, hvn_bpf_rec_fn fn, void *ctx)
 	for (unsigned int cpu = 0; cpu < b->ncpus; cpu++) {
 		struct hvn_bpf_pcpu *p = (void *)(vals + cpu * vsz);
 		struct hvn_storm_report rep;
-		struct open_storm s[1 + HVN_BPF_NR_VEC + HVN_BPF_STORM_SLOTS];
+		struct open_storm s[1 + HVN_BPF_NR_VEC + HVN_STORM_SLOTS];
 		int k = 0;
 
 		if (!p->nactive)
@@ -954,7 +1073,7 @@ int hvn_bpf_finish(struct hvn_bpf *b, hvn_bpf_rec_fn fn, void *ctx)
 		for (int i = 0; i < HVN_BPF_NR_VEC; i++)
 			s[k++] = (struct open_storm){ &p->vec[i], &sc,
 						      hvn_bpf_vec_who[i] };
-		for (int i = 0; i < HVN_BPF_STORM_SLOTS; i++) {
+		for (int i = 0; i < HVN_STORM_SLOTS; i++) {
 			s[k] = (struct open_storm){ &p->slot[i].st, &sc,
 				{ p->slot[i].irq, HVN_SRC_IRQ, "" } };
 			memcpy(s[k++].who.name, p->slot[i].name,
@@ -991,7 +1110,7 @@ void hvn_bpf_free(struct hvn_bpf *b)
 		bpf_link__destroy(b->links[i]);
 	stop_timers(b);
 	free(b->links);
-	free(b->sample_fd);
+	free(b->sample);
 	ring_buffer__free(b->rb);
 	hvnoise_bpf__destroy(b->skel);
 	ws_free(b->ws);
@@ -1013,6 +1132,12 @@ uint64_t hvn_bpf_untracked(const struct hvn_bpf *b)
 uint64_t hvn_bpf_dropped(const struct hvn_bpf *b)
 {
 	return b->skel->bss->dropped;
+}
+
+uint64_t hvn_bpf_throttled(const struct hvn_bpf *b, uint64_t *ns)
+{
+	*ns = b->throttled_ns;
+	return b->throttles;
 }
 
 const char *hvn_bpf_steal_method(const struct hvn_bpf *b)

@@ -46,6 +46,8 @@ void hvn_bpf_free(struct hvn_bpf *b);
 /* The watched CPUs as a cpulist, and what was lost. */
 const char *hvn_bpf_watched(const struct hvn_bpf *b);
 uint64_t hvn_bpf_dropped(const struct hvn_bpf *b);
+/* Times perf throttled a timer of the source; *ns: how long they stopped. */
+uint64_t hvn_bpf_throttled(const struct hvn_bpf *b, uint64_t *ns);
 uint64_t hvn_bpf_untracked(const struct hvn_bpf *b);
 /* "ksyms", "kprobe" or "procstat": how steal is read, by @b or here. */
 const char *hvn_bpf_steal_method(const struct hvn_bpf *b);

@@ -492,6 +492,8 @@ int cmd_record(int argc, char **argv)
 	if (!failed)
 		failed = drain(&s, co, page);
 	if (s.bpf) {
+		uint64_t thr, thr_ns;
+
 		if (!failed && hvn_bpf_finish(s.bpf, bpf_rec, &bo) < 0)
 			failed = -1;
 		for (int c = 0; c < s.ncpus; c++)
@@ -503,9 +505,14 @@ int cmd_record(int argc, char **argv)
 		if (hvn_bpf_untracked(s.bpf))
 			hvn_warn("%llu interrupts were not tracked for storms (no free slot, or the IRQ table full)",
 				 (unsigned long long)hvn_bpf_untracked(s.bpf));
-		fprintf(meta, "bpf-dropped %llu\nbpf-untracked-irqs %llu\n",
+		thr = hvn_bpf_throttled(s.bpf, &thr_ns);
+		if (thr)
+			hvn_warn("perf throttled the BPF source's timers %llu times: %.3f ms unsampled in all",
+				 (unsigned long long)thr, thr_ns / 1e6);
+		fprintf(meta, "bpf-dropped %llu\nbpf-untracked-irqs %llu\nbpf-throttled %llu %llu\n",
 			(unsigned long long)hvn_bpf_dropped(s.bpf),
-			(unsigned long long)hvn_bpf_untracked(s.bpf));
+			(unsigned long long)hvn_bpf_untracked(s.bpf),
+			(unsigned long long)thr, (unsigned long long)thr_ns);
 		for (int c = 0; c < s.ncpus; c++) {
 			close(co[c].bfd);
 			co[c].bfd = -1;

@@ -1,0 +1,177 @@
+#!/bin/sh
+# Lost-time recall inside the guest (Debian's stock kernel), driven by
+# tests/vm/soak.py on the host.  Each injection is asked for on the console
+# (HVN-DO SEQ pause|hog MS) and waited for on ttyS1, where the host answers
+# once it is done; the guest prints the window it waited in (HVN-WIN), and
+# every hvnoise:lost event, for the host to match against the windows.
+#
+#   hvn.soak=exp    the mechanism experiments (a stop inside the sampler's
+#                   callback, on demand; an idle guest, then a pause)
+#   hvn.soak=soak   hvn.rounds= rounds of pauses and hogs, module then BPF
+KO=/lib/hvnoise/hvnoise.ko
+T=/sys/kernel/tracing
+HVN=/usr/bin/hvnoise
+LOST_US=15000		# above TCG's own lateness (the detector test's threshold)
+mode=soak rounds=10
+for arg in $(cat /proc/cmdline); do
+	case $arg in
+	hvn.soak=*) mode=${arg#hvn.soak=} ;;
+	hvn.rounds=*) rounds=${arg#hvn.rounds=} ;;
+	esac
+done
+ncpu=$(grep -c ^processor /proc/cpuinfo)
+echo "guest: kernel $(uname -r), $ncpu CPUs, mode $mode, $rounds rounds"
+. /lib/hvnoise/lib.sh
+echo mono >$T/trace_clock
+echo 8192 >$T/buffer_size_kb
+
+now() { cut -d' ' -f1 /proc/uptime; }
+
+mod_events() {	# mod_events TAG: the module's lost events so far
+	echo "HVN-EVENTS $1"
+	grep " lost: " $T/trace | sed 's/.* lost: */LOST /'
+	echo "HVN-END-EVENTS"
+}
+
+bpf_start() {	# bpf_start FILE [--param NAME=VALUE...]
+	f=$1
+	shift
+	$HVN record --source bpf --cpus 0-$((ncpu - 1)) --devices none \
+		--param lost_threshold_us=$LOST_US "$@" -o "$f" >"$f.log" 2>&1 &
+	bpfpid=$!
+	for _ in $(seq 1 240); do
+		grep -q "recording" "$f.log" && return 0
+		sleep 0.5
+	done
+	cat "$f.log"
+	return 1
+}
+
+bpf_events() {	# bpf_events FILE TAG: stop the recorder, print its lost events
+	kill -INT $bpfpid
+	wait $bpfpid
+	tail -n 3 "$1.log"
+	echo "HVN-EVENTS $2"
+	trace-cmd report -i "$1" 2>/dev/null | grep " lost: " | sed 's/.* lost: */LOST /'
+	echo "HVN-END-EVENTS"
+	rm -f "$1"
+}
+
+spin() {	# spin N TAG: N stops of 30 ms inside the armed function on CPU 1
+	for i in $(seq 1 "$1"); do
+		sleep 0.5
+		t0=$(now)
+		echo 1 >/sys/module/hvn_spin/parameters/arm
+		while [ "$(cat /sys/module/hvn_spin/parameters/arm)" = 1 ]; do
+			sleep 0.05
+		done
+		sleep 0.2
+		echo "HVN-SPIN $2 $i $t0 $(now) $(cat /sys/module/hvn_spin/parameters/spun)"
+	done
+}
+
+# Expiries of the sampler's and the tick's hrtimers per CPU in one second.
+timer_rate() {	# timer_rate SAMPLER_FUNCTION
+	i=$T/instances/hvn-rate
+	mkdir $i
+	for f in $1 tick_sched_timer; do
+		addr=$(awk -v f="$f" '$3 == f { print $1; exit }' /proc/kallsyms)
+		echo "function == 0x$addr" >$i/events/timer/hrtimer_expire_entry/filter
+		echo >$i/trace
+		echo 1 >$i/events/timer/hrtimer_expire_entry/enable
+		sleep 1
+		echo 0 >$i/events/timer/hrtimer_expire_entry/enable
+		for c in $(seq 0 $((ncpu - 1))); do
+			printf " %s/cpu%s=%s" "$f" "$c" \
+				"$(sed -n 's/^entries: //p' $i/per_cpu/cpu$c/stats)"
+		done
+	done
+	echo
+	rmdir $i
+}
+
+if [ "$mode" = exp ]; then
+	# 1. A stop after the timer interrupt read the clock and before the
+	# sampler re-armed: the module's own sampler, then BPF's perf one.
+	insmod $KO cpus=0-$((ncpu - 1)) sample_us=1000 lost_threshold_us=$LOST_US
+	echo 1 >$T/events/hvnoise/lost/enable
+	echo >$T/trace
+	insmod /lib/hvnoise/hvn_spin.ko symbol=sampler_fn cpu=1 spin_us=30000
+	spin 10 module
+	rmmod hvn_spin
+	mod_events spin-module
+	rmmod hvnoise
+	bpf_start /tmp/spin.dat --param sample_us=1000
+	insmod /lib/hvnoise/hvn_spin.ko symbol=perf_swevent_hrtimer cpu=1 spin_us=30000
+	spin 10 bpf
+	rmmod hvn_spin
+	bpf_events /tmp/spin.dat spin-bpf
+
+	# 2. BPF's sampler on an idle guest: held idle, then a host pause.
+	for us in 1000 5000; do
+		bpf_start /tmp/idle.dat --param sample_us=$us
+		for k in 1 2 3; do
+			sleep 10
+			echo "HVN-RATE bpf-$us $k$(timer_rate perf_swevent_hrtimer)"
+			inject pause 50
+		done
+		bpf_events /tmp/idle.dat idle-bpf-$us
+	done
+	insmod $KO cpus=0-$((ncpu - 1)) sample_us=1000 lost_threshold_us=$LOST_US
+	echo 1 >$T/events/hvnoise/lost/enable
+	echo >$T/trace
+	for k in 1 2 3; do
+		sleep 10
+		echo "HVN-RATE module $k$(timer_rate sampler_fn)"
+		inject pause 50
+	done
+	mod_events idle-module
+	rmmod hvnoise
+
+	# 3. perf throttling forced (2 samples a tick): the tool re-arms the
+	# timers, and the stops are neither lost time nor hide a pause.
+	rate=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
+	echo 500 >/proc/sys/kernel/perf_event_max_sample_rate
+	bpf_start /tmp/thr.dat --param sample_us=1000
+	(sleep 60; kill -9 $bpfpid) 2>/dev/null &
+	watchdog=$!
+	for k in 1 2 3; do
+		sleep 2
+		inject pause 50
+	done
+	bpf_events /tmp/thr.dat throttle-bpf
+	kill $watchdog 2>/dev/null
+	echo "HVN-THROTTLE $(grep -o 'throttled the BPF.*' /tmp/thr.dat.log)"
+	echo "$rate" >/proc/sys/kernel/perf_event_max_sample_rate
+
+	exit 0
+fi
+
+# --- the soak: the same schedule for the module, then for BPF ----------------
+PAUSES="20 30 50 100"
+HOGS="30 50"
+schedule() {
+	for r in $(seq 1 "$rounds"); do
+		for ms in $PAUSES; do
+			inject pause "$ms"
+			sleep 0.3
+		done
+		for ms in $HOGS; do
+			inject hog "$ms"
+			sleep 0.3
+		done
+	done
+}
+
+insmod $KO cpus=0-$((ncpu - 1)) sample_us=1000 lost_threshold_us=$LOST_US
+echo 1 >$T/events/hvnoise/lost/enable
+echo >$T/trace
+echo "HVN-SOURCE module"
+schedule
+mod_events module
+rmmod hvnoise
+
+bpf_start /tmp/soak.dat --param sample_us=1000
+echo "HVN-SOURCE bpf"
+schedule
+bpf_events /tmp/soak.dat bpf
