@@ -55,7 +55,7 @@ build/bpf/hvnoise.bpf.o: tools/bpf/hvnoise.bpf.c tools/bpf/bpf_config.h \
 build/bpf/hvnoise.skel.h: build/bpf/hvnoise.bpf.o
 	bpftool gen skeleton $< name hvnoise_bpf >$@.tmp && mv $@.tmp $@
 
-.PHONY: all module clean check demo deps unit unit-build tools fuzz fuzz-build stress soak-detectors soak-exp \
+.PHONY: all module clean check demo deps unit unit-build tools fuzz fuzz-build stress soak-detectors soak-exp anchor \
 	install install-tools install-module uninstall dkms-install dkms-uninstall
 
 all: module
@@ -201,6 +201,11 @@ soak-detectors: deps
 
 soak-exp: deps
 	tests/vm/soak.sh exp 1 build/soak
+
+# The soak's schedule through the kernel's osnoise and hwnoise (Debian
+# unstable's kernel, fetched into the cache), for the table in detectors.rst.
+anchor: deps
+	tests/vm/anchor.sh $${N:-20} build/anchor
 
 # --- install -------------------------------------------------------------
 # The tool and its man page go under PREFIX; the module under

@@ -206,11 +206,15 @@ def tol(ms):
 def judge(source, wins, evs, ncpu, check):
     """Every injection must give, on every vCPU it stopped (all for a
     pause, vCPU 1 for a hog), one lost event inside its window within 20%
-    or 2 ms of what was injected.  Events anywhere else are over-reports,
-    judged on their own.  No tolerance for misses.  Prints per-CPU recall
-    and the error per injection size; returns {seq: {cpu: ms}}."""
+    or 2 ms of what was injected: no tolerance for misses.  Events anywhere
+    else are judged on their own: real stops that were not injected are
+    told apart and printed (vCPU 0 stopped for a hog's length with vCPU 1,
+    waiting on QEMU's big lock; every vCPU stopped at once, alike, outside
+    any injection: QEMU or this host), any other is an over-report.  Prints
+    per-CPU recall and the error per injection size; returns
+    ({seq: {cpu: ms}}, seen, vCPU-injections)."""
     per_cpu = {c: [0, 0] for c in range(ncpu)}
-    err, misses, extra, seen = {}, [], [], {}
+    err, misses, extra, coupled, seen = {}, [], [], [], {}
     used = set()
     for seq, (what, ms, got, t0, t1) in sorted(wins.items()):
         cpus = range(ncpu) if what == "pause" else [1]
@@ -220,8 +224,13 @@ def judge(source, wins, evs, ncpu, check):
         for c in range(ncpu):
             mine = [e["duration"] / 1e6 for e in inside if e["cpu"] == c]
             if c not in cpus:
-                if mine:
-                    extra.append(f"{what} {got:.1f} ms #{seq}: cpu{c} {max(mine):.2f}")
+                # A vCPU waiting for QEMU's big lock, held by the hogged
+                # vCPU's thread, loses the hog's time with it.
+                if len(mine) == 1 and abs(mine[0] - got) <= tol(got):
+                    coupled.append(f"{what} {got:.1f} ms #{seq}: cpu{c} {mine[0]:.2f}")
+                elif mine:
+                    extra.append(f"{what} {got:.1f} ms #{seq}: cpu{c} " +
+                                 ", ".join(f"{d:.2f}" for d in mine))
                 continue
             per_cpu[c][1] += 1
             if mine:
@@ -234,10 +243,21 @@ def judge(source, wins, evs, ncpu, check):
                               (", ".join(f"{d:.2f}" for d in mine) if mine else "nothing"))
     offs = sorted(host_inject[s] - w[3] for s, w in wins.items() if s in host_inject)
     off = offs[len(offs) // 2] if offs else None
-    for e in evs:
-        if id(e) not in used:
-            extra.append(f"outside any injection: cpu{e['cpu']} {e['duration'] / 1e6:.2f} ms "
-                         f"at {e['start'] / 1e9:.3f} s" + host_context(e, off))
+    # Outside the injections: the whole VM stopped (every vCPU at once,
+    # alike: QEMU or this host, not injected), or a false report.
+    rest = sorted((e for e in evs if id(e) not in used), key=lambda e: e["start"])
+    whole = []
+    while rest:
+        g = [e for e in rest if e["start"] - rest[0]["start"] <= 2_000_000]
+        d = [e["duration"] / 1e6 for e in g]
+        if (sorted(e["cpu"] for e in g) == list(range(ncpu)) and
+                max(d) - min(d) <= tol(min(d))):
+            whole.append(f"{min(d):.2f}..{max(d):.2f} ms at {g[0]['start'] / 1e9:.3f} s" +
+                         host_context(g[0], off))
+        else:
+            extra += [f"outside any injection: cpu{e['cpu']} {e['duration'] / 1e6:.2f} ms "
+                      f"at {e['start'] / 1e9:.3f} s" + host_context(e, off) for e in g]
+        rest = rest[len(g):]
     n = sum(t for _, t in per_cpu.values())
     hit = sum(h for h, _ in per_cpu.values())
     print(f"  {source}: {len(wins)} injections, {n} vCPU-injections seen {hit}: " +
@@ -250,7 +270,13 @@ def judge(source, wins, evs, ncpu, check):
         print(f"    MISS {m}")
     for x in extra[:20]:
         print(f"    EXTRA {x}")
+    for x in coupled[:20]:
+        print(f"    WITH THE HOG {x}")
+    for x in whole[:20]:
+        print(f"    WHOLE VM STOPPED, NOT INJECTED {x}")
     check(n and not misses, f"{source}: every injection seen on every vCPU it stopped, "
           f"within 20%/2 ms ({hit}/{n} vCPU-injections)")
-    check(not extra, f"{source}: no lost events beyond the injections ({len(extra)})")
+    check(not extra, f"{source}: no lost events but the injections' and whole-VM stops "
+          f"({len(extra)} others; {len(coupled)} vCPUs stopped with a hog, "
+          f"{len(whole)} whole-VM stops not injected)")
     return seen, hit, n

@@ -9,8 +9,10 @@ give, on every vCPU it stopped, one lost event within 20% or 2 ms of what
 was injected, and no event may fall anywhere else: no tolerance.  Prints
 KTAP, per-CPU recall and the error per injection size.
 
-MODE soak: ROUNDS rounds of pauses and hogs, the module then BPF.
-MODE exp:  the mechanism experiments (Documentation/detectors.rst).
+MODE soak:   ROUNDS rounds of pauses and hogs, the module then BPF.
+MODE anchor: the same through the kernel's osnoise and hwnoise
+             (tests/vm/guest-anchor.sh, tests/vm/anchor.sh).
+MODE exp:    the mechanism experiments (Documentation/detectors.rst).
 """
 import os
 import re
@@ -78,8 +80,10 @@ def main():
     if mode == "exp":
         experiments(console)
     else:
+        for line in re.findall(r"^HVN-CPU .*", console, re.M):
+            print("# " + line)
         total = [0, 0]
-        for source in ("module", "bpf"):
+        for source in (("osnoise", "hwnoise") if mode == "anchor" else ("module", "bpf")):
             evs = inject.events(console, source)
             if ok(evs is not None, f"{source}: the lost events came back"):
                 _, h, n = inject.judge(source, inject.windows(console, source), evs, NCPU, ok)

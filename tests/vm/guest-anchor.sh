@@ -1,0 +1,62 @@
+#!/bin/sh
+# The anchor for the lost-time soak: the kernel's own osnoise tracer, and
+# its hwnoise mode (OSNOISE_IRQ_DISABLE, as rtla hwnoise runs it), through
+# the soak's schedule of host pauses and vCPU hogs (tests/vm/anchor.sh).
+# Each noise sample over the threshold (osnoise:sample_threshold) is
+# printed as a LOST line for the host's judge (tests/vm/inject.py).
+T=/sys/kernel/tracing
+rounds=10
+for arg in $(cat /proc/cmdline); do
+	case $arg in
+	hvn.rounds=*) rounds=${arg#hvn.rounds=} ;;
+	esac
+done
+ncpu=$(grep -c ^processor /proc/cpuinfo)
+echo "guest: kernel $(uname -r), $ncpu CPUs, $rounds rounds"
+. /lib/hvnoise/lib.sh
+echo mono >$T/trace_clock
+echo 8192 >$T/buffer_size_kb
+grep -q osnoise $T/available_tracers || { echo "HVN-NO-OSNOISE"; exit 1; }
+
+busy() {	# the CPUs' busy jiffies and total jiffies so far
+	awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i
+		print t - $5 - $6, t }' /proc/stat
+}
+
+PAUSES="20 30 50 100"
+HOGS="30 50"
+for mode in osnoise hwnoise; do
+	echo 0-$((ncpu - 1)) >$T/osnoise/cpus
+	echo 1000000 >$T/osnoise/period_us
+	echo 900000 >$T/osnoise/runtime_us
+	echo 15000 >$T/tracing_thresh	# the soak's threshold, 15 ms
+	if [ $mode = hwnoise ]; then
+		echo OSNOISE_IRQ_DISABLE >$T/osnoise/options
+	else
+		echo NO_OSNOISE_IRQ_DISABLE >$T/osnoise/options
+	fi
+	echo >$T/trace
+	echo 1 >$T/events/osnoise/sample_threshold/enable
+	echo osnoise >$T/current_tracer
+	sleep 2
+	set -- $(busy)
+	b0=$1 t0=$2
+	for r in $(seq 1 "$rounds"); do
+		for ms in $PAUSES; do
+			inject pause "$ms"
+			sleep 0.3
+		done
+		for ms in $HOGS; do
+			inject hog "$ms"
+			sleep 0.3
+		done
+	done
+	set -- $(busy)
+	echo "HVN-CPU $mode busy $(( (($1 - b0) * 1000) / ($2 - t0) )) permille of $ncpu CPUs"
+	echo nop >$T/current_tracer
+	echo 0 >$T/events/osnoise/sample_threshold/enable
+	echo "HVN-EVENTS $mode"
+	grep " sample_threshold: " $T/trace | sed -n \
+		's/.*\[0*\([0-9][0-9]*\)\].* start \([0-9]*\)\.\([0-9]*\) duration \([0-9]*\) ns.*/LOST cpu=\1 start=\2\3 duration=\4/p'
+	echo "HVN-END-EVENTS"
+done
