@@ -202,8 +202,9 @@ soak-detectors: deps
 soak-exp: deps
 	tests/vm/soak.sh exp 1 build/soak
 
-# The soak's schedule through the kernel's osnoise and hwnoise (Debian
-# unstable's kernel, fetched into the cache), for the table in detectors.rst.
+# The soak's schedule through the kernel's osnoise, hwnoise and the module
+# on a 6.12 kernel with osnoise (built once, cached), for the table in
+# Documentation/detectors.rst.
 anchor: deps
 	tests/vm/anchor.sh $${N:-20} build/anchor
 

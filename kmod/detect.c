@@ -128,7 +128,7 @@ static inline u64 hvn_clock(void)
 /* --- storms ------------------------------------------------------------ */
 
 static void emit_storm_end(int cpu, u8 src, int irq, const char *name,
-			   struct hvn_storm_report *rep, u64 now)
+			   struct hvn_storm_report *rep)
 {
 	trace_irq_storm(cpu, src, irq, name, rep);
 }
@@ -144,7 +144,7 @@ static void storm_count(struct hvn_pcpu *p, struct hvn_storm *st,
 	f = hvn_storm_irq(st, c, now, &rep);
 	if (f & HVN_STORM_END) {
 		p->nactive--;
-		emit_storm_end(cpu, src, irq, name, &rep, now);
+		emit_storm_end(cpu, src, irq, name, &rep);
 	}
 	if (f & HVN_STORM_BEGIN) {
 		p->nactive++;
@@ -163,21 +163,19 @@ static void storm_expire(struct hvn_pcpu *p, int cpu, u64 now, bool force)
 		return;
 	if (hvn_storm_expire(&p->all, &storm_all_cfg, now, force, &rep)) {
 		p->nactive--;
-		emit_storm_end(cpu, HVN_SRC_ALL, -1, "all", &rep, now);
+		emit_storm_end(cpu, HVN_SRC_ALL, -1, "all", &rep);
 	}
 	for (i = 0; i < HVN_NR_VEC; i++)
 		if (hvn_storm_expire(&p->vec[i], &storm_cfg, now, force, &rep)) {
 			p->nactive--;
-			emit_storm_end(cpu, vec_src[i], -1, vec_names[i], &rep,
-				       now);
+			emit_storm_end(cpu, vec_src[i], -1, vec_names[i], &rep);
 		}
 	for (i = 0; i < HVN_STORM_SLOTS; i++) {
 		struct hvn_storm_slot *s = &p->slot[i];
 
 		if (hvn_storm_expire(&s->st, &storm_cfg, now, force, &rep)) {
 			p->nactive--;
-			emit_storm_end(cpu, HVN_SRC_IRQ, s->irq, s->name, &rep,
-				       now);
+			emit_storm_end(cpu, HVN_SRC_IRQ, s->irq, s->name, &rep);
 		}
 	}
 }
@@ -353,6 +351,9 @@ static void probe_hrtimer_expire(void *data, struct hrtimer *t, ktime_t *now)
 	int cpu;
 
 	if (!READ_ONCE(p->watched) || t->is_soft)
+		return;
+	/* A clock step (NTP, a restored VM) makes these late by the step. */
+	if (t->base->clockid == CLOCK_REALTIME || t->base->clockid == CLOCK_TAI)
 		return;
 	/*
 	 * The clock read here, not the interrupt's *now: a vCPU stopped
@@ -577,7 +578,7 @@ void hvn_detect_cpu_dead(unsigned int cpu)
 	if (!p->watched)
 		return;
 	WRITE_ONCE(p->watched, false);
-	storm_expire(p, cpu, cpu_clock(cpu), true);
+	storm_expire(p, cpu, hvn_clock(), true);
 }
 
 int hvn_detect_format_stats(char *buf, size_t len)
@@ -591,6 +592,7 @@ int hvn_detect_init(void)
 	unsigned int i;
 	int cpu, ret;
 
+	BUILD_BUG_ON(HVN_STORM_NAME_LEN != HVN_IRQ_NAME_LEN);
 	hvn_detect_cfg_changed();
 	for_each_possible_cpu(cpu) {
 		struct hvn_pcpu *p = per_cpu_ptr(&hvn_pcpu, cpu);
@@ -645,7 +647,7 @@ void hvn_detect_exit(void)
 		/* Report storms cut short by the unload. */
 		if (p->watched) {
 			WRITE_ONCE(p->watched, false);
-			storm_expire(p, cpu, cpu_clock(cpu), true);
+			storm_expire(p, cpu, hvn_clock(), true);
 		}
 	}
 	t = rcu_dereference_protected(hvn_irqtab, 1);

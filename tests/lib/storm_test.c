@@ -195,9 +195,19 @@ static void storm_slots_equal_mod_size(struct hvn_test *t)
 	/* Once a quiet source's window is over, its slot is reused. */
 	a = hvn_storm_slot(slots, 50, &cfg, 115 * MS, &claimed);
 	HT_EXPECT_TRUE(t, a && claimed && a->irq == 50 && a->st.win_count == 0);
-	/* A storm under way keeps its slot. */
-	HT_EXPECT_TRUE(t, hvn_storm_slot(slots, 3, &cfg, 115 * MS, &claimed) != NULL);
-	HT_EXPECT_FALSE(t, claimed);
+	/* A new IRQ passes the storms under way (IRQs 3 and 19, in slots 3
+	 * and 4) on its way to a quiet slot: both keep theirs.
+	 */
+	a = hvn_storm_slot(slots, 3 + 2 * HVN_STORM_SLOTS, &cfg, 115 * MS, &claimed);
+	HT_EXPECT_TRUE(t, a && claimed && a != &slots[3] && a != &slots[4]);
+	HT_EXPECT_EQ(t, slots[3].irq, 3);
+	HT_EXPECT_EQ(t, slots[4].irq, 3 + HVN_STORM_SLOTS);
+	hvn_storm_irq(&a->st, &cfg, 115 * MS, &r);
+	/* A free slot further on is taken before quiet ones. */
+	slots[12].irq = -1;
+	a = hvn_storm_slot(slots, 10 + HVN_STORM_SLOTS, &cfg, 116 * MS, &claimed);
+	HT_EXPECT_TRUE(t, a == &slots[12] && claimed);
+	HT_EXPECT_EQ(t, slots[10].irq, 110);
 }
 
 static struct ht_case storm_cases[] = {

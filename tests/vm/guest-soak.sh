@@ -8,6 +8,7 @@
 #   hvn.soak=exp    the mechanism experiments (a stop inside the sampler's
 #                   callback, on demand; an idle guest, then a pause)
 #   hvn.soak=soak   hvn.rounds= rounds of pauses and hogs, module then BPF
+#   hvn.soak=baseline  30 s of TCG's own lateness, nothing injected
 KO=/lib/hvnoise/hvnoise.ko
 T=/sys/kernel/tracing
 HVN=/usr/bin/hvnoise
@@ -144,6 +145,24 @@ if [ "$mode" = exp ]; then
 	echo "HVN-THROTTLE $(grep -o 'throttled the BPF.*' /tmp/thr.dat.log)"
 	echo "$rate" >/proc/sys/kernel/perf_event_max_sample_rate
 
+	exit 0
+fi
+
+if [ "$mode" = baseline ]; then
+	# TCG's own lateness, nothing injected: what the threshold must clear.
+	insmod $KO cpus=0-$((ncpu - 1)) sample_us=1000 lost_threshold_us=200
+	echo 1 >$T/events/hvnoise/lost/enable
+	echo >$T/trace
+	sleep 30
+	for c in $(seq 0 $((ncpu - 1))); do
+		grep " lost: *cpu=$c " $T/trace | sed 's/.* duration=\([0-9]*\).*/\1/' |
+			awk -v c=$c '{ n++; if ($1 > m) m = $1
+				if ($1 > 1e6) a++; if ($1 > 2e6) b++; if ($1 > 5e6) d++
+				if ($1 > 1e7) e++ }
+			END { printf "HVN-BASELINE cpu%d events=%d max_ms=%.2f over_1ms=%d over_2ms=%d over_5ms=%d over_10ms=%d\n",
+				c, n, m / 1e6, a, b, d, e }'
+	done
+	rmmod hvnoise
 	exit 0
 fi
 

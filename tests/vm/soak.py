@@ -10,9 +10,11 @@ was injected, and no event may fall anywhere else: no tolerance.  Prints
 KTAP, per-CPU recall and the error per injection size.
 
 MODE soak:   ROUNDS rounds of pauses and hogs, the module then BPF.
-MODE anchor: the same through the kernel's osnoise and hwnoise
-             (tests/vm/guest-anchor.sh, tests/vm/anchor.sh).
+MODE anchor: the same through the kernel's osnoise, hwnoise and the
+             module (tests/vm/guest-anchor.sh, tests/vm/anchor.sh).
 MODE exp:    the mechanism experiments (Documentation/detectors.rst).
+MODE baseline: TCG's own lateness with nothing injected (HVN_VM_APPEND
+             and HVN_VM_ARGS add guest and QEMU settings to try).
 """
 import os
 import re
@@ -50,6 +52,9 @@ def experiments(console):
            f"sampler's re-arm is reported ({hits}/{len(seen)})")
     for line in re.findall(r"^HVN-(?:RATE|THROTTLE) .*", console, re.M):
         print("# " + line)
+    thr = re.search(r"^HVN-THROTTLE throttled the BPF source's timers (\d+) times", console, re.M)
+    ok(thr and int(thr.group(1)) > 0,
+       "perf throttling forced: the recorder counts it (perf_event_max_sample_rate=500)")
     for tag in ("idle-bpf-1000", "idle-bpf-5000", "idle-module", "throttle-bpf"):
         evs = inject.events(console, tag)
         if ok(evs is not None, f"{tag}: events came back"):
@@ -66,8 +71,9 @@ def main():
         if os.path.exists(f):
             os.unlink(f)
     env = dict(os.environ, HVN_VM_CPUS=str(NCPU), HVN_VM_ACCEL="tcg",
-               HVN_VM_APPEND=f"hvn.soak={mode} hvn.rounds={rounds}",
-               HVN_VM_ARGS=inject.qemu_args(sockpath))
+               HVN_VM_APPEND=f"hvn.soak={mode} hvn.rounds={rounds} " +
+               os.environ.get("HVN_VM_APPEND", ""),
+               HVN_VM_ARGS=inject.qemu_args(sockpath) + " " + os.environ.get("HVN_VM_ARGS", ""))
     here = os.path.dirname(os.path.abspath(__file__))
     t0 = time.time()
     proc = subprocess.Popen([os.path.join(here, "qemu.sh"), kernel, initrd, log,
@@ -79,11 +85,15 @@ def main():
     print(f"# VM ran {time.time() - t0:.0f} s")
     if mode == "exp":
         experiments(console)
+    elif mode == "baseline":
+        for line in re.findall(r"^HVN-BASELINE .*", console, re.M):
+            print("# " + line)
     else:
         for line in re.findall(r"^HVN-CPU .*", console, re.M):
             print("# " + line)
         total = [0, 0]
-        for source in (("osnoise", "hwnoise") if mode == "anchor" else ("module", "bpf")):
+        for source in (("osnoise", "hwnoise", "module") if mode == "anchor"
+                       else ("module", "bpf")):
             evs = inject.events(console, source)
             if ok(evs is not None, f"{source}: the lost events came back"):
                 _, h, n = inject.judge(source, inject.windows(console, source), evs, NCPU, ok)

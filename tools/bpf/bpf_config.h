@@ -55,9 +55,11 @@ struct hvn_bpf_pcpu {
 	struct hvn_storm all;
 	struct hvn_storm vec[HVN_BPF_NR_VEC];
 	struct hvn_storm_slot slot[HVN_STORM_SLOTS];
-	/* The sampler's hrtimer, told by its perf program; the last hard
-	 * hrtimer the probe saw; the sampler_gen[] the history is for. */
-	unsigned long long sampler_timer, last_timer;
+	/*
+	 * The sampler's hrtimer, told by its perf program; the last hard
+	 * hrtimer the probe saw; the sampler_gen[] the history is for.
+	 */
+	u64 sampler_timer, last_timer;
 	unsigned int sampler_gen;
 };
 

@@ -85,6 +85,12 @@ struct {
 } events SEC(".maps");
 
 extern struct kernel_cpustat kernel_cpustat __ksym;
+/* perf's hrtimer callback: what the sampler's hrtimer runs. */
+extern const void perf_swevent_hrtimer __ksym __weak;
+#define perf_hrtimer_fn	(&perf_swevent_hrtimer)
+#define HRTIMER_STATE_ENQUEUED	0x01
+#define HVN_CLOCK_REALTIME	0
+#define HVN_CLOCK_TAI		11
 extern struct kvm_steal_time steal_time __ksym __weak;
 
 
@@ -111,6 +117,7 @@ static __always_inline struct hvn_bpf_pcpu *this_pcpu(u32 cpu)
 	}
 	p->nactive = 0;
 	p->snap_valid = false;
+	p->sampler_timer = p->last_timer = 0;
 	p->gen = gen;
 	return p;
 }
@@ -483,13 +490,20 @@ int BPF_PROG(vector_update, unsigned int irq, unsigned int vector,
 static __always_inline void hrtimer_expire(struct hrtimer *t, bool ksyms)
 {
 	u32 cpu = bpf_get_smp_processor_id(), gen;
+	u64 now, expiry, steal, nmi_ns, irqs;
 	struct hvn_lost_report rep;
+	struct perf_event *ev;
 	struct hvn_bpf_msg *m;
-	u64 now, expiry, steal, nmi_ns;
 	struct hvn_bpf_pcpu *p;
+	struct hrtimer *st;
+	int clk;
 	u8 src;
 
 	if (!(p = watched_pcpu(cpu)) || BPF_CORE_READ(t, is_soft))
+		return;
+	/* A clock step (NTP, a restored VM) makes these late by the step. */
+	clk = BPF_CORE_READ(t, base, clockid);
+	if (clk == HVN_CLOCK_REALTIME || clk == HVN_CLOCK_TAI)
 		return;
 	/*
 	 * The clock read here, not the interrupt's *now: a vCPU stopped
@@ -505,9 +519,21 @@ static __always_inline void hrtimer_expire(struct hrtimer *t, bool ksyms)
 		p->lost.sampler_seen = 0;
 	}
 	/* perf re-arms its timer from a clock read after this one. */
-	expiry = hvn_lost_due(&p->lost, expiry, sample_ns);
-	if ((u64)t == p->sampler_timer)
+	if ((u64)t == p->sampler_timer) {
+		ev = (void *)(p->sampler_timer -
+			      bpf_core_field_offset(struct perf_event, hw.hrtimer));
+		irqs = BPF_CORE_READ(ev, hw.interrupts);
+		/* Restarted after a throttle (by a tick or the tool): perf
+		 * zeroed the count; throttled: ~0.  No history either way. */
+		if (!irqs || irqs == ~0ULL)
+			p->lost.sampler_seen = 0;
+		expiry = hvn_lost_due(&p->lost, expiry, sample_ns);
 		p->lost.sampler_seen = now;
+	} else if (p->lost.sampler_seen && (st = (void *)p->sampler_timer) &&
+		   (BPF_CORE_READ(st, state) & HRTIMER_STATE_ENQUEUED)) {
+		/* Only a sampler still queued is due (not a throttled one). */
+		expiry = hvn_lost_due(&p->lost, expiry, sample_ns);
+	}
 	p->last_timer = (u64)t;
 	steal = read_steal(cpu, &src, ksyms);
 	/* No snapshot yet after (re)joining: no steal to split off. */
@@ -615,12 +641,18 @@ int sampler(void *ctx)
 	u32 cpu = bpf_get_smp_processor_id(), zero = 0;
 	struct hvn_bpf_pcpu *p;
 	struct perf_event *ev;
+	struct hrtimer *t;
 
-	if (cpu >= HVN_BPF_MAX_CPUS)
+	if (cpu >= HVN_BPF_MAX_CPUS || !watched[cpu])
 		return 0;
 	__sync_fetch_and_add(&sampler_runs[cpu], 1);
 	p = bpf_map_lookup_elem(&pcpu_map, &zero);
-	if (!p)
+	/* The probe saw this timer last, unless the set changed between. */
+	if (!p || !p->last_timer)
+		return 0;
+	t = (void *)p->last_timer;
+	if (perf_hrtimer_fn &&
+	    (u64)BPF_CORE_READ(t, function) != (u64)perf_hrtimer_fn)
 		return 0;
 	if (p->sampler_timer != p->last_timer) {
 		p->sampler_timer = p->last_timer;

@@ -718,6 +718,10 @@ static void timer_rearm(struct hvn_bpf *b, struct hvn_timer *t, u32 *gen)
 			 strerror(errno));
 		return;
 	}
+	/* The ioctl is done on the CPU, synchronously: a run between the two
+	 * bumps read the old history. */
+	if (gen)
+		__atomic_add_fetch(gen, 1, __ATOMIC_SEQ_CST);
 	now = hvn_now(CLOCK_MONOTONIC);
 	if (now > at)
 		b->throttled_ns += now - at;
