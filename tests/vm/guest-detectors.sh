@@ -10,10 +10,13 @@ NIC=0000:00:04.0
 BLK=0000:00:05.0
 PEER=0000:00:06.0
 TEST_LOST_US=${TEST_LOST_US:-15000}	# the test threshold, above TCG's jitter
-# Storms from 2000 interrupts/s: above what the 1 ms sampling timer and the
-# tick make of the local timer vector alone (~1250/s), so that a quiet
-# guest gives no storm; the disk and NIC storms below run at 4000-8000/s.
-STORM=2000
+# The quiet guest is judged with storms from 2000 interrupts/s: above what
+# the 1 ms sampling timer and the tick make of the local timer vector alone
+# (~1250/s).  The disk and NIC storms are counted from 500/s: under TCG the
+# disk's rate dips below 2000/s in some windows (16897 of 20000 IRQs in
+# storm windows at 2000/s, once), and the timer vector then storms too.
+QUIET_STORM=2000
+STORM=500
 . /lib/hvnoise/lib.sh
 
 check() {
@@ -43,7 +46,7 @@ ip link set "$peer" up
 echo mono >$T/trace_clock
 echo 8192 >$T/buffer_size_kb
 insmod $KO devices=$NIC,$BLK cpus=0-$((ncpu - 1)) sample_us=1000 \
-	lost_threshold_us=200 storm_rate=$STORM storm_window_ms=100
+	lost_threshold_us=200 storm_rate=$QUIET_STORM storm_window_ms=100
 check $? "insmod with the detectors"
 echo 1 >$T/events/hvnoise/enable
 
@@ -67,7 +70,8 @@ echo "QUIET lost_events=$fp (threshold ${TEST_LOST_US} us, 8 s)"
 check $? "no lost events without injections ($fp in 8 s)"
 other=$((other + $(grep -c " \(steal\|irq_storm\|irq_storm_begin\|irq_migrate\): " $T/trace)))
 [ "$other" = 0 ]
-check $? "a quiet guest emits no detector events from load on, storms from $STORM/s ($other in 16 s)"
+check $? "a quiet guest emits no detector events from load on, storms from $QUIET_STORM/s ($other in 16 s)"
+echo $STORM >$P/storm_rate
 
 # An NCCL-like job without noise: hvnoise correlate must find no stall.
 HVN=/usr/bin/hvnoise
