@@ -9,6 +9,8 @@
 #                   callback, on demand; an idle guest, then a pause)
 #   hvn.soak=soak   hvn.rounds= rounds of pauses and hogs, module then BPF
 #   hvn.soak=baseline  30 s of TCG's own lateness, nothing injected
+#   hvn.lost_us=, hvn.pauses=MS,MS..., hvn.hogs=MS,...: other than 15000,
+#                   20,30,50,100 and 30,50 (the smallest pause provable)
 KO=/lib/hvnoise/hvnoise.ko
 T=/sys/kernel/tracing
 HVN=/usr/bin/hvnoise
@@ -18,6 +20,9 @@ for arg in $(cat /proc/cmdline); do
 	case $arg in
 	hvn.soak=*) mode=${arg#hvn.soak=} ;;
 	hvn.rounds=*) rounds=${arg#hvn.rounds=} ;;
+	hvn.lost_us=*) LOST_US=${arg#hvn.lost_us=} ;;
+	hvn.pauses=*) PAUSES_ARG=$(echo "${arg#hvn.pauses=}" | tr , ' ') ;;
+	hvn.hogs=*) HOGS_ARG=$(echo "${arg#hvn.hogs=}" | tr , ' ') ;;
 	esac
 done
 ncpu=$(grep -c ^processor /proc/cpuinfo)
@@ -167,8 +172,8 @@ if [ "$mode" = baseline ]; then
 fi
 
 # --- the soak: the same schedule for the module, then for BPF ----------------
-PAUSES="20 30 50 100"
-HOGS="30 50"
+PAUSES=${PAUSES_ARG:-20 30 50 100}
+HOGS=${HOGS_ARG:-30 50}
 busy() {	# the CPUs' busy jiffies and total jiffies so far
 	awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i
 		print t - $5 - $6, t }' /proc/stat
