@@ -19,29 +19,9 @@ echo mono >$T/trace_clock
 echo 8192 >$T/buffer_size_kb
 grep -q osnoise $T/available_tracers || { echo "HVN-NO-OSNOISE"; exit 1; }
 
-busy() {	# the CPUs' busy jiffies and total jiffies so far
-	awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i
-		print t - $5 - $6, t }' /proc/stat
-}
 
 PAUSES="20 30 50 100"
 HOGS="30 50"
-schedule() {	# the rounds, for $mode
-	set -- $(busy)
-	b0=$1 t0=$2
-	for r in $(seq 1 "$rounds"); do
-		for ms in $PAUSES; do
-			inject pause "$ms"
-			sleep 0.3
-		done
-		for ms in $HOGS; do
-			inject hog "$ms"
-			sleep 0.3
-		done
-	done
-	set -- $(busy)
-	echo "HVN-CPU $mode busy $(( (($1 - b0) * 1000) / ($2 - t0) )) permille of $ncpu CPUs"
-}
 
 for mode in osnoise hwnoise; do
 	echo 0-$((ncpu - 1)) >$T/osnoise/cpus
@@ -57,7 +37,7 @@ for mode in osnoise hwnoise; do
 	echo 1 >$T/events/osnoise/sample_threshold/enable
 	echo osnoise >$T/current_tracer
 	sleep 2
-	schedule
+	schedule $mode
 	echo 0 >$T/events/osnoise/sample_threshold/enable
 	# Read before the tracer changes: that clears the buffer.
 	echo "HVN-EVENTS $mode"
@@ -67,11 +47,10 @@ for mode in osnoise hwnoise; do
 	echo nop >$T/current_tracer
 done
 
-mode=module
 insmod /lib/hvnoise/hvnoise.ko cpus=0-$((ncpu - 1)) sample_us=1000 lost_threshold_us=15000
 echo 1 >$T/events/hvnoise/lost/enable
 echo >$T/trace
-schedule
+schedule module
 echo "HVN-EVENTS module"
 grep " lost: " $T/trace | sed 's/.* lost: */LOST /'
 echo "HVN-END-EVENTS"

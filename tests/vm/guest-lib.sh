@@ -16,3 +16,27 @@ inject() {
 	read -r hvn_ack <&3
 	echo "HVN-WIN $hvn_seq $hvn_t0 $(cut -d' ' -f1 /proc/uptime) $hvn_ack"
 }
+
+# The CPUs' busy and total jiffies so far.
+busy() {
+	awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i
+		print t - $5 - $6, t }' /proc/stat
+}
+
+# schedule NAME: $rounds rounds of pauses ($PAUSES ms) and hogs ($HOGS ms),
+# then the CPU share NAME's phase kept busy (HVN-CPU).
+schedule() {
+	set -- "$1" $(busy)
+	for _ in $(seq 1 "$rounds"); do
+		for ms in $PAUSES; do
+			inject pause "$ms"
+			sleep 0.3
+		done
+		for ms in $HOGS; do
+			inject hog "$ms"
+			sleep 0.3
+		done
+	done
+	set -- "$@" $(busy)
+	echo "HVN-CPU $1 busy $(( (($4 - $2) * 1000) / ($5 - $3) )) permille of $(grep -c ^processor /proc/cpuinfo) CPUs"
+}

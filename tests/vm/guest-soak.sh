@@ -174,38 +174,16 @@ fi
 # --- the soak: the same schedule for the module, then for BPF ----------------
 PAUSES=${PAUSES_ARG:-20 30 50 100}
 HOGS=${HOGS_ARG:-30 50}
-busy() {	# the CPUs' busy jiffies and total jiffies so far
-	awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i
-		print t - $5 - $6, t }' /proc/stat
-}
-schedule() {	# the rounds, for source $src
-	set -- $(busy)
-	b0=$1 t0=$2
-	for r in $(seq 1 "$rounds"); do
-		for ms in $PAUSES; do
-			inject pause "$ms"
-			sleep 0.3
-		done
-		for ms in $HOGS; do
-			inject hog "$ms"
-			sleep 0.3
-		done
-	done
-	set -- $(busy)
-	echo "HVN-CPU $src busy $(( (($1 - b0) * 1000) / ($2 - t0) )) permille of $ncpu CPUs"
-}
 
 insmod $KO cpus=0-$((ncpu - 1)) sample_us=1000 lost_threshold_us=$LOST_US
 echo 1 >$T/events/hvnoise/lost/enable
 echo >$T/trace
 echo "HVN-SOURCE module"
-src=module
-schedule
+schedule module
 mod_events module
 rmmod hvnoise
 
 bpf_start /tmp/soak.dat --param sample_us=1000
 echo "HVN-SOURCE bpf"
-src=bpf
-schedule
+schedule bpf
 bpf_events /tmp/soak.dat bpf
