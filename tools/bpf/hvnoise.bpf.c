@@ -44,11 +44,10 @@ u32 enter_gen[HVN_BPF_MAX_CPUS];
 /*
  * The sample_us timers: their period, and a generation per CPU bumped by
  * the tool before it re-arms one (a throttled timer), after which the
- * sampler's history on that CPU starts over.  Runs counted per CPU.
+ * sampler's history on that CPU starts over.
  */
 const volatile u64 sample_ns;
 u32 sampler_gen[HVN_BPF_MAX_CPUS];
-u64 sampler_runs[HVN_BPF_MAX_CPUS];
 /* Written by the probes: the CPU has storms under way (to end on leaving). */
 u8 has_storms[HVN_BPF_MAX_CPUS];
 
@@ -632,8 +631,9 @@ int steal_acct(void *ctx)
 /*
  * The sample_us timer of a watched CPU, run from its hrtimer's callback
  * right after the hrtimer probe saw that timer: it names the timer for
- * the probe and counts its runs.  Returns 0: no sample is written to the
- * event's ring, which carries only throttle records for the tool.
+ * the probe, and drops the history of one it throttled.  Returns 0: no
+ * sample is written to the event's ring, which carries only throttle
+ * records for the tool.
  */
 SEC("perf_event")
 int sampler(void *ctx)
@@ -645,7 +645,6 @@ int sampler(void *ctx)
 
 	if (cpu >= HVN_BPF_MAX_CPUS || !watched[cpu])
 		return 0;
-	__sync_fetch_and_add(&sampler_runs[cpu], 1);
 	p = bpf_map_lookup_elem(&pcpu_map, &zero);
 	/* The probe saw this timer last, unless the set changed between. */
 	if (!p || !p->last_timer)
@@ -661,7 +660,8 @@ int sampler(void *ctx)
 	/*
 	 * This run throttled the event (perf counted one interrupt too many
 	 * since its CPU's last tick): its timer stops until a tick or the
-	 * tool restarts it, and that stop is not time lost.
+	 * tool restarts it.  Forget the history now, not at its next run: a
+	 * tick that restarts it and fires first would judge by it.
 	 */
 	ev = (void *)(p->last_timer -
 		      bpf_core_field_offset(struct perf_event, hw.hrtimer));
