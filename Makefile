@@ -10,6 +10,8 @@
 #   make uninstall       what make install put there
 #   make dkms-install    the module under DKMS, rebuilt for every new kernel
 
+.DEFAULT_GOAL := all
+
 KDIR ?= $(shell scripts/kernel-dir.sh)
 CC_USER ?= gcc
 USER_CFLAGS := -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -g -O1 \
@@ -19,16 +21,19 @@ USER_CFLAGS := -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -g -O1 \
 LIB_SRCS := $(wildcard kmod/lib/*.c)
 UNIT_SRCS := tests/unit/runner.c $(wildcard tests/lib/*_test.c)
 
-# The tool links the module's kernel-independent library: the watched set
-# and the storm logic of its BPF source are the module's own code.
-TOOL_LIB_SRCS := kmod/lib/cpulist.c kmod/lib/devlist.c kmod/lib/watchset.c \
+# libhvnoise: everything of the tool but its commands (tools/lib/, the BPF
+# loader, and the module's kernel-independent library: the watched set and
+# the storm logic of the BPF source are the module's own code).  The
+# commands (tools/hvnoise/) and the fuzzers link it.
+TOOL_LIB_SRCS := $(wildcard tools/lib/*.c tools/lib/*/*.c) tools/bpf/loader.c \
+		 kmod/lib/cpulist.c kmod/lib/devlist.c kmod/lib/watchset.c \
 		 kmod/lib/storm.c
-TOOL_SRCS := $(wildcard tools/hvnoise/*.c) $(TOOL_LIB_SRCS)
-TOOL_HDRS := $(wildcard tools/hvnoise/*.h include/hvnoise/*.h kmod/lib/*.h \
-	     tools/bpf/*.h) build/bpf/hvnoise.skel.h
+TOOL_CMD_SRCS := $(wildcard tools/hvnoise/*.c)
+TOOL_HDRS := $(wildcard tools/hvnoise/*.h tools/lib/*.h tools/lib/*/*.h \
+	     include/hvnoise/*.h kmod/lib/*.h tools/bpf/*.h) build/bpf/hvnoise.skel.h
 TOOL_PKGS := libtracefs libtraceevent libbpf
-TOOL_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g -Iinclude \
-	       -Ikmod/lib -Itools/bpf -Ibuild/bpf \
+TOOL_INC := -Iinclude -Itools/lib -Ikmod/lib -Itools/bpf -Ibuild/bpf
+TOOL_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g $(TOOL_INC) \
 	       $(shell pkg-config --cflags $(TOOL_PKGS) 2>/dev/null)
 TOOL_LIBS := $(shell pkg-config --libs $(TOOL_PKGS) 2>/dev/null) -lzstd -lz
 
@@ -138,29 +143,38 @@ $(MAN7):
 	rst2man --strict $@.rst $@
 	@rm -f $@.rst
 
-build/tools/hvnoise: $(TOOL_SRCS) $(TOOL_HDRS)
+# One object directory per flavour: build/tools (-O2) and build/tools-asan.
+TOOL_LIB_OBJS = $(patsubst %.c,$(1)/obj/%.o,$(TOOL_LIB_SRCS))
+TOOL_FLAVOUR_tools := -O2
+TOOL_FLAVOUR_tools-asan := -O1 $(ASAN)
+build/tools/obj/%.o build/tools-asan/obj/%.o: %.c $(TOOL_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC_USER) $(TOOL_CFLAGS) -O2 -o $@ $(TOOL_SRCS) $(TOOL_LIBS)
+	$(CC_USER) $(TOOL_CFLAGS) $(TOOL_FLAVOUR_$(word 2,$(subst /, ,$@))) -c -o $@ $<
 
-build/tools-asan/hvnoise: $(TOOL_SRCS) $(TOOL_HDRS)
-	@mkdir -p $(dir $@)
-	$(CC_USER) $(TOOL_CFLAGS) -O1 -fsanitize=address,undefined \
-		-fno-sanitize-recover=all -o $@ $(TOOL_SRCS) $(TOOL_LIBS)
+build/tools/libhvnoise.a: $(call TOOL_LIB_OBJS,build/tools)
+build/tools-asan/libhvnoise.a: $(call TOOL_LIB_OBJS,build/tools-asan)
+build/tools/libhvnoise.a build/tools-asan/libhvnoise.a:
+	rm -f $@ && ar rcs $@ $^
+
+build/tools/hvnoise: $(TOOL_CMD_SRCS) $(TOOL_HDRS) build/tools/libhvnoise.a
+	$(CC_USER) $(TOOL_CFLAGS) -O2 -o $@ $(TOOL_CMD_SRCS) build/tools/libhvnoise.a $(TOOL_LIBS)
+
+build/tools-asan/hvnoise: $(TOOL_CMD_SRCS) $(TOOL_HDRS) build/tools-asan/libhvnoise.a
+	$(CC_USER) $(TOOL_CFLAGS) -O1 $(ASAN) -o $@ $(TOOL_CMD_SRCS) build/tools-asan/libhvnoise.a $(TOOL_LIBS)
 
 # libFuzzer harnesses (clang) of every parser; make fuzz runs each 10 min.
+# They link the library's sources only: no command, no main.
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -std=gnu11 \
-	       -Iinclude -Itools/hvnoise -Ikmod/lib -Itools/bpf -Ibuild/bpf \
-	       $(shell pkg-config --cflags $(TOOL_PKGS) 2>/dev/null)
-FUZZ_TOOL_SRCS := $(filter-out tools/hvnoise/main.c,$(TOOL_SRCS))
+	       $(TOOL_INC) $(shell pkg-config --cflags $(TOOL_PKGS) 2>/dev/null)
 FUZZERS := tracedat inputs nccl params
 
 build/fuzz/fuzz_params: tests/fuzz/fuzz_params.c kmod/lib/cpulist.c kmod/lib/devlist.c
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ $^
 
-build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_TOOL_SRCS) $(TOOL_HDRS)
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(TOOL_LIB_SRCS) $(TOOL_HDRS)
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_TOOL_SRCS) $(TOOL_LIBS)
+	clang $(FUZZ_CFLAGS) -o $@ $< $(TOOL_LIB_SRCS) $(TOOL_LIBS)
 
 fuzz-build: $(addprefix build/fuzz/fuzz_,$(FUZZERS))
 
@@ -212,7 +226,7 @@ anchor: deps
 # The tool and its man page go under PREFIX; the module under
 # /lib/modules/KVER/updates (KVER: the kernel of KDIR), where it overrides an
 # in-tree module of the same name; KO= installs a module built elsewhere.
-VERSION := $(shell sed -n 's/^\#define HVN_VERSION[^"]*"\(.*\)"/\1/p' tools/hvnoise/hvnoise.h)
+VERSION := $(shell sed -n 's/^\#define HVN_VERSION[^"]*"\(.*\)"/\1/p' tools/lib/hvn.h)
 PREFIX ?= /usr/local
 SBINDIR ?= $(PREFIX)/sbin
 LIBDIR ?= $(PREFIX)/lib

@@ -10,7 +10,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 d=$(realpath -m "$1")
 kdir=${2:-$("$top/scripts/kernel-dir.sh" 6.1)} || { echo "FAIL: install/kernel headers"; exit 1; }
 kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' "$kdir/include/generated/utsrelease.h")
-version=$(sed -n 's/^#define HVN_VERSION[^"]*"\(.*\)"/\1/p' "$top/tools/hvnoise/hvnoise.h")
+version=$(sed -n 's/^#define HVN_VERSION[^"]*"\(.*\)"/\1/p' "$top/tools/lib/hvn.h")
 # Where trace-cmd and KernelShark load libtraceevent plugins from.
 tep=$(pkg-config --variable=libdir libtraceevent)/traceevent/plugins
 rm -rf "$d"

@@ -23,10 +23,11 @@
 
 #include "hvnoise/nccl.h"
 #include "hvnoise/watch.h"
-#include "analysis.h"
-#include "inputs.h"
-#include "report.h"
-#include "tracedat.h"
+#include "analysis/episodes.h"
+#include "inputs/torch.h"
+#include "out/human.h"
+#include "tracedat/meta.h"
+#include "tracedat/tracedat.h"
 
 #define MAX_CPUSET	16
 #define SCHEMA_VERSION	1
@@ -1118,6 +1119,7 @@ int cmd_correlate(int argc, char **argv)
 	struct hvn_schema *schema = calloc(1, sizeof(*schema));
 	struct ctx *x = calloc(1, sizeof(*x));
 	struct hvn_tdat t;
+	struct hvn_meta meta;
 	struct hvn_rb rb = { 0 };
 	const char *trace = NULL, *pf = NULL;
 	/* Input files by kind: the plugin's, FR, Kineto, Inspector. */
@@ -1205,19 +1207,14 @@ int cmd_correlate(int argc, char **argv)
 	hvn_schema_bind(schema, t.tep);
 	x->schema = schema;
 	hvn_an_init(&x->an, schema);
-	{
-		/* Clock pairs of hvnoise record, for wall-clock times. */
-		char *dup = t.meta ? strdup(t.meta) : NULL, *save, *line;
-
-		for (line = dup ? strtok_r(dup, "\n", &save) : NULL; line;
-		     line = strtok_r(NULL, "\n", &save)) {
-			unsigned long long m, rr;
-
-			if (sscanf(line, "clock %llu %llu", &m, &rr) == 2)
-				hvn_an_add_clock(&x->an, m, rr);
-		}
-		free(dup);
+	if (hvn_meta_read(&meta, &t)) {
+		ret = HVN_EXIT_FAIL;
+		goto out;
 	}
+	/* Clock pairs of hvnoise record, for wall-clock times. */
+	for (int i = 0; i < meta.nclk; i++)
+		hvn_an_add_clock(&x->an, meta.clk[i].mono, meta.clk[i].real);
+	hvn_meta_free(&meta);
 	rb.event = pass1;
 	rb.ctx = x;
 	r = hvn_tdat_stream(&t, &rb);

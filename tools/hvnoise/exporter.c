@@ -22,11 +22,12 @@
 
 #include <traceevent/event-parse.h>
 
-#include "analysis.h"
-#include "bpf_source.h"
-#include "prom.h"
-#include "ringbuf.h"
+#include "analysis/episodes.h"
+#include "loader.h"
+#include "out/prom.h"
+#include "tracedat/pages.h"
 #include "session.h"
+#include "tracedat/meta.h"
 
 #define MAX_CLIENTS	16
 #define REQ_MAX		4096		/* request line and headers */
@@ -168,24 +169,18 @@ static void drain(struct exporter *x)
 	hvn_an_finish(&x->an);
 }
 
-/* overrun + dropped events of every CPU buffer, from its stats file. */
+/* Events every CPU buffer lost (overwritten or dropped), from its stats. */
 static uint64_t overruns(struct exporter *x)
 {
 	uint64_t n = 0;
 
 	for (int c = 0; c < x->s.ncpus; c++) {
-		char *st;
-		const char *o, *d;
+		struct hvn_cpustat st;
+		char *text = x->s.tcpu[c] ? hvn_session_cpustat(&x->s, c) : NULL;
 
-		if (!x->s.tcpu[c] || !(st = hvn_session_cpustat(&x->s, c)))
-			continue;
-		o = strstr(st, "\noverrun: ");
-		d = strstr(st, "\ndropped events: ");
-		if (o)
-			n += strtoull(o + 10, NULL, 10);
-		if (d)
-			n += strtoull(d + 17, NULL, 10);
-		free(st);
+		if (text && !hvn_cpustat_parse(text, &st))
+			n += hvn_cpustat_lost(&st);
+		free(text);
 	}
 	return n;
 }

@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "hvnoise.h"
+#include "hvn.h"
 
 static const char usage[] =
 "usage: hvnoise COMMAND [ARGS]\n"

@@ -19,9 +19,10 @@
 
 #include <tracefs/tracefs.h>
 
-#include "ringbuf.h"
+#include "tracedat/pages.h"
 #include "session.h"
-#include "tracedat.h"
+#include "tracedat/meta.h"
+#include "tracedat/tracedat.h"
 
 #define POLL_MS		200
 #define CLOCK_EVERY_NS	5000000000ull
@@ -56,17 +57,6 @@ static const char usage[] =
 "      --flight-recorder  always on: write the last seconds on a trigger\n"
 "                       (hvnoise record --flight-recorder --help)\n";
 
-/* (CLOCK_MONOTONIC, CLOCK_REALTIME), the former taken around the latter. */
-static void clock_pair(FILE *meta)
-{
-	uint64_t m1 = hvn_now(CLOCK_MONOTONIC);
-	uint64_t r = hvn_now(CLOCK_REALTIME);
-	uint64_t m2 = hvn_now(CLOCK_MONOTONIC);
-
-	fprintf(meta, "clock %llu %llu\n",
-		(unsigned long long)(m1 + (m2 - m1) / 2),
-		(unsigned long long)r);
-}
 
 struct cpu_out {
 	char *path;
@@ -326,7 +316,6 @@ int cmd_record(int argc, char **argv)
 	struct bpf_out bo;
 	struct tdat_meta_buf { char *buf; size_t len; } mb = { 0 };
 	struct hvn_tdat_meta m = { 0 };
-	struct utsname u;
 	char uname_str[512], **files = NULL, *clock = NULL;
 	uint64_t start, last_clock, last_flush, pages = 0;
 	FILE *meta;
@@ -382,30 +371,9 @@ int cmd_record(int argc, char **argv)
 		return ret;
 
 	meta = open_memstream(&mb.buf, &mb.len);
-	uname(&u);
-	snprintf(uname_str, sizeof(uname_str), "%s %s %s %s %s", u.sysname,
-		 u.nodename, u.release, u.version, u.machine);
-	fprintf(meta, "hvnoise-record %s\nhost %s\nkernel %s\n", HVN_VERSION,
-		u.nodename, u.release);
-	fprintf(meta, "source %s\nsource-why %s\n",
-		hvn_source_names[s.source], s.source_why);
-	if (s.bpf) {
-		fprintf(meta, "watched %s\ndevices %s\nbpf-steal %s\n",
-			hvn_bpf_watched(s.bpf),
-			o.devices ? o.devices : o.cpus ? "none" : "auto",
-			hvn_bpf_steal_method(s.bpf));
-	} else if (s.source == HVN_SRC_MODULE) {
-		char *w = hvn_module_param("watched");
-		char *d = hvn_module_param("devices");
-
-		fprintf(meta, "watched %s\ndevices %s\n", w ? w : "",
-			d ? d : "");
-		free(w);
-		free(d);
-	}
-	for (int i = 0; i < s.nenabled; i++)
-		fprintf(meta, "event %s\n", s.enabled[i]);
-	clock_pair(meta);
+	hvn_meta_uname(uname_str, sizeof(uname_str));
+	hvn_meta_put_session(meta, &s, &o);
+	hvn_meta_put_clock(meta);
 
 	co = calloc(s.ncpus, sizeof(*co));
 	for (int c = 0; co && c < s.ncpus; c++)
@@ -476,7 +444,7 @@ int cmd_record(int argc, char **argv)
 				break;
 		}
 		if (now - last_clock >= CLOCK_EVERY_NS) {
-			clock_pair(meta);
+			hvn_meta_put_clock(meta);
 			write_recovery(out, &s, uname_str, meta, &mb.buf);
 			last_clock = now;
 		}
@@ -524,7 +492,7 @@ int cmd_record(int argc, char **argv)
 			}
 		}
 	}
-	clock_pair(meta);
+	hvn_meta_put_clock(meta);
 	if (child) {
 		kill(child, SIGTERM);
 		waitpid(child, &child_status, 0);

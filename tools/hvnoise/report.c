@@ -13,10 +13,12 @@
 
 #include "hvnoise/events.h"
 #include "hvnoise/watch.h"
-#include "analysis.h"
-#include "prom.h"
-#include "report.h"
-#include "tracedat.h"
+#include "analysis/episodes.h"
+#include "out/prom.h"
+#include "out/human.h"
+#include "analysis/when.h"
+#include "tracedat/meta.h"
+#include "tracedat/tracedat.h"
 
 #define SCHEMA_VERSION	1
 
@@ -33,253 +35,9 @@ static const char usage[] =
 "                time, @EPOCH seconds, or mono:SECONDS (a trace timestamp)\n"
 "  --top N       episodes listed (default 10, at most 50)\n";
 
-static const char *const steal_src[] = { "kvm", "kcpustat" };
-static const char *const storm_src[] = { "irq", "all", "timer", "resched",
-					 "callfunc", "callfunc1" };
-static const char *const mig_how[] = { "vector_update", "handled", "poll" };
-static const char *const ep_kind[] = { "steal", "lost", "storm", "migrate" };
-
-#define NAME_OF(tab, i) ((i) < sizeof(tab) / sizeof(tab[0]) ? tab[i] : "?")
-
-const char *hvn_storm_source(unsigned int s) { return NAME_OF(storm_src, s); }
-const char *hvn_ep_kind(unsigned int k) { return NAME_OF(ep_kind, k); }
-
-/* What the file says about where and how it was recorded. */
-struct context {
-	char host[128], kernel[128], recorder[64], clock[32];
-	char watched[256], devices[256];
-	char source[16];		/* module, bpf, kernel; "" if unknown */
-	uint64_t overrun, dropped;
-	char overrun_cpus[256];
-	uint64_t start;			/* recording start, mono ns */
-};
-
-static void parse_meta(struct hvn_analysis *an, struct context *cx,
-		       const struct hvn_tdat *t)
-{
-	char *dup, *line, *save;
-
-	memset(cx, 0, sizeof(*cx));
-	strcpy(cx->recorder, "trace-cmd");
-	if (t->uname) {
-		char sys[64], host[128], rel[128];
-
-		if (sscanf(t->uname, "%63s %127s %127s", sys, host, rel) == 3) {
-			snprintf(cx->host, sizeof(cx->host), "%s", host);
-			snprintf(cx->kernel, sizeof(cx->kernel), "%s", rel);
-		}
-	}
-	if (t->clock) {
-		const char *a = strchr(t->clock, '['), *b;
-
-		b = a ? strchr(a, ']') : NULL;
-		if (a && b && b - a - 1 < (int)sizeof(cx->clock))
-			snprintf(cx->clock, sizeof(cx->clock), "%.*s",
-				 (int)(b - a - 1), a + 1);
-	}
-	if (!cx->clock[0])
-		strcpy(cx->clock, "unknown");
-	for (int i = 0; i < t->ncpustat; i++) {
-		const char *o = strstr(t->cpustat[i], "\noverrun: ");
-		const char *d = strstr(t->cpustat[i], "dropped events: ");
-		unsigned long long ov = o ? strtoull(o + 10, NULL, 10) : 0;
-		unsigned long long dr = d ? strtoull(d + 16, NULL, 10) : 0;
-		int cpu = -1;
-
-		sscanf(t->cpustat[i], "CPU: %d", &cpu);
-		cx->overrun += ov;
-		cx->dropped += dr;
-		if (ov + dr) {
-			size_t l = strlen(cx->overrun_cpus);
-
-			snprintf(cx->overrun_cpus + l,
-				 sizeof(cx->overrun_cpus) - l, "%s%d",
-				 l ? "," : "", cpu);
-		}
-	}
-	if (!t->meta)
-		return;
-	dup = strdup(t->meta);
-	for (line = strtok_r(dup, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		unsigned long long m, r;
-
-		if (sscanf(line, "clock %llu %llu", &m, &r) == 2) {
-			hvn_an_add_clock(an, m, r);
-			if (!cx->start || m < cx->start)
-				cx->start = m;
-		} else if (!strncmp(line, "host ", 5)) {
-			snprintf(cx->host, sizeof(cx->host), "%s", line + 5);
-		} else if (!strncmp(line, "kernel ", 7)) {
-			snprintf(cx->kernel, sizeof(cx->kernel), "%s",
-				 line + 7);
-		} else if (!strncmp(line, "watched ", 8)) {
-			snprintf(cx->watched, sizeof(cx->watched), "%s",
-				 line + 8);
-		} else if (!strncmp(line, "source ", 7)) {
-			snprintf(cx->source, sizeof(cx->source), "%s", line + 7);
-		} else if (!strncmp(line, "bpf-dropped ", 12)) {
-			/* Records the BPF ring buffer had no room for. */
-			cx->dropped += strtoull(line + 12, NULL, 10);
-		} else if (!strncmp(line, "devices ", 8)) {
-			snprintf(cx->devices, sizeof(cx->devices), "%s",
-				 line + 8);
-		} else if (!strncmp(line, "hvnoise-record ", 15)) {
-			snprintf(cx->recorder, sizeof(cx->recorder),
-				 "hvnoise record %s", line + 15);
-		}
-	}
-	free(dup);
-}
-
-/* Seconds with an optional fraction, to ns; -1 if malformed. */
-static int parse_secs(const char *s, uint64_t *ns)
-{
-	char *end;
-	double v;
-
-	if (!isdigit((unsigned char)*s))
-		return -1;
-	v = strtod(s, &end);
-	if (*end == 's')
-		end++;
-	if (*end || v < 0 || v > 1e11)
-		return -1;
-	*ns = (uint64_t)(v * 1e9 + 0.5);
-	return 0;
-}
-
-/* A wall-clock time in local time, to CLOCK_REALTIME ns; -1 if malformed. */
-static int parse_wall(const char *s, uint64_t day_of, uint64_t *ns)
-{
-	struct tm tm = { 0 };
-	const char *p;
-	double sec = 0;
-	char *end;
-	time_t t;
-
-	if (strlen(s) > 10 && s[4] == '-' && (s[10] == ' ' || s[10] == 'T')) {
-		p = strptime(s, "%Y-%m-%d", &tm);
-		if (!p)
-			return -1;
-		p++;
-	} else {
-		time_t d = day_of / 1000000000ull;
-
-		localtime_r(&d, &tm);
-		p = s;
-	}
-	if (!isdigit((unsigned char)p[0]))
-		return -1;
-	tm.tm_hour = strtol(p, &end, 10);
-	if (*end != ':')
-		return -1;
-	tm.tm_min = strtol(end + 1, &end, 10);
-	if (*end == ':') {
-		sec = strtod(end + 1, &end);
-		if (sec < 0 || sec >= 61)
-			return -1;
-	}
-	if (*end || tm.tm_hour > 23 || tm.tm_min > 59)
-		return -1;
-	tm.tm_sec = 0;
-	tm.tm_isdst = -1;
-	t = mktime(&tm);
-	if (t == (time_t)-1)
-		return -1;
-	*ns = (uint64_t)t * 1000000000ull + (uint64_t)(sec * 1e9 + 0.5);
-	return 0;
-}
-
-/* WHEN to a trace timestamp (ns), or an error message. */
-static const char *resolve_when(const char *w, const struct hvn_analysis *an,
-				const struct context *cx, uint64_t *out)
-{
-	uint64_t ns;
-
-	if (w[0] == '+') {
-		if (parse_secs(w + 1, &ns))
-			return "not +SECONDS";
-		if (!cx->start)
-			return "the file has no recording start (not written by hvnoise record): use mono:SECONDS";
-		*out = cx->start + ns;
-		return NULL;
-	}
-	if (!strncmp(w, "mono:", 5)) {
-		if (parse_secs(w + 5, &ns))
-			return "not mono:SECONDS";
-		*out = ns;
-		return NULL;
-	}
-	if (w[0] == '@') {
-		if (parse_secs(w + 1, &ns))
-			return "not @EPOCH";
-	} else if (parse_wall(w, an->nclk ? an->clk[0].real : 0, &ns)) {
-		return "not a time (see --help)";
-	}
-	if (!an->nclk)
-		return "the file has no clock pairs (not written by hvnoise record): use mono:SECONDS";
-	*out = hvn_an_real_to_mono(an, ns);
-	return NULL;
-}
-
-/* "14:02:07.123456" for a mono time, or "mono 1234.567890". */
-void hvn_fmt_time(const struct hvn_analysis *an, uint64_t mono, char *buf,
-		  size_t len, bool date)
-{
-	uint64_t real = hvn_an_mono_to_real(an, mono);
-	struct tm tm;
-	time_t t;
-
-	if (!real) {
-		snprintf(buf, len, "mono %llu.%06llu",
-			 (unsigned long long)(mono / 1000000000ull),
-			 (unsigned long long)(mono % 1000000000ull / 1000));
-		return;
-	}
-	t = real / 1000000000ull;
-	localtime_r(&t, &tm);
-	snprintf(buf, len, "%04d-%02d-%02d %02d:%02d:%02d.%06llu",
-		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-		 tm.tm_min, tm.tm_sec,
-		 (unsigned long long)(real % 1000000000ull / 1000));
-	if (!date)
-		memmove(buf, buf + 11, strlen(buf + 11) + 1);
-}
-
 static double ms(uint64_t ns)
 {
 	return ns / 1e6;
-}
-
-void hvn_fmt_episode(const struct hvn_analysis *an, const struct hvn_episode *e,
-		     char *buf, size_t len)
-{
-	char when[40];
-
-	hvn_fmt_time(an, e->start, when, sizeof(when), false);
-	switch (e->kind) {
-	case HVN_EP_LOST:
-		snprintf(buf, len, "%s  CPU %-3d lost  %9.3f ms: unexplained %.3f, steal %.3f, irq %.3f",
-			 when, e->cpu, ms(e->dur), ms(e->a), ms(e->b),
-			 ms(e->c));
-		break;
-	case HVN_EP_STEAL:
-		snprintf(buf, len, "%s  CPU %-3d steal %9.3f ms in %.0f ms (%s)",
-			 when, e->cpu, ms(e->dur), ms(e->a),
-			 NAME_OF(steal_src, e->source));
-		break;
-	case HVN_EP_STORM:
-		snprintf(buf, len, "%s  CPU %-3d storm %9.3f ms: %s %d %s, %llu IRQs, peak %llu/s",
-			 when, e->cpu, ms(e->dur),
-			 NAME_OF(storm_src, e->source), e->irq, e->name,
-			 (unsigned long long)e->a, (unsigned long long)e->b);
-		break;
-	default:
-		snprintf(buf, len, "%s  IRQ %d %s: CPU %d -> %d (%s)", when,
-			 e->irq, e->name, e->cpu2, e->cpu,
-			 NAME_OF(mig_how, e->source));
-	}
 }
 
 static bool cpu_active(const struct hvn_cpu *c)
@@ -303,7 +61,7 @@ static int cmp_irq_desc(const void *a, const void *b)
 }
 
 static void print_text(const struct hvn_tdat *t, const struct hvn_rb *rb,
-		       const struct hvn_analysis *an, const struct context *cx)
+		       const struct hvn_analysis *an, const struct hvn_meta *cx)
 {
 	char a[40], b[40], line[256];
 	int shown = 0;
@@ -466,12 +224,12 @@ static void json_episode(const struct hvn_analysis *an,
 	case HVN_EP_STEAL:
 		printf("\"duration_ns\":%llu,\"window_ns\":%llu,\"source\":\"%s\"}",
 		       (unsigned long long)e->dur, (unsigned long long)e->a,
-		       NAME_OF(steal_src, e->source));
+		       hvn_steal_source(e->source));
 		break;
 	case HVN_EP_STORM:
 		printf("\"duration_ns\":%llu,\"source\":\"%s\",\"irq\":%d,\"name\":",
 		       (unsigned long long)e->dur,
-		       NAME_OF(storm_src, e->source), e->irq);
+		       hvn_storm_source(e->source), e->irq);
 		json_str(e->name);
 		printf(",\"count\":%llu,\"peak_rate\":%llu}",
 		       (unsigned long long)e->a, (unsigned long long)e->b);
@@ -479,12 +237,12 @@ static void json_episode(const struct hvn_analysis *an,
 	default:
 		printf("\"from_cpu\":%d,\"irq\":%d,\"name\":", e->cpu2, e->irq);
 		json_str(e->name);
-		printf(",\"how\":\"%s\"}", NAME_OF(mig_how, e->source));
+		printf(",\"how\":\"%s\"}", hvn_mig_how(e->source));
 	}
 }
 
 static void print_json(const struct hvn_tdat *t, const struct hvn_rb *rb,
-		       const struct hvn_analysis *an, const struct context *cx,
+		       const struct hvn_analysis *an, const struct hvn_meta *cx,
 		       bool first)
 {
 	bool sep = false;
@@ -535,10 +293,9 @@ static void print_json(const struct hvn_tdat *t, const struct hvn_rb *rb,
 	printf("\"watched\":[");
 	for (int i = 0; i < an->nwatch; i++) {
 		const struct hvn_watch_rec *w = &an->watch[i];
-		static const char *const kinds[] = { "cpu", "device", "irq" };
 
 		printf("%s{\"kind\":\"%s\",\"cpu\":%d,\"why\":%u,\"dev\":\"%04x:%02x:%02x.%x\",\"irq\":%d,\"name\":",
-		       i ? "," : "", NAME_OF(kinds, w->kind), w->cpu, w->why,
+		       i ? "," : "", hvn_watch_kind(w->kind), w->cpu, w->why,
 		       HVN_PCI_DOMAIN(w->dev), HVN_PCI_BUS(w->dev),
 		       HVN_PCI_SLOT(w->dev), HVN_PCI_FUNC(w->dev), w->irq);
 		json_str(w->name);
@@ -615,7 +372,7 @@ static int report_file(const char *path, const char *since,
 {
 	struct hvn_schema *schema = malloc(sizeof(*schema));
 	struct hvn_analysis an;
-	struct context cx;
+	struct hvn_meta cx;
 	struct hvn_tdat t;
 	struct hvn_rb rb = { .event = hvn_an_event };
 	int ret, sret;
@@ -632,25 +389,19 @@ static int report_file(const char *path, const char *since,
 	}
 	an.top_max = top;
 	rb.ctx = &an;
-	parse_meta(&an, &cx, &t);
-	if (!cx.start) {
-		/* trace-cmd files: the earliest first page is the start. */
-		for (int i = 0; i < t.ncpu_data; i++) {
-			uint64_t ts;
-
-			if (t.cpus[i].size && !strcmp(t.comp[0] ? t.comp : "none", "none") &&
-			    pread(t.fd, &ts, 8, t.cpus[i].off) == 8 &&
-			    (!cx.start || ts < cx.start))
-				cx.start = ts;
-		}
+	if (hvn_meta_read(&cx, &t)) {
+		ret = HVN_EXIT_FAIL;
+		goto out_an;
 	}
+	for (int i = 0; i < cx.nclk; i++)
+		hvn_an_add_clock(&an, cx.clk[i].mono, cx.clk[i].real);
 	for (int i = 0; i < 2; i++) {
 		const char *w = i ? until : since;
 		const char *err;
 
 		if (!w)
 			continue;
-		err = resolve_when(w, &an, &cx, i ? &an.until : &an.since);
+		err = hvn_when_parse(w, cx.start, &an, i ? &an.until : &an.since);
 		if (err) {
 			hvn_err("%s %s: %s", i ? "--until" : "--since", w, err);
 			ret = HVN_EXIT_USAGE;
@@ -680,6 +431,7 @@ static int report_file(const char *path, const char *since,
 		ret = sret;
 	}
 out_an:
+	hvn_meta_free(&cx);
 	hvn_an_free(&an);
 out_t:
 	hvn_tdat_close(&t);

@@ -11,7 +11,7 @@
 
 #include <tracefs/tracefs.h>
 
-#include "hvnoise.h"
+#include "hvn.h"
 #include "session.h"
 
 static const char *const params[] = {

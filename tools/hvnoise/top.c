@@ -15,9 +15,9 @@
 
 #include <traceevent/event-parse.h>
 
-#include "analysis.h"
-#include "report.h"
-#include "ringbuf.h"
+#include "analysis/episodes.h"
+#include "out/human.h"
+#include "tracedat/pages.h"
 #include "session.h"
 
 static volatile sig_atomic_t quit;

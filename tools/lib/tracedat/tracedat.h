@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ringbuf.h"
+#include "tracedat/pages.h"
 
 struct tep_handle;
 

@@ -10,8 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "hvnoise.h"
-#include "bpf_source.h"
+#include "hvn.h"
+#include "loader.h"
 
 struct tracefs_instance;
 struct tracefs_cpu;

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "hvnoise.h"
+#include "hvn.h"
 
 #define MODULE_DIR	"/sys/module/hvnoise"
 

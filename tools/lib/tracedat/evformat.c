@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "hvnoise.h"
-#include "formats.h"
+#include "hvn.h"
+#include "tracedat/evformat.h"
 
 #define SRC_SYMS "{ 0, \"irq\" }, { 1, \"all\" }, { 2, \"local_timer\" }, " \
 	"{ 3, \"reschedule\" }, { 4, \"call_function\" }, " \

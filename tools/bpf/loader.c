@@ -22,9 +22,9 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
-#include "hvnoise.h"
-#include "bpf_source.h"
-#include "formats.h"
+#include "hvn.h"
+#include "loader.h"
+#include "tracedat/evformat.h"
 #include "cpulist.h"
 #include "devlist.h"
 #include "steal.h"

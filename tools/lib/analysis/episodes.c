@@ -9,7 +9,7 @@
 
 #include "hvnoise/events.h"
 #include "hvnoise/watch.h"
-#include "analysis.h"
+#include "analysis/episodes.h"
 
 /* Field names per event, in the order of the indexes below. */
 static const char *const field_names[HVN_EV_NR][HVN_MAX_FIELDS + 1] = {

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ringbuf.h"
+#include "tracedat/pages.h"
 
 #define TYPE_PADDING	29
 #define TYPE_TIME_EXT	30

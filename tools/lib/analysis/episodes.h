@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "hvnoise.h"
+#include "hvn.h"
 
 struct tep_handle;
 

@@ -7,8 +7,8 @@
  */
 #include <stddef.h>
 
-#include "analysis.h"
-#include "prom.h"
+#include "analysis/episodes.h"
+#include "out/prom.h"
 
 struct family {
 	const char *name, *type, *help;

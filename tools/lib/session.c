@@ -11,7 +11,7 @@
 #include <tracefs/tracefs.h>
 #include <traceevent/event-parse.h>
 
-#include "formats.h"
+#include "tracedat/evformat.h"
 #include "session.h"
 
 const char *const hvn_source_names[] = { "module", "bpf", "kernel" };

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
+#include "inputs/json.h"
 
 #define MAX_DEPTH	64
 

@@ -17,8 +17,8 @@
 
 #include <traceevent/event-parse.h>
 
-#include "hvnoise.h"
-#include "tracedat.h"
+#include "hvn.h"
+#include "tracedat/tracedat.h"
 
 #define MAGIC		"\027\010\104tracing"
 #define MAGIC_LEN	10

@@ -29,12 +29,13 @@
 #include <traceevent/event-parse.h>
 #include <tracefs/tracefs.h>
 
-#include "analysis.h"
-#include "bpf_source.h"
-#include "report.h"
-#include "ringbuf.h"
+#include "analysis/episodes.h"
+#include "loader.h"
+#include "out/human.h"
+#include "tracedat/pages.h"
 #include "session.h"
-#include "tracedat.h"
+#include "tracedat/meta.h"
+#include "tracedat/tracedat.h"
 
 #define POLL_MS		200
 #define DEFAULT_KB	8192		/* ring per CPU */
@@ -332,19 +333,19 @@ static bool trigger_file_touched(struct fr *f, char *why, size_t len)
 	return true;
 }
 
-/* Events the kernel overwrote in the ring, all CPUs, from their stats. */
+/* Events the kernel lost from the ring (overwritten or dropped), all CPUs. */
 static uint64_t ring_overruns(struct fr *f)
 {
 	uint64_t n = 0;
 
 	for (int c = 0; c < f->ring.ncpus; c++) {
-		char *st = f->ring.tcpu[c] ? hvn_session_cpustat(&f->ring, c) :
-			   NULL;
-		const char *o = st ? strstr(st, "\noverrun: ") : NULL;
+		struct hvn_cpustat st;
+		char *text = f->ring.tcpu[c] ?
+			     hvn_session_cpustat(&f->ring, c) : NULL;
 
-		if (o)
-			n += strtoull(o + 10, NULL, 10);
-		free(st);
+		if (text && !hvn_cpustat_parse(text, &st))
+			n += hvn_cpustat_lost(&st);
+		free(text);
 	}
 	return n;
 }
@@ -365,7 +366,7 @@ static uint64_t page_ts(const struct fr *f, const struct cpu_pages *p,
 static int write_incident(struct fr *f, const char *tag, const char *why)
 {
 	uint64_t now = hvn_now(CLOCK_MONOTONIC), cutoff, oldest = UINT64_MAX;
-	uint64_t m1, r, m2, pages = 0;
+	uint64_t pages = 0;
 	uint32_t ps = f->ring.page_size;
 	struct cpu_pages *cp = calloc(f->ring.ncpus, sizeof(*cp));
 	char **files = calloc(f->ring.ncpus, sizeof(*files));
@@ -481,13 +482,9 @@ static int write_incident(struct fr *f, const char *tag, const char *why)
 		 wall.tv_nsec / 1000000, tag);
 	mf = open_memstream(&meta, &mlen);
 	if (mf) {
-		m1 = hvn_now(CLOCK_MONOTONIC);
-		r = hvn_now(CLOCK_REALTIME);
-		m2 = hvn_now(CLOCK_MONOTONIC);
-		fprintf(mf, "%sflight-recorder %s\nflight-recorder-keep %.3f\nclock %llu %llu\n",
-			f->base_meta, why, f->keep,
-			(unsigned long long)(m1 + (m2 - m1) / 2),
-			(unsigned long long)r);
+		fprintf(mf, "%sflight-recorder %s\nflight-recorder-keep %.3f\n",
+			f->base_meta, why, f->keep);
+		hvn_meta_put_clock(mf);
 		fclose(mf);
 	}
 	if (!ret) {
@@ -575,7 +572,6 @@ int hvn_flight_recorder(int argc, char **argv)
 	};
 	struct hvn_session_opts o = { .prefix = "hvnoise-fr" };
 	struct fr *f = calloc(1, sizeof(*f));
-	struct utsname u;
 	double v;
 	int opt, ret;
 
@@ -658,38 +654,14 @@ int hvn_flight_recorder(int argc, char **argv)
 	if (ret)
 		goto out;
 
-	uname(&u);
-	snprintf(f->uname_str, sizeof(f->uname_str), "%s %s %s %s %s",
-		 u.sysname, u.nodename, u.release, u.version, u.machine);
+	hvn_meta_uname(f->uname_str, sizeof(f->uname_str));
 	{
-		size_t n = snprintf(f->base_meta, sizeof(f->base_meta),
-				    "hvnoise-record %s\nhost %s\nkernel %s\n",
-				    HVN_VERSION, u.nodename, u.release);
+		FILE *mf = fmemopen(f->base_meta, sizeof(f->base_meta), "w");
 
-		n += snprintf(f->base_meta + n, sizeof(f->base_meta) - n,
-			      "source %s\nsource-why %s\n",
-			      hvn_source_names[f->ring.source],
-			      f->ring.source_why);
-		if (f->ring.bpf) {
-			n += snprintf(f->base_meta + n, sizeof(f->base_meta) - n,
-				      "watched %s\ndevices %s\nbpf-steal %s\n",
-				      hvn_bpf_watched(f->ring.bpf),
-				      o.devices ? o.devices :
-				      o.cpus ? "none" : "auto",
-				      hvn_bpf_steal_method(f->ring.bpf));
-		} else if (f->ring.source == HVN_SRC_MODULE) {
-			char *w = hvn_module_param("watched");
-			char *d = hvn_module_param("devices");
-
-			n += snprintf(f->base_meta + n, sizeof(f->base_meta) - n,
-				      "watched %s\ndevices %s\n", w ? w : "",
-				      d ? d : "");
-			free(w);
-			free(d);
+		if (mf) {
+			hvn_meta_put_session(mf, &f->ring, &o);
+			fclose(mf);
 		}
-		for (int i = 0; i < f->ring.nenabled && n < sizeof(f->base_meta); i++)
-			n += snprintf(f->base_meta + n, sizeof(f->base_meta) - n,
-				      "event %s\n", f->ring.enabled[i]);
 	}
 	{
 		struct sigaction sa = { .sa_handler = on_stop };

@@ -13,9 +13,9 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "hvnoise.h"
-#include "formats.h"
-#include "tracedat.h"
+#include "hvn.h"
+#include "tracedat/evformat.h"
+#include "tracedat/tracedat.h"
 
 struct out {
 	int fd;

@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "hvnoise.h"
+#include "hvn.h"
 
 struct hvn_ext_coll {
 	uint64_t comm, seq, bytes;

@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "hvnoise/nccl.h"
-#include "inputs.h"
-#include "json.h"
+#include "inputs/torch.h"
+#include "inputs/json.h"
 
 struct src {
 	const char *path;

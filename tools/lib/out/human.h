@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Text for people: times, episodes and the names of the events' enums. */
+#ifndef HVNOISE_OUT_HUMAN_H
+#define HVNOISE_OUT_HUMAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct hvn_analysis;
+struct hvn_episode;
+
+/* "14:02:07.123456" (with @date, "2026-11-30 14:02:07.123456") for a
+ * trace timestamp, or "mono 1234.567890" when the file has no clock pairs. */
+void hvn_fmt_time(const struct hvn_analysis *an, uint64_t mono, char *buf,
+		  size_t len, bool date);
+/* One line describing @e. */
+void hvn_fmt_episode(const struct hvn_analysis *an, const struct hvn_episode *e,
+		     char *buf, size_t len);
+
+/* Names of the event fields' codes (include/hvnoise/events.h); "?" if
+ * unknown. */
+const char *hvn_steal_source(unsigned int s);
+const char *hvn_storm_source(unsigned int s);
+const char *hvn_mig_how(unsigned int how);
+const char *hvn_ep_kind(unsigned int k);
+const char *hvn_watch_kind(unsigned int k);
+
+#endif

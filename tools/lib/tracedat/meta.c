@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The recording's own description: one parser of the CPU stats text, one
+ * reader and one writer of the 0x4856 option.  Unknown keys are skipped, so
+ * that older readers take newer files.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hvn.h"
+#include "session.h"
+#include "tracedat/meta.h"
+#include "tracedat/tracedat.h"
+
+/* The value after "\nKEY: " (or at the start), as a number. */
+static int stat_field(const char *text, const char *key, uint64_t *v)
+{
+	size_t kl = strlen(key);
+	const char *p = text;
+	char *end;
+
+	while (p) {
+		if (!strncmp(p, key, kl) && p[kl] == ':') {
+			*v = strtoull(p + kl + 1, &end, 10);
+			return end == p + kl + 1 ? -1 : 0;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	*v = 0;
+	return -1;
+}
+
+int hvn_cpustat_parse(const char *text, struct hvn_cpustat *st)
+{
+	uint64_t cpu;
+
+	memset(st, 0, sizeof(*st));
+	st->cpu = -1;
+	if (!stat_field(text, "CPU", &cpu) && cpu < HVN_MAX_CPUS)
+		st->cpu = (int)cpu;
+	/* "entries" and "overrun" are in every kernel's stats file. */
+	if (stat_field(text, "entries", &st->entries) |
+	    stat_field(text, "overrun", &st->overrun))
+		return -1;
+	stat_field(text, "commit overrun", &st->commit_overrun);
+	stat_field(text, "dropped events", &st->dropped);
+	stat_field(text, "read events", &st->read_events);
+	return 0;
+}
+
+/* Truncating: a long value must not cost the rest of the file. */
+static void copy(char *dst, size_t size, const char *src)
+{
+	size_t l = strnlen(src, size - 1);
+
+	memcpy(dst, src, l);
+	dst[l] = '\0';
+}
+
+#define COPY(dst, src) copy(dst, sizeof(dst), src)
+
+static int add_clock(struct hvn_meta *m, uint64_t mono, uint64_t real)
+{
+	struct hvn_meta_clock *c = realloc(m->clk, (m->nclk + 1) * sizeof(*c));
+
+	if (!c)
+		return -ENOMEM;
+	m->clk = c;
+	c[m->nclk++] = (struct hvn_meta_clock){ mono, real };
+	if (!m->start || mono < m->start)
+		m->start = mono;
+	return 0;
+}
+
+static int parse_line(struct hvn_meta *m, const char *line)
+{
+	unsigned long long a, b;
+
+	if (sscanf(line, "clock %llu %llu", &a, &b) == 2)
+		return add_clock(m, a, b);
+	if (!strncmp(line, "host ", 5))
+		COPY(m->host, line + 5);
+	else if (!strncmp(line, "kernel ", 7))
+		COPY(m->kernel, line + 7);
+	else if (!strncmp(line, "watched ", 8))
+		COPY(m->watched, line + 8);
+	else if (!strncmp(line, "devices ", 8))
+		COPY(m->devices, line + 8);
+	else if (!strncmp(line, "source ", 7))
+		COPY(m->source, line + 7);
+	else if (!strncmp(line, "flight-recorder ", 16))
+		COPY(m->flight, line + 16);
+	else if (!strncmp(line, "hvnoise-record ", 15))
+		snprintf(m->recorder, sizeof(m->recorder), "hvnoise record %.48s",
+			 line + 15);
+	else if (sscanf(line, "bpf-dropped %llu", &a) == 1)
+		m->dropped += a;	/* records BPF's ring had no room for */
+	else if (sscanf(line, "bpf-throttled %llu %llu", &a, &b) == 2) {
+		m->bpf_throttled = a;
+		m->bpf_throttled_ns = b;
+	}
+	return 0;
+}
+
+int hvn_meta_read(struct hvn_meta *m, const struct hvn_tdat *t)
+{
+	const char *p, *nl;
+	int ret = 0;
+
+	memset(m, 0, sizeof(*m));
+	COPY(m->recorder, "trace-cmd");
+	if (t->uname) {
+		char sys[64], host[128], rel[128];
+
+		if (sscanf(t->uname, "%63s %127s %127s", sys, host, rel) == 3) {
+			COPY(m->host, host);
+			COPY(m->kernel, rel);
+		}
+	}
+	/* trace_clock reads "local [global] boot": the one in brackets. */
+	p = t->clock ? strchr(t->clock, '[') : NULL;
+	nl = p ? strchr(p, ']') : NULL;
+	if (nl && nl - p - 1 < (int)sizeof(m->clock))
+		snprintf(m->clock, sizeof(m->clock), "%.*s", (int)(nl - p - 1),
+			 p + 1);
+	if (!m->clock[0])
+		COPY(m->clock, "unknown");
+	for (int i = 0; i < t->ncpustat; i++) {
+		struct hvn_cpustat st;
+		size_t l = strlen(m->overrun_cpus);
+
+		if (hvn_cpustat_parse(t->cpustat[i], &st))
+			continue;
+		m->overrun += st.overrun;
+		m->dropped += st.dropped;
+		if (hvn_cpustat_lost(&st))
+			snprintf(m->overrun_cpus + l,
+				 sizeof(m->overrun_cpus) - l, "%s%d",
+				 l ? "," : "", st.cpu);
+	}
+	for (p = t->meta; p && *p && !ret; p = nl ? nl + 1 : NULL) {
+		char line[512];
+
+		nl = strchr(p, '\n');
+		snprintf(line, sizeof(line), "%.*s",
+			 (int)(nl ? nl - p : (ptrdiff_t)strlen(p)), p);
+		ret = parse_line(m, line);
+	}
+	/* trace-cmd's files: the earliest first page is the start. */
+	for (int i = 0; !m->nclk && i < t->ncpu_data; i++) {
+		uint64_t ts;
+
+		if (t->cpus[i].size && !strcmp(t->comp[0] ? t->comp : "none", "none") &&
+		    pread(t->fd, &ts, 8, t->cpus[i].off) == 8 &&
+		    (!m->start || ts < m->start))
+			m->start = ts;
+	}
+	return ret;
+}
+
+void hvn_meta_free(struct hvn_meta *m)
+{
+	free(m->clk);
+	m->clk = NULL;
+	m->nclk = 0;
+}
+
+/* (CLOCK_MONOTONIC, CLOCK_REALTIME), the former taken around the latter. */
+void hvn_meta_put_clock(FILE *f)
+{
+	uint64_t m1 = hvn_now(CLOCK_MONOTONIC);
+	uint64_t r = hvn_now(CLOCK_REALTIME);
+	uint64_t m2 = hvn_now(CLOCK_MONOTONIC);
+
+	fprintf(f, "clock %llu %llu\n",
+		(unsigned long long)(m1 + (m2 - m1) / 2),
+		(unsigned long long)r);
+}
+
+void hvn_meta_uname(char *buf, size_t len)
+{
+	struct utsname u;
+
+	uname(&u);
+	snprintf(buf, len, "%s %s %s %s %s", u.sysname, u.nodename, u.release,
+		 u.version, u.machine);
+}
+
+/* Who recorded, where, from which source, watching what. */
+void hvn_meta_put_session(FILE *f, const struct hvn_session *s,
+			  const struct hvn_session_opts *o)
+{
+	struct utsname u;
+
+	uname(&u);
+	fprintf(f, "hvnoise-record %s\nhost %s\nkernel %s\n", HVN_VERSION,
+		u.nodename, u.release);
+	fprintf(f, "source %s\nsource-why %s\n", hvn_source_names[s->source],
+		s->source_why);
+	if (s->bpf) {
+		fprintf(f, "watched %s\ndevices %s\nbpf-steal %s\n",
+			hvn_bpf_watched(s->bpf),
+			o->devices ? o->devices : o->cpus ? "none" : "auto",
+			hvn_bpf_steal_method(s->bpf));
+	} else if (s->source == HVN_SRC_MODULE) {
+		char *w = hvn_module_param("watched");
+		char *d = hvn_module_param("devices");
+
+		fprintf(f, "watched %s\ndevices %s\n", w ? w : "", d ? d : "");
+		free(w);
+		free(d);
+	}
+	for (int i = 0; i < s->nenabled; i++)
+		fprintf(f, "event %s\n", s->enabled[i]);
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What a recording says about itself: the header options trace-cmd writes
+ * (uname, trace clock, per-CPU stats) and our own option 0x4856, a text of
+ * "KEY VALUE" lines (Documentation/file-format.rst).  This file is the one
+ * reader and the one writer of both.
+ */
+#ifndef HVNOISE_TRACEDAT_META_H
+#define HVNOISE_TRACEDAT_META_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct hvn_tdat;
+struct hvn_session;
+struct hvn_session_opts;
+
+/* One CPU's ring-buffer statistics (per_cpu/cpuN/stats, CPUSTAT option). */
+struct hvn_cpustat {
+	int cpu;			/* -1 if the text names none */
+	uint64_t entries, overrun, commit_overrun, dropped, read_events;
+};
+
+/* 0, or -1 if @text is not a stats text. */
+int hvn_cpustat_parse(const char *text, struct hvn_cpustat *st);
+/* Events the kernel lost: overwritten (overrun) or refused (dropped). */
+static inline uint64_t hvn_cpustat_lost(const struct hvn_cpustat *st)
+{
+	return st->overrun + st->dropped;
+}
+
+struct hvn_meta_clock {
+	uint64_t mono, real;
+};
+
+struct hvn_meta {
+	char host[128], kernel[128], recorder[64], clock[32];
+	char watched[256], devices[256];
+	char source[16];		/* module, bpf, kernel; "" if unknown */
+	char flight[128];		/* the flight recorder's trigger, or "" */
+	uint64_t overrun, dropped;	/* all CPUs, and BPF's ring */
+	char overrun_cpus[256];		/* CPUs that lost events */
+	uint64_t bpf_throttled, bpf_throttled_ns;
+	uint64_t start;			/* recording start, mono ns; 0 unknown */
+	struct hvn_meta_clock *clk;	/* (CLOCK_MONOTONIC, CLOCK_REALTIME) */
+	int nclk;
+};
+
+/* Everything @t says about itself; 0 or -ENOMEM.  hvn_meta_free() after. */
+int hvn_meta_read(struct hvn_meta *m, const struct hvn_tdat *t);
+void hvn_meta_free(struct hvn_meta *m);
+
+/* The UNAME option's text: "sysname nodename release version machine". */
+void hvn_meta_uname(char *buf, size_t len);
+
+/* Writers of the 0x4856 text. */
+void hvn_meta_put_clock(FILE *f);
+void hvn_meta_put_session(FILE *f, const struct hvn_session *s,
+			  const struct hvn_session_opts *o);
+
+#endif
