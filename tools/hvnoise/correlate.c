@@ -15,12 +15,12 @@
  * IRQs.  Memory holds the collectives, never the noise.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "builtin.h"
 #include "hvnoise/nccl.h"
 #include "hvnoise/watch.h"
 #include "analysis/episodes.h"
@@ -32,21 +32,6 @@
 #define MAX_CPUSET	16
 #define SCHEMA_VERSION	1
 
-static const char usage[] =
-"usage: hvnoise correlate [options] TRACE.dat [--nccl FILE...] [--fr FILE...]\n"
-"                         [--kineto FILE...] [--inspector FILE...]\n"
-"  --nccl FILE...     the plugin's per-process files (HVNOISE_NCCL_DIR)\n"
-"  --fr FILE...       PyTorch Flight Recorder dumps, JSON, one per rank\n"
-"                     (the rank from the name: nccl_trace_rank_<N>)\n"
-"  --kineto FILE...   PyTorch profiler (Kineto) Chrome traces\n"
-"  --inspector FILE...  NCCL Inspector output (JSON lines)\n"
-"  -k, --factor K     a stall lasts more than K x the rolling median (3)\n"
-"  -w, --window N     the median is over the last N of the same kind (32)\n"
-"  --min-ms MS        and at least MS over the median (1)\n"
-"  --min-share F      noise explains a stall from F of its time (0.2)\n"
-"  --top N            stalls listed (20)\n"
-"  --json             machine-readable output (schema \"hvnoise-correlate\" 1)\n"
-"  --perfetto FILE    Chrome trace events for ui.perfetto.dev\n";
 
 static const char *const fn_names[HVN_FN_N] = {
 	"Unknown", "AllGather", "AllReduce", "AlltoAll", "Broadcast", "Gather",
@@ -457,7 +442,7 @@ static bool same_group(const struct coll *a, const struct coll *b)
 
 struct params {
 	double k, min_ms, min_share;
-	int window, top;
+	long window, top;
 };
 
 static void find_stalls(struct ctx *x, const struct params *p)
@@ -862,7 +847,7 @@ static void print_text(struct ctx *x, const struct params *p,
 	printf("hvnoise correlate: %s\n", path);
 	printf("  %zu collectives from %zu communicator ranks on %zu communicators; %zu stalls, %zu late arrivals\n",
 	       x->ncoll, x->nproc, ncomm, x->nst, x->nlate);
-	printf("  stall: more than %.1f x the median of the last %d of its communicator, rank, function and size, and %.3f ms over it\n",
+	printf("  stall: more than %.1f x the median of the last %ld of its communicator, rank, function and size, and %.3f ms over it\n",
 	       p->k, p->window, p->min_ms);
 	if (x->nccl_bad)
 		printf("  CORRUPT: %llu NCCL records could not be read\n",
@@ -948,7 +933,7 @@ static void print_json(struct ctx *x, const struct params *p, const char *path)
 	printf("{\"schema\":\"hvnoise-correlate\",\"schema_version\":%d,\"trace\":",
 	       SCHEMA_VERSION);
 	json_s(stdout, path);
-	printf(",\"params\":{\"factor\":%g,\"window\":%d,\"min_ms\":%g,\"min_share\":%g},",
+	printf(",\"params\":{\"factor\":%g,\"window\":%ld,\"min_ms\":%g,\"min_share\":%g},",
 	       p->k, p->window, p->min_ms, p->min_share);
 	{
 		uint64_t first = UINT64_MAX, last = 0;
@@ -1097,108 +1082,130 @@ static int write_perfetto(struct ctx *x, struct hvn_tdat *t, const char *out)
 	return 0;
 }
 
+/* Input files by kind: the plugin's, FR, Kineto, Inspector. */
+enum { IN_NCCL, IN_TORCH_FR, IN_KINETO, IN_INSPECTOR, IN_KINDS };
+
+struct correlate_args {
+	struct params prm;
+	bool json;
+	const char *perfetto, *trace;
+	int in;				/* the list operands go to, or -1 */
+	char **files[IN_KINDS];
+	int nfiles[IN_KINDS];
+};
+
+/* "--nccl A B C": files until the next option. */
+static int list_start(void *vals, const struct hvn_opt *o, const char *arg)
+{
+	static const char *const names[IN_KINDS] = {
+		"nccl", "fr", "kineto", "inspector",
+	};
+	struct correlate_args *a = vals;
+
+	(void)arg;
+	for (int k = 0; k < IN_KINDS; k++)
+		if (!strcmp(o->name, names[k]))
+			a->in = k;
+	return 0;
+}
+
+static int operand(void *vals, const char *arg)
+{
+	struct correlate_args *a = vals;
+	char **l;
+
+	if (!arg) {
+		a->in = -1;
+	} else if (a->in >= 0) {
+		l = realloc(a->files[a->in], (a->nfiles[a->in] + 1) * sizeof(*l));
+		if (!l)
+			return -1;
+		a->files[a->in] = l;
+		l[a->nfiles[a->in]++] = (char *)arg;
+	} else if (!a->trace) {
+		a->trace = arg;
+	} else {
+		hvn_err("one trace at a time (%s, %s); other files follow --nccl, --fr, --kineto or --inspector",
+			a->trace, arg);
+		return -1;
+	}
+	return 0;
+}
+
+#define PRM(f) prm.f
+static const struct hvn_opt correlate_opts[] = {
+	HVN_OPT_CALL_ROW("nccl", 0, NULL, list_start,
+			 "FILE...: the plugin's per-process files (HVNOISE_NCCL_DIR)"),
+	HVN_OPT_CALL_ROW("fr", 0, NULL, list_start,
+			 "FILE...: PyTorch Flight Recorder dumps, JSON, one per\nrank (the rank from the name: nccl_trace_rank_<N>)"),
+	HVN_OPT_CALL_ROW("kineto", 0, NULL, list_start,
+			 "FILE...: PyTorch profiler (Kineto) Chrome traces"),
+	HVN_OPT_CALL_ROW("inspector", 0, NULL, list_start,
+			 "FILE...: NCCL Inspector output (JSON lines)"),
+	HVN_OPT_NUM_ROW("factor", 'k', "K", struct correlate_args, PRM(k),
+			1.000001, 1e6,
+			"a stall lasts more than K x the rolling median (3)"),
+	HVN_OPT_INT_ROW("window", 'w', "N", struct correlate_args, PRM(window),
+			8, 4096,
+			"the median is over the last N of the same kind (32)"),
+	HVN_OPT_NUM_ROW("min-ms", 0, "MS", struct correlate_args, PRM(min_ms),
+			0, 1e9, "and at least MS over the median (1)"),
+	HVN_OPT_NUM_ROW("min-share", 0, "F", struct correlate_args,
+			PRM(min_share), 0, 1,
+			"noise explains a stall from F of its time (0.2)"),
+	HVN_OPT_INT_ROW("top", 0, "N", struct correlate_args, PRM(top), 1, 1e9,
+			"stalls listed (20)"),
+	HVN_OPT_FLAG_ROW("json", 0, struct correlate_args, json,
+			 "machine-readable output (schema \"hvnoise-correlate\" 1)"),
+	HVN_OPT_STR_ROW("perfetto", 0, "FILE", struct correlate_args, perfetto,
+			"Chrome trace events for ui.perfetto.dev"),
+	HVN_OPT_END_ROW
+};
+
+static const struct hvn_cmd correlate_cmd = {
+	.name = "correlate",
+	.synopsis = "[options] TRACE.dat [--nccl FILE...] [--fr FILE...]\n"
+		    "                         [--kineto FILE...] [--inspector FILE...]",
+	.opts = correlate_opts,
+	.operand = operand,
+};
+
 int cmd_correlate(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "nccl", no_argument, NULL, 'N' },
-		{ "fr", no_argument, NULL, 'F' },
-		{ "kineto", no_argument, NULL, 'K' },
-		{ "inspector", no_argument, NULL, 'I' },
-		{ "factor", required_argument, NULL, 'k' },
-		{ "window", required_argument, NULL, 'w' },
-		{ "min-ms", required_argument, NULL, 'm' },
-		{ "min-share", required_argument, NULL, 's' },
-		{ "top", required_argument, NULL, 't' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "perfetto", required_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
+	struct correlate_args a = {
+		.prm = { .k = 3, .min_ms = 1, .min_share = 0.2, .window = 32,
+			 .top = 20 },
+		.in = -1,
 	};
-	struct params prm = { .k = 3, .min_ms = 1, .min_share = 0.2,
-			      .window = 32, .top = 20 };
+	struct params prm;
 	struct hvn_schema *schema = calloc(1, sizeof(*schema));
 	struct ctx *x = calloc(1, sizeof(*x));
 	struct hvn_tdat t;
 	struct hvn_meta meta;
 	struct hvn_rb rb = { 0 };
-	const char *trace = NULL, *pf = NULL;
-	/* Input files by kind: the plugin's, FR, Kineto, Inspector. */
-	char **files[4] = { NULL };
-	int nfiles[4] = { 0 }, in = -1, opt, ret = 0, r;
-	bool json = false;
+	const char *trace, *pf;
+	char ***files = a.files;
+	int *nfiles = a.nfiles, first, ret = 0, r;
+	bool json;
 
-	if (!schema || !x)
+	if (!schema || !x) {
+		free(schema);
+		free(x);
 		return HVN_EXIT_FAIL;
-	/* "--nccl A B C": files until the next option. */
-	while ((opt = getopt_long(argc, argv, "-k:w:h", lo, NULL)) != -1) {
-		char *end = NULL;
-
-		switch (opt) {
-		case 1:
-			if (in >= 0) {
-				files[in] = realloc(files[in],
-						    (nfiles[in] + 1) * sizeof(char *));
-				files[in][nfiles[in]++] = optarg;
-			} else if (!trace) {
-				trace = optarg;
-			} else {
-				hvn_err("one trace at a time (%s, %s); other files follow --nccl, --fr, --kineto or --inspector",
-					trace, optarg);
-				ret = HVN_EXIT_USAGE;
-				goto out;
-			}
-			continue;
-		case 'N':
-		case 'F':
-		case 'K':
-		case 'I':
-			in = opt == 'N' ? 0 : opt == 'F' ? 1 : opt == 'K' ? 2 : 3;
-			continue;
-		case 'k':
-			prm.k = strtod(optarg, &end);
-			break;
-		case 'w':
-			prm.window = strtol(optarg, &end, 10);
-			break;
-		case 'm':
-			prm.min_ms = strtod(optarg, &end);
-			break;
-		case 's':
-			prm.min_share = strtod(optarg, &end);
-			break;
-		case 't':
-			prm.top = strtol(optarg, &end, 10);
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'p':
-			pf = optarg;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			goto out;
-		default:
-			fputs(usage, stderr);
-			ret = HVN_EXIT_USAGE;
-			goto out;
-		}
-		in = -1;
-		if (end && (*end || prm.k <= 1 || prm.window < 8 ||
-			    prm.window > 4096 || prm.min_ms < 0 ||
-			    prm.min_share < 0 || prm.min_share > 1 ||
-			    prm.top < 1)) {
-			hvn_err("%s: bad value (factor > 1, window 8..4096, min-ms >= 0, min-share 0..1, top >= 1)",
-				optarg);
-			ret = HVN_EXIT_USAGE;
-			goto out;
-		}
 	}
-	if (!trace) {
-		fputs(usage, stderr);
+	ret = hvn_cli_parse(&correlate_cmd, argc, argv, &a, NULL, &first);
+	if (ret < 0 && !a.trace) {
+		hvn_err("correlate: which TRACE.dat?");
+		hvn_cli_usage(&correlate_cmd, stderr);
 		ret = HVN_EXIT_USAGE;
-		goto out;
 	}
+	if (ret >= 0)
+		goto out;
+	ret = 0;
+	prm = a.prm;
+	trace = a.trace;
+	pf = a.perfetto;
+	json = a.json;
 	ret = hvn_tdat_open(&t, trace);
 	if (ret) {
 		hvn_tdat_close(&t);

@@ -9,7 +9,6 @@
  * instance.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -22,6 +21,7 @@
 
 #include <traceevent/event-parse.h>
 
+#include "builtin.h"
 #include "analysis/episodes.h"
 #include "loader.h"
 #include "out/prom.h"
@@ -40,17 +40,29 @@ static void on_signal(int sig)
 	quit = sig;
 }
 
-static const char usage[] =
-"usage: hvnoise exporter --listen ADDR:PORT [-i SECONDS] [--cpus LIST]\n"
+struct exporter_args {
+	const char *listen;
+	double interval;
+};
+
+static const struct hvn_opt exporter_opts[] = {
+	HVN_OPT_STR_ROW("listen", 'l', "ADDR:PORT", struct exporter_args, listen,
+			"where to serve GET /metrics: 127.0.0.1:9464,\n[::1]:9464, or :9464 for every address; port 0\npicks a free one (printed)"),
+	HVN_OPT_NUM_ROW("interval", 'i', "SEC", struct exporter_args, interval, 0.1, 3600,
+			"read the ring buffers every SEC seconds (default 1;\nat most 1 with the BPF source)"),
+	HVN_OPT_END_ROW
+};
+
+static const struct hvn_cmd exporter_cmd = {
+	.name = "exporter",
+	.synopsis =
+"--listen ADDR:PORT [-i SECONDS] [--cpus LIST]\n"
 "                        [--devices LIST] [--source module|bpf|kernel]\n"
-"                        [--param NAME=VALUE]... [-e SYS[:EVENT]]... [-b KB]\n"
-"  -l, --listen ADDR:PORT  where to serve GET /metrics: 127.0.0.1:9464,\n"
-"                       [::1]:9464, or :9464 for every address; port 0\n"
-"                       picks a free one (printed)\n"
-"  -i, --interval SEC   read the ring buffers every SEC seconds (default 1;\n"
-"                       at most 1 with the BPF source)\n"
-"      --cpus, --devices, --source, --param, -e, -b   as in hvnoise record\n"
-"  SIGINT or SIGTERM stops it\n";
+"                        [--param NAME=VALUE]... [-e SYS[:EVENT]]... [-b KB]",
+	.opts = exporter_opts,
+	.session = true,
+	.notes = "  SIGINT or SIGTERM stops it\n",
+};
 
 struct client {
 	int fd;
@@ -422,73 +434,38 @@ static int serve(struct exporter *x, int lfd, double ivl)
 	return HVN_EXIT_OK;
 }
 
-static void free_opts(struct hvn_session_opts *o)
-{
-	free(o->events);
-	free(o->params);
-}
-
 int cmd_exporter(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "listen", required_argument, NULL, 'l' },
-		{ "interval", required_argument, NULL, 'i' },
-		HVN_SESSION_LONGOPTS,
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
+	struct exporter_args a = { .interval = 1 };
 	struct hvn_session_opts o = { .prefix = "hvnoise-exporter" };
 	struct hvn_schema *schema = NULL;
 	struct tep_handle *tep = NULL;
 	struct exporter *x = NULL;
 	const char *listen_spec = NULL;
 	char shown[80] = "";
-	double ivl = 1;
-	int opt, ret, lfd = -1;
+	double ivl;
+	int first, ret, lfd = -1;
 
-	while ((opt = getopt_long(argc, argv, "l:i:e:b:h", lo, NULL)) != -1) {
-		char *end;
-
-		switch (opt) {
-		case 'l':
-			listen_spec = optarg;
-			break;
-		case 'i':
-			ivl = strtod(optarg, &end);
-			if (*end || !(ivl >= 0.1 && ivl <= 3600)) {
-				hvn_err("-i %s: not 0.1..3600 seconds", optarg);
-				free_opts(&o);
-				return HVN_EXIT_USAGE;
-			}
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			free_opts(&o);
-			return HVN_EXIT_OK;
-		default:
-			ret = hvn_session_opt(&o, opt, optarg);
-			if (ret == 1)
-				break;
-			if (!ret)
-				fputs(usage, stderr);
-			free_opts(&o);
-			return HVN_EXIT_USAGE;
-		}
+	ret = hvn_cli_parse(&exporter_cmd, argc, argv, &a, &o, &first);
+	if (ret < 0 && first < argc) {
+		hvn_err("exporter: unexpected argument \"%s\"", argv[first]);
+		ret = HVN_EXIT_USAGE;
 	}
-	if (optind < argc) {
-		hvn_err("exporter: unexpected argument \"%s\"", argv[optind]);
-		free_opts(&o);
-		return HVN_EXIT_USAGE;
+	if (ret >= 0) {
+		hvn_session_opts_free(&o);
+		return ret;
 	}
+	listen_spec = a.listen;
+	ivl = a.interval;
 	if (!listen_spec) {
 		hvn_err("exporter: --listen ADDR:PORT is required (e.g. 127.0.0.1:9464)");
-		free_opts(&o);
+		hvn_session_opts_free(&o);
 		return HVN_EXIT_USAGE;
 	}
 	/* The address first: a bad one is a usage error before any tracing. */
 	lfd = listen_on(listen_spec, shown, sizeof(shown));
 	if (lfd < 0) {
-		free_opts(&o);
+		hvn_session_opts_free(&o);
 		return lfd == -2 ? HVN_EXIT_USAGE : HVN_EXIT_FAIL;
 	}
 	x = calloc(1, sizeof(*x));
@@ -547,7 +524,7 @@ out:
 		tep_free(tep);
 	free(schema);
 	free(x);
-	free_opts(&o);
+	hvn_session_opts_free(&o);
 	if (lfd >= 0)
 		close(lfd);
 	return ret;

@@ -16,7 +16,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -29,6 +28,7 @@
 #include <traceevent/event-parse.h>
 #include <tracefs/tracefs.h>
 
+#include "builtin.h"
 #include "analysis/episodes.h"
 #include "loader.h"
 #include "out/human.h"
@@ -54,25 +54,41 @@ static void on_usr1(int sig)
 	usr1 = 1;
 }
 
-static const char usage[] =
-"usage: hvnoise record --flight-recorder [-o PREFIX] [--keep SECONDS] [-b KB]\n"
-"                      [--trigger-file PATH] [--lost-ms MS] [--storm-irqs N]\n"
-"                      [--max-files N] [--cpus LIST] [--devices LIST]\n"
-"                      [--source module|bpf|kernel] [--param NAME=VALUE]...\n"
-"                      [-e SYS[:EVENT]]...\n"
-"  -o, --output PREFIX  incidents go to PREFIX-YYYYmmdd-HHMMSS.mmm-TRIGGER.dat\n"
-"                       (default hvnoise-incident)\n"
-"      --keep SEC       seconds before the trigger to write (default 30)\n"
-"  -b, --buffer KB      the ring per CPU (default 8192): it must hold --keep\n"
-"      --trigger-file PATH  write an incident when PATH is touched (the NCCL\n"
-"                       plugin's HVNOISE_NCCL_TRIGGER: on a stall)\n"
-"      --lost-ms MS     ... when hvnoise:lost reports MS or more (default 20;\n"
-"                       0: never; needs hvnoise.ko or the BPF source)\n"
-"      --storm-irqs N   ... when an IRQ storm counted N or more (default\n"
-"                       10000; 0: never; needs hvnoise.ko or the BPF source)\n"
-"      --source SRC, --param NAME=VALUE   as in hvnoise record\n"
-"      --max-files N    keep the newest N incidents written (default 20)\n"
-"  SIGUSR1 writes an incident; SIGINT or SIGTERM stops it.\n";
+struct flight_args {
+	const char *prefix, *trigger_file;
+	double keep, lost_ms, storm_irqs, max_files;
+};
+
+static const struct hvn_opt flight_opts[] = {
+	HVN_OPT_STR_ROW("output", 'o', "PREFIX", struct flight_args, prefix,
+			"incidents go to PREFIX-YYYYmmdd-HHMMSS.mmm-TRIGGER.dat\n(default hvnoise-incident)"),
+	HVN_OPT_NUM_ROW("keep", 0, "SEC", struct flight_args, keep, 1, 86400,
+			"seconds before the trigger to write (default 30)"),
+	HVN_OPT_STR_ROW("trigger-file", 0, "PATH", struct flight_args, trigger_file,
+			"write an incident when PATH is touched (the NCCL\nplugin's HVNOISE_NCCL_TRIGGER: on a stall)"),
+	HVN_OPT_NUM_ROW("lost-ms", 0, "MS", struct flight_args, lost_ms, 0, 3600000,
+			"... when hvnoise:lost reports MS or more (default 20;\n0: never; needs hvnoise.ko or the BPF source)"),
+	HVN_OPT_NUM_ROW("storm-irqs", 0, "N", struct flight_args, storm_irqs, 0, 1e12,
+			"... when an IRQ storm counted N or more (default\n10000; 0: never; needs hvnoise.ko or the BPF source)"),
+	HVN_OPT_NUM_ROW("max-files", 0, "N", struct flight_args, max_files, 0, 100000,
+			"keep the newest N incidents written (default 20)"),
+	HVN_OPT_END_ROW
+};
+
+static const struct hvn_cmd flight_cmd = {
+	.name = "flight-recorder",
+	.synopsis =
+"[-o PREFIX] [--keep SECONDS] [-b KB]\n"
+"                               [--trigger-file PATH] [--lost-ms MS] [--storm-irqs N]\n"
+"                               [--max-files N] [--cpus LIST] [--devices LIST]\n"
+"                               [--source module|bpf|kernel] [--param NAME=VALUE]...\n"
+"                               [-e SYS[:EVENT]]...\n"
+"  (hvnoise record --flight-recorder is the same command)",
+	.opts = flight_opts,
+	.session = true,
+	.notes = "  -b KB: the ring per CPU (default 8192) must hold --keep.\n"
+		 "  SIGUSR1 writes an incident; SIGINT or SIGTERM stops it.\n",
+};
 
 struct cpu_pages {
 	uint8_t *buf;
@@ -98,16 +114,16 @@ static int write_pages(const char *path, const uint8_t *buf, size_t n,
 	return 0;
 }
 
-struct fr;
+struct flight;
 
 /* The BPF source's records of one CPU, in pages of the last --keep s. */
 struct bpf_cpu {
-	struct fr *f;
+	struct flight *f;
 	struct hvn_rb_out out;		/* the page being filled */
 	struct cpu_pages pages;		/* the full ones */
 };
 
-struct fr {
+struct flight {
 	struct hvn_session ring, mon;
 	struct bpf_cpu *bc;		/* per CPU, with the BPF source */
 	size_t max_pages;		/* per CPU: what the ring holds */
@@ -131,21 +147,21 @@ struct fr {
 	uint64_t overruns;		/* the ring's, at the last incident */
 };
 
-static struct fr *live_fr;
+static struct flight *live_flight;
 
 static void cleanup(void)
 {
-	if (!live_fr)
+	if (!live_flight)
 		return;
-	hvn_session_end(&live_fr->mon);
-	hvn_session_end(&live_fr->ring);
+	hvn_session_end(&live_flight->mon);
+	hvn_session_end(&live_flight->ring);
 }
 
 /* An episode over a threshold sets the reason for an incident. */
 static void mon_event(void *ctx, int cpu, uint64_t ts, const uint8_t *d,
 		      uint32_t len)
 {
-	struct fr *f = ctx;
+	struct flight *f = ctx;
 	struct hvn_episode e;
 	char line[160];
 
@@ -171,14 +187,14 @@ static void mon_event(void *ctx, int cpu, uint64_t ts, const uint8_t *d,
 	snprintf(f->reason, sizeof(f->reason), "%s", line);
 }
 
-static uint64_t page_ts(const struct fr *f, const struct cpu_pages *p,
+static uint64_t page_ts(const struct flight *f, const struct cpu_pages *p,
 			size_t i);
 
 /* A full page of BPF records: kept, and what is out of --keep dropped. */
 static int bpf_page(void *ctx, const uint8_t *page)
 {
 	struct bpf_cpu *b = ctx;
-	struct fr *f = b->f;
+	struct flight *f = b->f;
 	struct cpu_pages *p = &b->pages;
 	uint32_t ps = f->ring.page_size;
 	uint64_t now = hvn_now(CLOCK_MONOTONIC), keep = f->keep * 1e9;
@@ -208,7 +224,7 @@ static int bpf_page(void *ctx, const uint8_t *page)
 static int bpf_rec(void *ctx, int cpu, uint64_t ts, const void *rec,
 		   uint32_t len)
 {
-	struct fr *f = ctx;
+	struct flight *f = ctx;
 
 	if (cpu < 0 || cpu >= f->ring.ncpus)
 		cpu = 0;
@@ -220,7 +236,7 @@ static int bpf_rec(void *ctx, int cpu, uint64_t ts, const void *rec,
 
 /* Empty the monitor and take the BPF source's records; a reason is set
  * if an episode over a threshold came. */
-static void poll_monitor(struct fr *f)
+static void poll_monitor(struct flight *f)
 {
 	if (f->ring.bpf)
 		hvn_bpf_poll(f->ring.bpf, bpf_rec, f);
@@ -233,7 +249,7 @@ static void poll_monitor(struct fr *f)
 
 /* With the BPF source: its pages per CPU, and the thresholds decoded from
  * the formats it records under. */
-static int start_bpf(struct fr *f)
+static int start_bpf(struct flight *f)
 {
 	f->tep = hvn_session_tep(&f->ring);
 	f->schema = calloc(1, sizeof(*f->schema));
@@ -250,10 +266,10 @@ static int start_bpf(struct fr *f)
 	return 0;
 }
 
-static int start_monitor(struct fr *f)
+static int start_monitor(struct flight *f)
 {
 	char *ev[] = { "hvnoise:lost", "hvnoise:irq_storm" };
-	struct hvn_session_opts o = { .prefix = "hvnoise-fr-watch",
+	struct hvn_session_opts o = { .prefix = "hvnoise-fr-monitor",
 				      .events = ev, .nevents = 2,
 				      .buffer_kb = 64 };
 	char filt[64];
@@ -295,7 +311,7 @@ bad:
  * Has the trigger file been touched since we last looked?  Its first line,
  * if any, says why (the NCCL plugin writes "nccl stall: ..."): into @why.
  */
-static bool trigger_file_touched(struct fr *f, char *why, size_t len)
+static bool trigger_file_touched(struct flight *f, char *why, size_t len)
 {
 	struct stat st;
 	char text[256];
@@ -334,7 +350,7 @@ static bool trigger_file_touched(struct fr *f, char *why, size_t len)
 }
 
 /* Events the kernel lost from the ring (overwritten or dropped), all CPUs. */
-static uint64_t ring_overruns(struct fr *f)
+static uint64_t ring_overruns(struct flight *f)
 {
 	uint64_t n = 0;
 
@@ -350,7 +366,7 @@ static uint64_t ring_overruns(struct fr *f)
 	return n;
 }
 
-static uint64_t page_ts(const struct fr *f, const struct cpu_pages *p,
+static uint64_t page_ts(const struct flight *f, const struct cpu_pages *p,
 			size_t i)
 {
 	uint64_t ts;
@@ -363,7 +379,7 @@ static uint64_t page_ts(const struct fr *f, const struct cpu_pages *p,
  * Read the ring out and write the pages of the last --keep seconds: 0 or
  * HVN_EXIT_FAIL.  @tag goes into the file name, @why into its metadata.
  */
-static int write_incident(struct fr *f, const char *tag, const char *why)
+static int write_incident(struct flight *f, const char *tag, const char *why)
 {
 	uint64_t now = hvn_now(CLOCK_MONOTONIC), cutoff, oldest = UINT64_MAX;
 	uint64_t pages = 0;
@@ -507,7 +523,7 @@ static int write_incident(struct fr *f, const char *tag, const char *why)
 		double span = oldest != UINT64_MAX && now > oldest ?
 			      (now - oldest) / 1e9 : 0;
 
-		fprintf(stderr, "hvnoise record: flight recorder: wrote %s (%s): %llu pages, %.1f s\n",
+		fprintf(stderr, "hvnoise: flight recorder: wrote %s (%s): %llu pages, %.1f s\n",
 			path, why, (unsigned long long)pages, span);
 		uint64_t ov = ring_overruns(f);
 
@@ -543,98 +559,38 @@ static int write_incident(struct fr *f, const char *tag, const char *why)
 	return ret;
 }
 
-static int parse_num(const char *opt, const char *arg, double lo, double hi,
-		     double *out)
+int cmd_flight_recorder(int argc, char **argv)
 {
-	char *end;
-
-	*out = strtod(arg, &end);
-	if (end == arg || *end || !(*out >= lo && *out <= hi)) {
-		hvn_err("%s %s: not a number from %g to %g", opt, arg, lo, hi);
-		return -1;
-	}
-	return 0;
-}
-
-int hvn_flight_recorder(int argc, char **argv)
-{
-	static const struct option lo[] = {
-		{ "flight-recorder", no_argument, NULL, 'F' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "keep", required_argument, NULL, 'k' },
-		{ "trigger-file", required_argument, NULL, 't' },
-		{ "lost-ms", required_argument, NULL, 'L' },
-		{ "storm-irqs", required_argument, NULL, 'I' },
-		{ "max-files", required_argument, NULL, 'M' },
-		HVN_SESSION_LONGOPTS,
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
+	struct flight_args a = {
+		.prefix = "hvnoise-incident", .keep = 30, .lost_ms = 20,
+		.storm_irqs = 10000, .max_files = 20,
 	};
 	struct hvn_session_opts o = { .prefix = "hvnoise-fr" };
-	struct fr *f = calloc(1, sizeof(*f));
-	double v;
-	int opt, ret;
+	struct flight *f;
+	int first, ret;
 
-	if (!f)
-		return HVN_EXIT_FAIL;
-	f->prefix = "hvnoise-incident";
-	f->keep = 30;
-	f->lost_ms = 20;
-	f->storm_irqs = 10000;
-	f->max_files = 20;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "o:b:e:h", lo, NULL)) != -1) {
-		switch (opt) {
-		case 'F':
-			break;
-		case 'o':
-			f->prefix = optarg;
-			break;
-		case 'k':
-			if (parse_num("--keep", optarg, 1, 86400, &f->keep))
-				goto usage;
-			break;
-		case 't':
-			f->trigger_file = optarg;
-			break;
-		case 'L':
-			if (parse_num("--lost-ms", optarg, 0, 3600000, &v))
-				goto usage;
-			f->lost_ms = v;
-			break;
-		case 'I':
-			if (parse_num("--storm-irqs", optarg, 0, 1e12, &v))
-				goto usage;
-			f->storm_irqs = v;
-			break;
-		case 'M':
-			if (parse_num("--max-files", optarg, 0, 100000, &v))
-				goto usage;
-			f->max_files = v;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			free(f);
-			return HVN_EXIT_OK;
-		default:
-			ret = hvn_session_opt(&o, opt, optarg);
-			if (ret == 1)
-				break;
-			if (!ret)
-				fputs(usage, stderr);
-			goto usage;
-		}
+	ret = hvn_cli_parse(&flight_cmd, argc, argv, &a, &o, &first);
+	if (ret < 0 && first < argc) {
+		hvn_err("flight-recorder runs no command (\"%s\"): it runs until stopped",
+			argv[first]);
+		ret = HVN_EXIT_USAGE;
 	}
-	if (optind < argc) {
-		hvn_err("--flight-recorder runs no command (\"%s\"): it runs until stopped",
-			argv[optind]);
-		goto usage;
+	f = ret < 0 ? calloc(1, sizeof(*f)) : NULL;
+	if (!f) {
+		hvn_session_opts_free(&o);
+		return ret < 0 ? HVN_EXIT_FAIL : ret;
 	}
+	f->prefix = a.prefix;
+	f->trigger_file = a.trigger_file;
+	f->keep = a.keep;
+	f->lost_ms = a.lost_ms;
+	f->storm_irqs = a.storm_irqs;
+	f->max_files = a.max_files;
 	if (!o.buffer_kb)
 		o.buffer_kb = DEFAULT_KB;
 
 	ret = hvn_session_start(&f->ring, &o);
-	live_fr = f;
+	live_flight = f;
 	atexit(cleanup);
 	if (ret)
 		goto out;
@@ -681,7 +637,7 @@ int hvn_flight_recorder(int argc, char **argv)
 			f->tf_mtime = st.st_mtim;
 		}
 	}
-	fprintf(stderr, "hvnoise record: flight recorder %s (pid %d): the last %.0f s of %s in a ring of %d KB per CPU; writes %s-*.dat on SIGUSR1",
+	fprintf(stderr, "hvnoise: flight recorder %s (pid %d): the last %.0f s of %s in a ring of %d KB per CPU; writes %s-*.dat on SIGUSR1",
 		f->ring.name, getpid(), f->keep,
 		f->ring.bpf ? "the BPF source's and the kernel's events" :
 		f->ring.source == HVN_SRC_MODULE ? "hvnoise events" : "the events",
@@ -726,14 +682,13 @@ int hvn_flight_recorder(int argc, char **argv)
 		}
 		poll(NULL, 0, POLL_MS);
 	}
-	fprintf(stderr, "hvnoise record: flight recorder stopped by signal %s\n",
+	fprintf(stderr, "hvnoise: flight recorder stopped by signal %s\n",
 		strsignal(stop_sig));
 	ret = HVN_EXIT_OK;
 out:
-	free(o.events);
-	free(o.params);
+	hvn_session_opts_free(&o);
 	cleanup();
-	live_fr = NULL;
+	live_flight = NULL;
 	for (int c = 0; f->bc && c < f->ring.ncpus; c++) {
 		hvn_rb_out_free(&f->bc[c].out);
 		free(f->bc[c].pages.buf);
@@ -748,9 +703,4 @@ out:
 	free(f->files);
 	free(f);
 	return ret;
-usage:
-	free(o.events);
-	free(o.params);
-	free(f);
-	return HVN_EXIT_USAGE;
 }

@@ -5,11 +5,13 @@
  */
 #include <string.h>
 
+#include "builtin.h"
 #include "hvn.h"
 
 static const char usage[] =
 "usage: hvnoise COMMAND [ARGS]\n"
 "  record   record hvnoise (and kernel) events into a trace.dat\n"
+"  flight-recorder  always on: the last seconds, written on a trigger\n"
 "  report   per-CPU steal, lost time, storms and migrations from trace.dat\n"
 "  top      live per-CPU view\n"
 "  status   module, watched set, parameters, tracefs, and what is missing\n"
@@ -25,6 +27,7 @@ int main(int argc, char **argv)
 		int (*fn)(int, char **);
 	} cmds[] = {
 		{ "record", cmd_record },
+		{ "flight-recorder", cmd_flight_recorder },
 		{ "report", cmd_report },
 		{ "top", cmd_top },
 		{ "status", cmd_status },
@@ -45,6 +48,15 @@ int main(int argc, char **argv)
 		printf("hvnoise %s\n", HVN_VERSION);
 		return HVN_EXIT_OK;
 	}
+	/* "record --flight-recorder" is the flight-recorder command. */
+	if (!strcmp(argv[1], "record"))
+		for (int i = 2; i < argc && strcmp(argv[i], "--"); i++)
+			if (!strcmp(argv[i], "--flight-recorder")) {
+				memmove(argv + i, argv + i + 1,
+					(argc - i) * sizeof(*argv));
+				argv[1] = "flight-recorder";
+				return cmd_flight_recorder(argc - 2, argv + 1);
+			}
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(argv[1], cmds[i].name))
 			return cmds[i].fn(argc - 1, argv + 1);

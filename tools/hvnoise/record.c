@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -19,6 +18,7 @@
 
 #include <tracefs/tracefs.h>
 
+#include "builtin.h"
 #include "tracedat/pages.h"
 #include "session.h"
 #include "tracedat/meta.h"
@@ -35,27 +35,35 @@ static void on_signal(int sig)
 	stop_sig = sig;
 }
 
-static const char usage[] =
-"usage: hvnoise record [-o FILE] [-d SECONDS] [--cpus LIST] [--devices BDF,...]\n"
+struct record_args {
+	const char *out;
+	double duration;
+	bool recover;
+};
+
+static const struct hvn_opt record_opts[] = {
+	HVN_OPT_STR_ROW("output", 'o', "FILE", struct record_args, out,
+			"trace.dat to write (default trace.dat)"),
+	HVN_OPT_NUM_ROW("duration", 'd', "SEC", struct record_args, duration, 1e-3, 1e9,
+			"stop after SEC seconds (default: CMD exits or Ctrl-C)"),
+	HVN_OPT_FLAG_ROW("recover", 0, struct record_args, recover,
+			 "assemble FILE from the pieces a killed or failed\nrecording left (FILE.cpu*.hvnoise-tmp)"),
+	HVN_OPT_END_ROW
+};
+
+static const struct hvn_cmd record_cmd = {
+	.name = "record",
+	.synopsis =
+"[-o FILE] [-d SECONDS] [--cpus LIST] [--devices BDF,...]\n"
 "                      [--source module|bpf|kernel] [--param NAME=VALUE]...\n"
-"                      [-e SYS[:EVENT]]... [-b KB] [-- CMD [ARGS...]]\n"
-"  -o, --output FILE    trace.dat to write (default trace.dat)\n"
-"  -d, --duration SEC   stop after SEC seconds (default: CMD exits or Ctrl-C)\n"
-"      --cpus LIST      CPUs to watch (e.g. 0-3,8): hvnoise.ko's cpus=\n"
-"      --devices LIST   GPUs/NICs to watch (PCI addresses, auto, none)\n"
-"      --source SRC     where the hvnoise events come from: module\n"
-"                       (hvnoise.ko), bpf, or kernel (irq events only);\n"
-"                       default: the module if loaded, else bpf if possible\n"
-"      --param N=V      a detector tunable (storm_rate, lost_threshold_us,\n"
-"                       ...; the module's parameter names)\n"
-"  -e, --event SPEC     record SYS:EVENT or a whole SYS, repeatable\n"
-"                       (default: hvnoise, or irq:irq_handler_entry with\n"
-"                       neither the module nor BPF)\n"
-"  -b, --buffer KB      ring buffer per CPU (default: the kernel's)\n"
-"      --recover        assemble FILE from the pieces a killed or failed\n"
-"                       recording left (FILE.cpu*.hvnoise-tmp)\n"
+"                      [-e SYS[:EVENT]]... [-b KB] [-- CMD [ARGS...]]",
+	.opts = record_opts,
+	.session = true,
+	.stop_at_operand = true,
+	.notes =
 "      --flight-recorder  always on: write the last seconds on a trigger\n"
-"                       (hvnoise record --flight-recorder --help)\n";
+"                       (the same as hvnoise flight-recorder; see its --help)\n",
+};
 
 
 struct cpu_out {
@@ -298,19 +306,11 @@ static pid_t spawn(char **argv, const char *inst_dir)
 
 int cmd_record(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "duration", required_argument, NULL, 'd' },
-		HVN_SESSION_LONGOPTS,
-		{ "recover", no_argument, NULL, 'R' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
+	struct record_args a = { .out = "trace.dat" };
+	const char *out;
+	double duration;
 	struct hvn_session_opts o = { .prefix = "hvnoise-record" };
-	bool do_recover = false;
 	bool keep = false;
-	const char *out = "trace.dat";
-	double duration = 0;
 	struct hvn_session s;
 	struct cpu_out *co = NULL;
 	struct bpf_out bo;
@@ -321,52 +321,22 @@ int cmd_record(int argc, char **argv)
 	FILE *meta;
 	void *page = NULL;
 	pid_t child = 0;
-	int opt, ret, failed = 0, child_status = 0;
+	int first, ret, failed = 0, child_status = 0;
 
-	/* The flight recorder has options of its own (flight.c). */
-	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
-		if (!strcmp(argv[i], "--flight-recorder"))
-			return hvn_flight_recorder(argc, argv);
-
-	while ((opt = getopt_long(argc, argv, "+o:d:e:b:h", lo, NULL)) != -1) {
-		char *end;
-
-		switch (opt) {
-		case 'o':
-			out = optarg;
-			break;
-		case 'd':
-			duration = strtod(optarg, &end);
-			if (*end || duration <= 0) {
-				hvn_err("-d %s: not a positive number of seconds",
-					optarg);
-				return HVN_EXIT_USAGE;
-			}
-			break;
-		case 'R':
-			do_recover = true;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return HVN_EXIT_OK;
-		default:
-			ret = hvn_session_opt(&o, opt, optarg);
-			if (ret == 1)
-				break;
-			if (!ret)
-				fputs(usage, stderr);
-			return HVN_EXIT_USAGE;
-		}
+	ret = hvn_cli_parse(&record_cmd, argc, argv, &a, &o, &first);
+	if (ret >= 0) {
+		hvn_session_opts_free(&o);
+		return ret;
 	}
+	out = a.out;
+	duration = a.duration;
 
-	if (do_recover) {
-		free(o.events);
-	free(o.params);
+	if (a.recover) {
+		hvn_session_opts_free(&o);
 		return recover(out);
 	}
 	ret = hvn_session_start(&s, &o);
-	free(o.events);
-	free(o.params);
+	hvn_session_opts_free(&o);
 	if (ret)
 		return ret;
 
@@ -409,10 +379,10 @@ int cmd_record(int argc, char **argv)
 		sigaction(SIGTERM, &sa, NULL);
 		sigaction(SIGHUP, &sa, NULL);
 	}
-	if (optind < argc) {
+	if (first < argc) {
 		char *dir = tracefs_instance_get_dir(s.inst);
 
-		child = spawn(argv + optind, dir);
+		child = spawn(argv + first, dir);
 		free(dir);
 		if (child < 0) {
 			ret = HVN_EXIT_FAIL;

@@ -5,12 +5,12 @@
  * file; a file that stops early is reported up to where it stops.
  */
 #include <ctype.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "builtin.h"
 #include "hvnoise/events.h"
 #include "hvnoise/watch.h"
 #include "analysis/episodes.h"
@@ -22,18 +22,33 @@
 
 #define SCHEMA_VERSION	1
 
-static const char usage[] =
-"usage: hvnoise report [--json | --prom] [--since WHEN] [--until WHEN] [--top N] [FILE...]\n"
-"  FILE          trace.dat from hvnoise record or trace-cmd record\n"
-"                (default trace.dat)\n"
-"  --json        machine-readable output (schema \"hvnoise-report\" 1)\n"
-"  --prom        per-CPU counters in Prometheus text format, for\n"
-"                node_exporter's textfile collector (one FILE)\n"
-"  --since WHEN, --until WHEN\n"
-"                only events in the window; WHEN is +SECONDS after the start,\n"
-"                HH:MM[:SS[.frac]] or 'YYYY-MM-DD HH:MM[:SS[.frac]]' local\n"
-"                time, @EPOCH seconds, or mono:SECONDS (a trace timestamp)\n"
-"  --top N       episodes listed (default 10, at most 50)\n";
+struct report_args {
+	bool json, prom;
+	const char *since, *until;
+	long top;
+};
+
+static const struct hvn_opt report_opts[] = {
+	HVN_OPT_FLAG_ROW("json", 0, struct report_args, json,
+			 "machine-readable output (schema \"hvnoise-report\" 1)"),
+	HVN_OPT_FLAG_ROW("prom", 0, struct report_args, prom,
+			 "per-CPU counters in Prometheus text format, for\nnode_exporter's textfile collector (one FILE)"),
+	HVN_OPT_STR_ROW("since", 0, "WHEN", struct report_args, since,
+			"only events from WHEN: +SECONDS after the start,\nHH:MM[:SS[.frac]] or 'YYYY-MM-DD HH:MM[:SS[.frac]]' local\ntime, @EPOCH seconds, or mono:SECONDS (a trace timestamp)"),
+	HVN_OPT_STR_ROW("until", 0, "WHEN", struct report_args, until,
+			"only events before WHEN"),
+	HVN_OPT_INT_ROW("top", 0, "N", struct report_args, top, 1, HVN_TOP_MAX,
+			"episodes listed (default 10, at most 50)"),
+	HVN_OPT_END_ROW
+};
+
+static const struct hvn_cmd report_cmd = {
+	.name = "report",
+	.synopsis = "[--json | --prom] [--since WHEN] [--until WHEN] [--top N] [FILE...]\n"
+		    "  FILE          trace.dat from hvnoise record or trace-cmd record\n"
+		    "                (default trace.dat)",
+	.opts = report_opts,
+};
 
 static double ms(uint64_t ns)
 {
@@ -441,55 +456,24 @@ out_t:
 
 int cmd_report(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "prom", no_argument, NULL, 'p' },
-		{ "since", required_argument, NULL, 's' },
-		{ "until", required_argument, NULL, 'u' },
-		{ "top", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
-	const char *since = NULL, *until = NULL;
+	struct report_args a = { .top = 10 };
 	char *def[] = { "trace.dat" };
 	char **files;
-	int opt, top = 10, nfiles, ret = 0;
-	bool json = false, prom = false;
+	int first, top, nfiles, ret;
+	bool json, prom;
+	const char *since, *until;
 
-	while ((opt = getopt_long(argc, argv, "h", lo, NULL)) != -1) {
-		char *end;
-
-		switch (opt) {
-		case 'j':
-			json = true;
-			break;
-		case 'p':
-			prom = true;
-			break;
-		case 's':
-			since = optarg;
-			break;
-		case 'u':
-			until = optarg;
-			break;
-		case 't':
-			top = strtol(optarg, &end, 10);
-			if (*end || top < 1 || top > HVN_TOP_MAX) {
-				hvn_err("--top %s: not 1..%d", optarg,
-					HVN_TOP_MAX);
-				return HVN_EXIT_USAGE;
-			}
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return HVN_EXIT_OK;
-		default:
-			fputs(usage, stderr);
-			return HVN_EXIT_USAGE;
-		}
-	}
-	files = optind < argc ? argv + optind : def;
-	nfiles = optind < argc ? argc - optind : 1;
+	ret = hvn_cli_parse(&report_cmd, argc, argv, &a, NULL, &first);
+	if (ret >= 0)
+		return ret;
+	ret = 0;
+	json = a.json;
+	prom = a.prom;
+	since = a.since;
+	until = a.until;
+	top = a.top;
+	files = first < argc ? argv + first : def;
+	nfiles = first < argc ? argc - first : 1;
 	if (prom && json) {
 		hvn_err("--prom and --json: choose one");
 		return HVN_EXIT_USAGE;

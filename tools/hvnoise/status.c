@@ -11,6 +11,7 @@
 
 #include <tracefs/tracefs.h>
 
+#include "builtin.h"
 #include "hvn.h"
 #include "session.h"
 
@@ -25,13 +26,16 @@ static const char *const events[] = {
 	"irq_migrate",
 };
 
-static const char usage[] =
-"usage: hvnoise status\n"
+static const struct hvn_cmd status_cmd = {
+	.name = "status",
+	.synopsis = "",
+	.notes =
 "  whether hvnoise.ko is loaded, what it watches, its parameters, which\n"
 "  source record and top would use and why, whether tracefs is usable, and\n"
 "  the fix for whatever is missing.\n"
 "  Exit: 0 ready (module or BPF), 4 neither the module nor BPF, 1 tracefs\n"
-"  unusable.\n";
+"  unusable.\n",
+};
 
 /* hvnoise instances whose recorder is gone (killed with SIGKILL). */
 static void stale_instances(const char *tdir)
@@ -66,17 +70,17 @@ static void stale_instances(const char *tdir)
 int cmd_status(int argc, char **argv)
 {
 	const char *tdir;
-	int ret = HVN_EXIT_OK;
+	int first, ret;
 	bool mod;
 
-	if (argc > 1) {
-		if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-			fputs(usage, stdout);
-			return HVN_EXIT_OK;
-		}
-		fputs(usage, stderr);
-		return HVN_EXIT_USAGE;
+	ret = hvn_cli_parse(&status_cmd, argc, argv, NULL, NULL, &first);
+	if (ret < 0 && first < argc) {
+		hvn_err("status: unexpected argument \"%s\"", argv[first]);
+		ret = HVN_EXIT_USAGE;
 	}
+	if (ret >= 0)
+		return ret;
+	ret = HVN_EXIT_OK;
 
 	mod = hvn_module_loaded();
 	if (mod) {

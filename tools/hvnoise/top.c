@@ -4,7 +4,6 @@
  * interval, in 80 columns; q or Ctrl-C quits.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -15,6 +14,7 @@
 
 #include <traceevent/event-parse.h>
 
+#include "builtin.h"
 #include "analysis/episodes.h"
 #include "out/human.h"
 #include "tracedat/pages.h"
@@ -37,13 +37,28 @@ static void restore_tty(void)
 	tty_raw = false;
 }
 
-static const char usage[] =
-"usage: hvnoise top [-i SECONDS] [-n COUNT] [--cpus LIST] [--devices LIST]\n"
-"                   [--source SRC] [--param N=V]... [-e SYS[:EVENT]]... [-b KB]\n"
-"  -i, --interval SEC   refresh period (default 1)\n"
-"  -n, --count N        quit after N refreshes\n"
-"      --cpus, --devices, --source, --param, -e, -b   as in hvnoise record\n"
-"  q or Ctrl-C quits\n";
+struct top_args {
+	double interval;
+	long count;
+};
+
+static const struct hvn_opt top_opts[] = {
+	HVN_OPT_NUM_ROW("interval", 'i', "SEC", struct top_args, interval,
+			0.1, 3600, "refresh period (default 1)"),
+	HVN_OPT_INT_ROW("count", 'n', "N", struct top_args, count, 1, 1e12,
+			"quit after N refreshes"),
+	HVN_OPT_END_ROW
+};
+
+static const struct hvn_cmd top_cmd = {
+	.name = "top",
+	.synopsis =
+"[-i SECONDS] [-n COUNT] [--cpus LIST] [--devices LIST]\n"
+"                   [--source SRC] [--param N=V]... [-e SYS[:EVENT]]... [-b KB]",
+	.opts = top_opts,
+	.session = true,
+	.notes = "  q or Ctrl-C quits\n",
+};
 
 struct both {
 	struct hvn_analysis cur, tot;
@@ -121,58 +136,32 @@ static int bpf_feed(void *ctx, int cpu, uint64_t ts, const void *rec,
 
 int cmd_top(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "interval", required_argument, NULL, 'i' },
-		{ "count", required_argument, NULL, 'n' },
-		HVN_SESSION_LONGOPTS,
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
+	struct top_args a = { .interval = 1 };
 	struct hvn_session_opts o = { .prefix = "hvnoise-top" };
 	struct hvn_schema *schema;
 	struct hvn_session s;
 	struct hvn_rb rb = { .event = feed };
 	struct tep_handle *tep;
 	struct both b;
-	double ivl = 1;
-	long count = 0, done = 0;
+	double ivl;
+	long count, done = 0;
 	uint64_t start;
 	void *page;
-	int opt, ret;
+	int first, ret;
 
-	while ((opt = getopt_long(argc, argv, "i:n:e:b:h", lo, NULL)) != -1) {
-		char *end;
-
-		switch (opt) {
-		case 'i':
-			ivl = strtod(optarg, &end);
-			if (*end || ivl < 0.1 || ivl > 3600) {
-				hvn_err("-i %s: not 0.1..3600 seconds", optarg);
-				return HVN_EXIT_USAGE;
-			}
-			break;
-		case 'n':
-			count = strtol(optarg, &end, 10);
-			if (*end || count < 1) {
-				hvn_err("-n %s: not a count", optarg);
-				return HVN_EXIT_USAGE;
-			}
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return HVN_EXIT_OK;
-		default:
-			ret = hvn_session_opt(&o, opt, optarg);
-			if (ret == 1)
-				break;
-			if (!ret)
-				fputs(usage, stderr);
-			return HVN_EXIT_USAGE;
-		}
+	ret = hvn_cli_parse(&top_cmd, argc, argv, &a, &o, &first);
+	if (ret < 0 && first < argc) {
+		hvn_err("top: unexpected argument \"%s\"", argv[first]);
+		ret = HVN_EXIT_USAGE;
 	}
+	if (ret >= 0) {
+		hvn_session_opts_free(&o);
+		return ret;
+	}
+	ivl = a.interval;
+	count = a.count;
 	ret = hvn_session_start(&s, &o);
-	free(o.events);
-	free(o.params);
+	hvn_session_opts_free(&o);
 	if (ret)
 		return ret;
 	tep = hvn_session_tep(&s);

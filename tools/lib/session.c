@@ -12,7 +12,10 @@
 #include <traceevent/event-parse.h>
 
 #include "tracedat/evformat.h"
+#include "cpulist.h"
 #include "session.h"
+
+#define LBITS	(8 * sizeof(long))
 
 const char *const hvn_source_names[] = { "module", "bpf", "kernel" };
 
@@ -94,7 +97,7 @@ static void cpu_filter(struct hvn_session *s, const char *sys,
 	if (!m)
 		return;
 	for (int c = 0, first = 1; c < HVN_MAX_CPUS; c++)
-		if (s->filter_cpus[c]) {
+		if (s->filter_cpus[c / LBITS] & (1ul << (c % LBITS))) {
 			fprintf(m, "%sCPU == %d", first ? "" : " || ", c);
 			first = 0;
 		}
@@ -129,25 +132,35 @@ static int enable(struct hvn_session *s, const char *spec)
 	return ret;
 }
 
+/* The kernel's events of the watched CPUs only: none watched, no filter. */
+static void set_filter(struct hvn_session *s, const char *watched)
+{
+	s->have_filter = false;
+	if (hvn_cpulist_parse(watched, s->filter_cpus, HVN_MAX_CPUS, NULL, 0))
+		return;
+	for (size_t i = 0; i < HVN_MAX_CPUS / LBITS; i++)
+		s->have_filter |= s->filter_cpus[i] != 0;
+}
+
 int hvn_session_opt(struct hvn_session_opts *o, int opt, const char *arg)
 {
 	char **ev, *end;
 
 	switch (opt) {
-	case 'C':
+	case HVN_SO_CPUS:
 		o->cpus = arg;
 		return 1;
-	case 'D':
+	case HVN_SO_DEVICES:
 		o->devices = arg;
 		return 1;
-	case 'e':
+	case HVN_SO_EVENT:
 		ev = realloc(o->events, (o->nevents + 1) * sizeof(*ev));
 		if (!ev)
 			return -1;
 		o->events = ev;
 		o->events[o->nevents++] = (char *)arg;
 		return 1;
-	case 'S':
+	case HVN_SO_SOURCE:
 		if (strcmp(arg, "module") && strcmp(arg, "bpf") &&
 		    strcmp(arg, "kernel") && strcmp(arg, "auto")) {
 			hvn_err("--source %s: want module, bpf, kernel or auto",
@@ -156,7 +169,7 @@ int hvn_session_opt(struct hvn_session_opts *o, int opt, const char *arg)
 		}
 		o->source = strcmp(arg, "auto") ? arg : NULL;
 		return 1;
-	case 'P':
+	case HVN_SO_PARAM:
 		if (!strchr(arg, '=') || hvn_bpf_cfg_param(&o->bpf, arg)) {
 			if (!strchr(arg, '='))
 				hvn_err("--param %s: not NAME=VALUE", arg);
@@ -168,7 +181,7 @@ int hvn_session_opt(struct hvn_session_opts *o, int opt, const char *arg)
 		o->params = ev;
 		o->params[o->nparams++] = (char *)arg;
 		return 1;
-	case 'b':
+	case HVN_SO_BUFFER:
 		o->buffer_kb = strtol(arg, &end, 10);
 		if (*end || o->buffer_kb <= 0) {
 			hvn_err("-b %s: not a size in KB", arg);
@@ -177,6 +190,15 @@ int hvn_session_opt(struct hvn_session_opts *o, int opt, const char *arg)
 		return 1;
 	}
 	return 0;
+}
+
+void hvn_session_opts_free(struct hvn_session_opts *o)
+{
+	free(o->events);
+	free(o->params);
+	o->events = NULL;
+	o->params = NULL;
+	o->nevents = o->nparams = 0;
 }
 
 enum hvn_source hvn_source_auto(char *why, size_t len)
@@ -278,9 +300,8 @@ static int start(struct hvn_session *s, const struct hvn_session_opts *o)
 				return ret;
 		}
 		w = hvn_module_param("watched");
-		if (w && *w && !hvn_parse_cpulist(w, s->filter_cpus,
-						  HVN_MAX_CPUS))
-			s->have_filter = true;
+		if (w)
+			set_filter(s, w);
 		free(w);
 	} else if (s->source == HVN_SRC_BPF) {
 		struct hvn_bpf_cfg c = o->bpf;
@@ -298,9 +319,9 @@ static int start(struct hvn_session *s, const struct hvn_session_opts *o)
 				 "BPF failed to load");
 		} else if (ret) {
 			return ret;
-		} else if (!hvn_parse_cpulist(hvn_bpf_watched(s->bpf), s->filter_cpus,
-				       HVN_MAX_CPUS))
-			s->have_filter = true;
+		} else {
+			set_filter(s, hvn_bpf_watched(s->bpf));
+		}
 	}
 	snprintf(s->name, sizeof(s->name), "%s-%d", o->prefix, getpid());
 	s->inst = tracefs_instance_create(s->name);

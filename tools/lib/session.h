@@ -45,8 +45,8 @@ struct hvn_session {
 	int ncpus;
 	struct tracefs_cpu **tcpu;
 	uint32_t page_size;
-	uint8_t filter_cpus[HVN_MAX_CPUS];
-	bool have_filter;
+	unsigned long filter_cpus[HVN_MAX_CPUS / (8 * sizeof(long))];
+	bool have_filter;		/* kernel events of filter_cpus only */
 	bool module;
 	enum hvn_source source;
 	char source_why[256];		/* why this source was chosen */
@@ -57,14 +57,13 @@ struct hvn_session {
 int hvn_session_check_access(void);
 /* The options record and top share (-e, --cpus, --devices, -b, --source,
  * --param): 1 taken, 0 not one of them, -1 a bad value (printed). */
+enum hvn_session_opt {
+	HVN_SO_CPUS, HVN_SO_DEVICES, HVN_SO_EVENT, HVN_SO_BUFFER,
+	HVN_SO_SOURCE, HVN_SO_PARAM,
+};
 int hvn_session_opt(struct hvn_session_opts *o, int opt, const char *arg);
-#define HVN_SESSION_LONGOPTS					\
-	{ "cpus", required_argument, NULL, 'C' },		\
-	{ "devices", required_argument, NULL, 'D' },		\
-	{ "event", required_argument, NULL, 'e' },		\
-	{ "buffer", required_argument, NULL, 'b' },		\
-	{ "source", required_argument, NULL, 'S' },		\
-	{ "param", required_argument, NULL, 'P' }
+/* What hvn_session_opt() allocated. */
+void hvn_session_opts_free(struct hvn_session_opts *o);
 /* Which source "auto" picks here, and why (for status). */
 enum hvn_source hvn_source_auto(char *why, size_t len);
 int hvn_session_start(struct hvn_session *s,

@@ -17,35 +17,6 @@
 
 #define MODULE_DIR	"/sys/module/hvnoise"
 
-const char *hvn_prog = "hvnoise";
-bool hvn_quiet;		/* the fuzzers: no message per input */
-
-void hvn_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (hvn_quiet)
-		return;
-	fprintf(stderr, "%s: ", hvn_prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-void hvn_warn(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (hvn_quiet)
-		return;
-	fprintf(stderr, "%s: warning: ", hvn_prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
 /* Whole file; works for tracefs and sysfs files that report size 0. */
 char *hvn_read_file(const char *path, size_t *len)
 {
@@ -134,62 +105,6 @@ char *hvn_module_param(const char *name)
 	while (v && n && isspace((unsigned char)v[n - 1]))
 		v[--n] = 0;
 	return v;
-}
-
-/* "0-3,8,10-11" into @mask; -1 on anything else. */
-int hvn_parse_cpulist(const char *s, uint8_t *mask, int max)
-{
-	memset(mask, 0, max);
-	if (!*s)
-		return -1;
-	while (*s) {
-		char *end;
-		long a, b;
-
-		if (!isdigit((unsigned char)*s))
-			return -1;
-		a = strtol(s, &end, 10);
-		b = a;
-		if (*end == '-') {
-			if (!isdigit((unsigned char)end[1]))
-				return -1;
-			b = strtol(end + 1, &end, 10);
-		}
-		if (a > b || b >= max)
-			return -1;
-		for (long i = a; i <= b; i++)
-			mask[i] = 1;
-		if (*end == ',')
-			end++;
-		else if (*end && *end != '\n')
-			return -1;
-		else if (*end == '\n')
-			break;
-		s = end;
-	}
-	return 0;
-}
-
-void hvn_format_cpulist(const uint8_t *mask, int max, char *buf, size_t len)
-{
-	size_t o = 0;
-
-	buf[0] = 0;
-	for (int i = 0; i < max && o < len; i++) {
-		int j = i;
-
-		if (!mask[i])
-			continue;
-		while (j + 1 < max && mask[j + 1])
-			j++;
-		if (j > i)
-			o += snprintf(buf + o, len - o, "%s%d-%d", o ? "," : "",
-				      i, j);
-		else
-			o += snprintf(buf + o, len - o, "%s%d", o ? "," : "",
-				      i);
-		i = j;
-	}
 }
 
 uint64_t hvn_now(int clock)

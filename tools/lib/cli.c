@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * One option parser for every command: getopt_long's short string and long
+ * options, and the usage text, are made from the command's table.
+ * Long-only options get keys above 255, never letters.
+ */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "session.h"
+
+const char *hvn_prog = "hvnoise";
+bool hvn_quiet;
+
+static void message(const char *kind, const char *fmt, va_list ap)
+{
+	if (hvn_quiet)
+		return;
+	fprintf(stderr, "%s: %s", hvn_prog, kind);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void hvn_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	message("", fmt, ap);
+	va_end(ap);
+}
+
+void hvn_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	message("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+#define SESSION(n, l, a, k, h) \
+	{ .name = n, .letter = l, .arg = a, .help = h, \
+	  .type = HVN_OPT_SESSION, .key = k }
+
+const struct hvn_opt hvn_session_options[] = {
+	SESSION("cpus", 0, "LIST", HVN_SO_CPUS,
+		"CPUs to watch (e.g. 0-3,8): hvnoise.ko's cpus="),
+	SESSION("devices", 0, "LIST", HVN_SO_DEVICES,
+		"GPUs/NICs to watch (PCI addresses, auto, none)"),
+	SESSION("source", 0, "SRC", HVN_SO_SOURCE,
+		"where the hvnoise events come from: module\n(hvnoise.ko), bpf, or kernel (irq events only);\ndefault: the module if loaded, else bpf if possible"),
+	SESSION("param", 0, "N=V", HVN_SO_PARAM,
+		"a detector tunable (storm_rate, lost_threshold_us,\n...; the module's parameter names)"),
+	SESSION("event", 'e', "SPEC", HVN_SO_EVENT,
+		"record SYS:EVENT or a whole SYS, repeatable\n(default: hvnoise, or irq:irq_handler_entry with\nneither the module nor BPF)"),
+	SESSION("buffer", 'b', "KB", HVN_SO_BUFFER,
+		"ring buffer per CPU (default: the kernel's)"),
+	{ NULL }
+};
+
+int hvn_cli_num(const char *opt, const char *arg, double lo, double hi,
+		double *v)
+{
+	char *end;
+
+	*v = strtod(arg, &end);
+	if (end == arg || *end || !(*v >= lo && *v <= hi)) {
+		hvn_err("%s %s: not a number from %g to %g", opt, arg, lo, hi);
+		return -1;
+	}
+	return 0;
+}
+
+static void usage_opt(FILE *f, const struct hvn_opt *o)
+{
+	char head[64];
+	const char *h = o->help;
+	int n;
+
+	if (o->letter)
+		n = snprintf(head, sizeof(head), "  -%c, --%s%s%s", o->letter,
+			     o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+	else
+		n = snprintf(head, sizeof(head), "      --%s%s%s", o->name,
+			     o->arg ? " " : "", o->arg ? o->arg : "");
+	fprintf(f, "%s%*s", head, n < 23 ? 23 - n : 2, "");
+	while (h) {
+		const char *nl = strchr(h, '\n');
+
+		fprintf(f, "%.*s\n", (int)(nl ? nl - h : (ptrdiff_t)strlen(h)),
+			h);
+		h = nl ? nl + 1 : NULL;
+		if (h)
+			fprintf(f, "%23s", "");
+	}
+}
+
+void hvn_cli_usage(const struct hvn_cmd *cmd, FILE *f)
+{
+	fprintf(f, "usage: hvnoise %s%s%s\n", cmd->name,
+		cmd->synopsis[0] ? " " : "", cmd->synopsis);
+	for (const struct hvn_opt *o = cmd->opts; o && o->name; o++)
+		usage_opt(f, o);
+	for (const struct hvn_opt *o = hvn_session_options;
+	     cmd->session && o->name; o++)
+		usage_opt(f, o);
+	if (cmd->notes)
+		fputs(cmd->notes, f);
+}
+
+/* The options of @cmd in one array, @help last. */
+static int collect(const struct hvn_cmd *cmd, const struct hvn_opt ***all)
+{
+	static const struct hvn_opt help = { .name = "help", .letter = 'h' };
+	const struct hvn_opt **a;
+	int n = 0, i = 0;
+
+	for (const struct hvn_opt *o = cmd->opts; o && o->name; o++)
+		n++;
+	for (const struct hvn_opt *o = hvn_session_options;
+	     cmd->session && o->name; o++)
+		n++;
+	a = calloc(n + 1, sizeof(*a));
+	if (!a)
+		return -1;
+	for (const struct hvn_opt *o = cmd->opts; o && o->name; o++)
+		a[i++] = o;
+	for (const struct hvn_opt *o = hvn_session_options;
+	     cmd->session && o->name; o++)
+		a[i++] = o;
+	a[i++] = &help;
+	*all = a;
+	return i;
+}
+
+static int apply(const struct hvn_opt *o, const char *arg, void *vals,
+		 struct hvn_session_opts *so)
+{
+	char *p = (char *)vals + o->off;
+	char spelled[64];
+	double v;
+
+	switch (o->type) {
+	case HVN_OPT_FLAG:
+		*(bool *)p = true;
+		return 0;
+	case HVN_OPT_STR:
+		*(const char **)p = arg;
+		return 0;
+	case HVN_OPT_NUM:
+		snprintf(spelled, sizeof(spelled), "--%s", o->name);
+		if (hvn_cli_num(spelled, arg, o->lo, o->hi, &v))
+			return -1;
+		*(double *)p = v;
+		return 0;
+	case HVN_OPT_INT:
+		snprintf(spelled, sizeof(spelled), "--%s", o->name);
+		if (hvn_cli_num(spelled, arg, o->lo, o->hi, &v))
+			return -1;
+		if (v != (long)v) {
+			hvn_err("%s %s: not a whole number", spelled, arg);
+			return -1;
+		}
+		*(long *)p = (long)v;
+		return 0;
+	case HVN_OPT_SESSION:
+		return hvn_session_opt(so, o->key, arg) == 1 ? 0 : -1;
+	case HVN_OPT_CALL:
+		return o->call(vals, o, arg);
+	}
+	return -1;
+}
+
+int hvn_cli_parse(const struct hvn_cmd *cmd, int argc, char **argv,
+		  void *vals, struct hvn_session_opts *so, int *first)
+{
+	const struct hvn_opt **all = NULL;
+	struct option *lo = NULL;
+	char shorts[128];
+	size_t ns = 0;
+	int n, opt, ret = -1;
+
+	n = collect(cmd, &all);
+	lo = n < 0 ? NULL : calloc(n + 1, sizeof(*lo));
+	if (!lo) {
+		free(all);
+		hvn_err("out of memory");
+		return HVN_EXIT_FAIL;
+	}
+	/* '+': stop at the first operand; '-': operands in order, as option
+	 * 1.  ':' reports a missing argument as ':'. */
+	if (cmd->operand)
+		shorts[ns++] = '-';
+	else if (cmd->stop_at_operand)
+		shorts[ns++] = '+';
+	shorts[ns++] = ':';
+	for (int i = 0; i < n; i++) {
+		const struct hvn_opt *o = all[i];
+
+		lo[i] = (struct option){ o->name,
+					 o->arg ? required_argument : no_argument,
+					 NULL, o->letter ? o->letter : 256 + i };
+		if (o->letter && ns < sizeof(shorts) - 3) {
+			shorts[ns++] = o->letter;
+			if (o->arg)
+				shorts[ns++] = ':';
+		}
+	}
+	shorts[ns] = '\0';
+	optind = 1;
+	opterr = 0;
+	while (ret < 0 && (opt = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
+		const struct hvn_opt *o = NULL;
+
+		if (opt == 1) {
+			if (cmd->operand(vals, optarg))
+				ret = HVN_EXIT_USAGE;
+			continue;
+		}
+		if (opt == '?' || opt == ':') {
+			const char *what = argv[optind - 1];
+
+			if (opt == ':')
+				hvn_err("%s: %s needs an argument", cmd->name, what);
+			else if (optopt && optopt < 256)
+				hvn_err("%s: unknown option -%c", cmd->name, optopt);
+			else
+				hvn_err("%s: unknown option %s", cmd->name, what);
+			hvn_cli_usage(cmd, stderr);
+			ret = HVN_EXIT_USAGE;
+			break;
+		}
+		for (int i = 0; i < n && !o; i++)
+			if (lo[i].val == opt)
+				o = all[i];
+		if (o && !strcmp(o->name, "help")) {
+			hvn_cli_usage(cmd, stdout);
+			ret = HVN_EXIT_OK;
+		} else if (!o || apply(o, optarg, vals, so)) {
+			ret = HVN_EXIT_USAGE;
+		} else if (cmd->operand && o->type != HVN_OPT_CALL) {
+			cmd->operand(vals, NULL);
+		}
+	}
+	*first = optind;
+	free(lo);
+	free(all);
+	return ret;
+}

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The command line: exit codes, the message prefix, and one option table
+ * type from which getopt's strings and each command's usage are made, so
+ * that the two cannot drift apart.  The session options (record,
+ * flight-recorder, top, exporter) are one table, hvn_session_options.
+ */
+#ifndef HVNOISE_CLI_H
+#define HVNOISE_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/* Exit codes, documented in hvnoise(8). */
+#define HVN_EXIT_OK		0
+#define HVN_EXIT_FAIL		1	/* tracefs, permission, I/O */
+#define HVN_EXIT_USAGE		2	/* bad command line */
+#define HVN_EXIT_BADFILE	3	/* missing, truncated or corrupt input */
+#define HVN_EXIT_NOMODULE	4	/* hvnoise.ko is needed and not loaded */
+
+/* "hvnoise: ..." and "hvnoise: warning: ..." on stderr. */
+void hvn_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void hvn_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+extern const char *hvn_prog;
+extern bool hvn_quiet;			/* the fuzzers: no messages */
+
+enum hvn_opt_type {
+	HVN_OPT_FLAG,		/* bool at @off becomes true */
+	HVN_OPT_STR,		/* const char * at @off: the argument */
+	HVN_OPT_NUM,		/* double at @off: a number in [@lo, @hi] */
+	HVN_OPT_INT,		/* long at @off: a whole number in [@lo, @hi] */
+	HVN_OPT_SESSION,	/* a session option: hvn_session_opt(@key) */
+	HVN_OPT_CALL,		/* @call(values, option, argument) */
+};
+
+struct hvn_opt {
+	const char *name;	/* the long name */
+	char letter;		/* the short one, or 0 */
+	const char *arg;	/* its argument's name in usage; NULL: none */
+	const char *help;	/* usage text; '\n' starts an indented line */
+	enum hvn_opt_type type;
+	size_t off;		/* where in the command's values */
+	double lo, hi;		/* HVN_OPT_NUM's range */
+	int key;		/* HVN_OPT_SESSION's option */
+	int (*call)(void *vals, const struct hvn_opt *o, const char *arg);
+};
+
+/* Table rows: the option NAME (short letter L or 0) stores into FIELD of
+ * the command's values of type T. */
+#define HVN_OPT_STR_ROW(name_, l, arg_, t, field, help_) \
+	{ .name = name_, .letter = l, .arg = arg_, .help = help_, \
+	  .type = HVN_OPT_STR, .off = offsetof(t, field) }
+#define HVN_OPT_NUM_ROW(name_, l, arg_, t, field, lo_, hi_, help_) \
+	{ .name = name_, .letter = l, .arg = arg_, .help = help_, \
+	  .type = HVN_OPT_NUM, .off = offsetof(t, field), .lo = lo_, .hi = hi_ }
+#define HVN_OPT_INT_ROW(name_, l, arg_, t, field, lo_, hi_, help_) \
+	{ .name = name_, .letter = l, .arg = arg_, .help = help_, \
+	  .type = HVN_OPT_INT, .off = offsetof(t, field), .lo = lo_, .hi = hi_ }
+#define HVN_OPT_FLAG_ROW(name_, l, t, field, help_) \
+	{ .name = name_, .letter = l, .help = help_, \
+	  .type = HVN_OPT_FLAG, .off = offsetof(t, field) }
+#define HVN_OPT_CALL_ROW(name_, l, arg_, fn, help_) \
+	{ .name = name_, .letter = l, .arg = arg_, .help = help_, \
+	  .type = HVN_OPT_CALL, .call = fn }
+#define HVN_OPT_END_ROW { .name = NULL }
+
+struct hvn_session_opts;
+
+struct hvn_cmd {
+	const char *name;
+	const char *synopsis;		/* usage's first lines, after the name */
+	const struct hvn_opt *opts;	/* ends with a NULL name */
+	bool session;			/* takes hvn_session_options too */
+	const char *notes;		/* usage's last lines, or NULL */
+	/* Options end at the first operand (record's CMD [ARGS]); else
+	 * they may follow operands. */
+	bool stop_at_operand;
+	/* Operands in order among options (correlate's FILE lists); called
+	 * with NULL after each option but HVN_OPT_CALL's, which ends a list. */
+	int (*operand)(void *vals, const char *arg);
+};
+
+extern const struct hvn_opt hvn_session_options[];
+
+/* Parse @argv into @vals (and @so for the session options).  Returns -1 to
+ * go on with argv[*first] the first operand, or an exit code: HVN_EXIT_OK
+ * after --help, HVN_EXIT_USAGE with the error printed. */
+int hvn_cli_parse(const struct hvn_cmd *cmd, int argc, char **argv,
+		  void *vals, struct hvn_session_opts *so, int *first);
+void hvn_cli_usage(const struct hvn_cmd *cmd, FILE *f);
+/* @arg as a number in [@lo, @hi]; -1 with the error printed (@opt names
+ * the option in it). */
+int hvn_cli_num(const char *opt, const char *arg, double lo, double hi,
+		double *v);
+
+#endif
