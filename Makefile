@@ -112,12 +112,12 @@ build/tools-asan/libnccl-profiler-hvnoise.so: tools/nccl-plugin/profiler.c \
 	$(CC_USER) $(PLUGIN_CFLAGS) -O1 $(ASAN) -o $@ $< -lpthread
 
 # The NCCL-like driver of the plugin (ABI test, VM job, benchmark).
-build/tools/nccl_fake: tests/tools/nccl_fake.c tools/nccl-plugin/nccl_abi.h \
+build/tools/nccl_fake: tests/host/nccl_fake.c tools/nccl-plugin/nccl_abi.h \
 		include/hvnoise/nccl.h
 	@mkdir -p $(dir $@)
 	$(CC_USER) $(FAKE_CFLAGS) -O2 -o $@ $< -ldl -lpthread
 
-build/tools-asan/nccl_fake: tests/tools/nccl_fake.c tools/nccl-plugin/nccl_abi.h \
+build/tools-asan/nccl_fake: tests/host/nccl_fake.c tools/nccl-plugin/nccl_abi.h \
 		include/hvnoise/nccl.h
 	@mkdir -p $(dir $@)
 	$(CC_USER) $(FAKE_CFLAGS) -O1 $(ASAN) -o $@ $< -ldl -lpthread
@@ -179,7 +179,7 @@ build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(TOOL_LIB_SRCS) $(TOOL_HDRS)
 fuzz-build: $(addprefix build/fuzz/fuzz_,$(FUZZERS))
 
 fuzz: deps tools fuzz-build
-	tests/tools/host.sh build/tools-asan/hvnoise build/fuzz/seeds >/dev/null 2>&1 || true
+	tests/host/host.sh build/tools-asan/hvnoise build/fuzz/seeds >/dev/null 2>&1 || true
 	tests/fuzz/run.sh 600 build/fuzz/run build/fuzz/seeds
 
 unit-build: build/unit/hvnoise-unit

@@ -4,15 +4,17 @@
 # tests/fuzz/regress/HARNESS/ first.  usage: run.sh SECONDS OUTDIR SEEDDIR [TRACE]
 #   SEEDDIR: build/check/tools (host.sh's files); TRACE: a trace with clock
 #   pairs for the correlate harness (default SEEDDIR/live.dat)
-# Prints one PASS:/FAIL: line per harness with its executions.
+# Prints KTAP (tests/host/hvntest.sh), one result per harness with its
+# executions.
 set -uo pipefail
 secs=$1 out=$2 seeds=$3 trace=${4:-$3/live.dat}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
+. tests/host/hvntest.sh
 mkdir -p "$out"
 if ! make -s fuzz-build >"$out/build.log" 2>&1; then
 	cat "$out/build.log"
-	echo "FAIL: fuzz/build"
+	ktap_check 1 "fuzz/build"
 	exit 0
 fi
 
@@ -36,7 +38,7 @@ for f in "$seeds"/nccl-files/*.bin; do
 done
 
 export ASAN_OPTIONS=detect_leaks=1 HVN_FUZZ_TRACE=$trace
-export LSAN_OPTIONS=suppressions=$top/tests/tools/lsan.supp:print_suppressions=0
+export LSAN_OPTIONS=$HVN_LSAN_OPTIONS
 for h in tracedat inputs params nccl; do
 	bin=build/fuzz/fuzz_$h
 	ok=1
@@ -51,10 +53,10 @@ for h in tracedat inputs params nccl; do
 		-artifact_prefix="$out/$h-crashes/" "$corp/$h" >"$out/$h.log" 2>&1
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out/$h.log")
 	if [ "$ok" = 1 ] && [ -z "$(ls "$out/$h-crashes")" ] && [ -n "$runs" ]; then
-		echo "PASS: fuzz/$h: $runs executions in ${secs}s, no crash"
+		ktap_check 0 "fuzz/$h: $runs executions in ${secs}s, no crash"
 	else
 		grep -E "ERROR|SUMMARY|runtime error" "$out/$h.log" | head -5
 		ls "$out/$h-crashes" | head -3 | sed 's/^/  crash: /'
-		echo "FAIL: fuzz/$h: crashes in $out/$h-crashes (copy them to tests/fuzz/regress/$h/ once fixed)"
+		ktap_check 1 "fuzz/$h: crashes in $out/$h-crashes (copy them to tests/fuzz/regress/$h/ once fixed)"
 	fi
 done

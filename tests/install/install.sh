@@ -4,11 +4,14 @@
 # make check).  Nothing is loaded: the module is checked with modinfo.
 #
 # usage: install.sh WORKDIR [KDIR]   (KDIR: default scripts/kernel-dir.sh 6.1)
-# Prints one PASS:/FAIL: line per check.
+# Prints KTAP (tests/host/hvntest.sh), one result per check; without the
+# headers, one SKIP.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/host/hvntest.sh"
 d=$(realpath -m "$1")
-kdir=${2:-$("$top/scripts/kernel-dir.sh" 6.1)} || { echo "FAIL: install/kernel headers"; exit 1; }
+kdir=${2:-$("$top/scripts/kernel-dir.sh" 6.1)} ||
+	{ ktap_skip "install/kernel headers" "no 6.1 kernel headers (scripts/kernel-dir.sh 6.1)"; exit 0; }
 kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' "$kdir/include/generated/utsrelease.h")
 version=$(sed -n 's/^#define HVN_VERSION[^"]*"\(.*\)"/\1/p' "$top/tools/lib/hvn.h")
 # Where trace-cmd and KernelShark load libtraceevent plugins from.
@@ -17,7 +20,7 @@ rm -rf "$d"
 mkdir -p "$d"
 cd "$top"
 
-check() { if [ "$1" = 0 ]; then echo "PASS: install/$2"; else echo "FAIL: install/$2"; fi; }
+check() { ktap_check "$1" "install/$2"; }
 files() { (cd "$1" && find . -type f | sed 's:^\.::' | sort); }
 # Every file make install should put down, for PREFIX $1.
 expected() {

@@ -4,12 +4,8 @@
 # between markers for tests/kunit/ktap.py; then put hvnoise.ko, as built for
 # this kernel, through load/unload cycles with runtime writes and CPU
 # hotplug, and require a clean kernel log and no kmemleak report.
-KO=/lib/hvnoise/hvnoise.ko
-P=/sys/module/hvnoise/parameters
-T=/sys/kernel/tracing
-check() {
-	if [ "$1" = 0 ]; then echo "PASS: kunit-vm/$2"; else echo "FAIL: kunit-vm/$2"; fi
-}
+STAGE=kunit-vm
+. /lib/hvnoise/lib.sh
 
 # Forget what boot left for kmemleak: only what the tests leak counts.
 if [ -w /sys/kernel/debug/kmemleak ]; then

@@ -5,11 +5,16 @@ usage: ktap.py CONSOLE_LOG SOURCE...
 
 Every case defined in the sources (HT_CASE/KUNIT_CASE in a file whose suite
 is HT_SUITE(name, ...) or .name = "hvnoise_...") must appear as "ok" in the
-KTAP block of its suite.  Prints one PASS:/FAIL: line per case; a case that
-failed, was skipped or is missing is a FAIL.  Exit status 1 on any FAIL.
+KTAP block of its suite.  Prints one KTAP result per case
+(tests/host/hvntest.py); a case that failed, was skipped or is missing is
+"not ok".  Exit status 1 on any failure.
 """
+import os
 import re
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "host"))
+import hvntest  # noqa: E402
 
 
 def expected_cases(paths):
@@ -58,19 +63,15 @@ def main():
         return 2
     log = open(sys.argv[1], encoding="utf-8", errors="replace").read()
     results = ktap_results(log)
-    failed = 0
     cases = expected_cases(sys.argv[2:])
     if not cases:
-        print("FAIL: kunit/no test cases found in the sources")
+        hvntest.result(False, "kunit/no test cases found in the sources")
         return 1
     for suite, case in cases:
         status = results.get((suite, case), "missing")
-        if status == "ok":
-            print(f"PASS: kunit/{suite}.{case}")
-        else:
-            failed += 1
-            print(f"FAIL: kunit/{suite}.{case} ({status})")
-    return 1 if failed else 0
+        hvntest.result(status == "ok", f"kunit/{suite}.{case}" +
+                       ("" if status == "ok" else f" ({status})"))
+    return hvntest.exit_status()
 
 
 if __name__ == "__main__":

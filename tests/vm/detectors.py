@@ -9,9 +9,10 @@ tests/vm/guest-detectors.sh and answers its injection requests
 the time) and bursts of a SCHED_FIFO spinner (HOG, tests/vm/tools/hog.c)
 on vCPU 1's host core (only vCPU 1 loses it).  The same schedule runs for
 the module, then for the BPF source, then under the NCCL-like job (judged
-by tests/tools/nccl_e2e.py from the recording).  Every injection must
+by tests/host/nccl_e2e.py from the recording).  Every injection must
 give a lost event on each vCPU it stopped within 20% or 2 ms, and nothing
-else may appear: no tolerance.  Prints PASS:/FAIL: lines and the tables.
+else may appear: no tolerance.  Prints the guest's results and its own as
+KTAP (tests/host/hvntest.py), and the tables.
 """
 import os
 import re
@@ -20,12 +21,11 @@ import sys
 
 import inject
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "host"))
+import hvntest  # noqa: E402
+
 NCPU = 2
-
-
-def check(ok, name):
-    print(("PASS: " if ok else "FAIL: ") + "vm-detect/" + name, flush=True)
-    return ok
+check = hvntest.checker("vm-detect/")
 
 
 def versus(mod, bpf):
@@ -59,8 +59,9 @@ def main():
     proc.wait()
     console = open(log, errors="replace").read()
     for line in console.splitlines():
-        if line.startswith(("PASS: ", "FAIL: ", "BASELINE", "QUIET", "STORM", "MIGRATE", "irq=",
-                            "BPF-VS-MODULE")):
+        if hvntest.parse(line):
+            hvntest.relay(line)
+        elif line.startswith(("BASELINE", "QUIET", "STORM", "MIGRATE", "irq=", "BPF-VS-MODULE")):
             print(line)
     seen = {}
     for source in ("module", "bpf"):

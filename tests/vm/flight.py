@@ -7,13 +7,16 @@ Boots tests/vm/guest-flight.sh (tests/vm/qemu.sh, 2 vCPUs); when the guest
 prints HVN-INJECT-PAUSE, stops the whole QEMU process for 100 ms (every
 vCPU loses that time, as under a hypervisor's preemption), which the
 recorder's lost threshold must turn into an incident file.  Prints the
-guest's PASS:/FAIL: lines and vm-flight/completed.
+guest's results and vm-flight/completed as KTAP (tests/host/hvntest.py).
 """
 import os
 import signal
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "host"))
+import hvntest  # noqa: E402
 
 kernel, initrd, out = sys.argv[1:4]
 here = os.path.dirname(os.path.abspath(__file__))
@@ -40,8 +43,10 @@ while proc.poll() is None:
     time.sleep(0.05)
 text = open(log, errors="replace").read()
 for ln in text.splitlines():
-    if ln.startswith(("PASS: ", "FAIL: ", "hvnoise record: ", "guest: ")) or " lost: " in ln:
+    if hvntest.parse(ln):
+        hvntest.relay(ln)
+    elif ln.startswith(("hvnoise record: ", "guest: ")) or " lost: " in ln:
         print(ln.rstrip())
 ok = "HVNOISE-VM-DONE" in text and paused is not None
-print(("PASS: " if ok else "FAIL: ") + "vm-flight/completed" +
-      ("" if paused is not None else " (the guest never asked for the pause)"))
+hvntest.result(ok, "vm-flight/completed" +
+               ("" if paused is not None else " (the guest never asked for the pause)"))

@@ -5,7 +5,6 @@
 # and vCPU hogs (tests/vm/anchor.sh).  Each osnoise sample over the
 # threshold (osnoise:sample_threshold) is printed as a LOST line, as the
 # module's lost events are, for the host's judge (tests/vm/inject.py).
-T=/sys/kernel/tracing
 rounds=10
 for arg in $(cat /proc/cmdline); do
 	case $arg in
@@ -14,7 +13,9 @@ for arg in $(cat /proc/cmdline); do
 done
 ncpu=$(grep -c ^processor /proc/cpuinfo)
 echo "guest: kernel $(uname -r), $ncpu CPUs, $rounds rounds"
+STAGE=anchor
 . /lib/hvnoise/lib.sh
+inject_init
 echo mono >$T/trace_clock
 echo 8192 >$T/buffer_size_kb
 grep -q osnoise $T/available_tracers || { echo "HVN-NO-OSNOISE"; exit 1; }

@@ -9,14 +9,8 @@
 # vCPU looping in the int3 handler while another waited for it, with or
 # without hvnoise's own code on the stack; one vCPU thread at a time avoids
 # that emulation hazard and keeps the test about the module.
-KO=/lib/hvnoise/hvnoise.ko
-T=/sys/kernel/tracing
-NIC=0000:00:04.0
-BLK=0000:00:05.0
-
-check() {
-	if [ "$1" = 0 ]; then echo "PASS: vm-cycles/$2"; else echo "FAIL: vm-cycles/$2"; fi
-}
+STAGE=vm-cycles
+. /lib/hvnoise/lib.sh
 
 ncpu=$(grep -c ^processor /proc/cpuinfo)
 /lib/hvnoise/dread /dev/vda 100000000 >/dev/null &

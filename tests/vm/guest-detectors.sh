@@ -3,11 +3,9 @@
 # stock kernel).  Storms and migrations are made here; hypervisor noise is
 # injected by the host (tests/vm/detectors.sh) when this script prints an
 # INJECT marker, and the lost events are printed for the host to compare.
-KO=/lib/hvnoise/hvnoise.ko
-P=/sys/module/hvnoise/parameters
-T=/sys/kernel/tracing
-NIC=0000:00:04.0
-BLK=0000:00:05.0
+STAGE=vm-detect
+. /lib/hvnoise/lib.sh
+inject_init
 PEER=0000:00:06.0
 TEST_LOST_US=${TEST_LOST_US:-15000}	# the test threshold, above TCG's jitter
 # The quiet guest is judged with storms from 2000 interrupts/s: above what
@@ -17,11 +15,6 @@ TEST_LOST_US=${TEST_LOST_US:-15000}	# the test threshold, above TCG's jitter
 # storm windows at 2000/s, once), and the timer vector then storms too.
 QUIET_STORM=2000
 STORM=500
-. /lib/hvnoise/lib.sh
-
-check() {
-	if [ "$1" = 0 ]; then echo "PASS: vm-detect/$2"; else echo "FAIL: vm-detect/$2"; fi
-}
 
 # Field $2 of hvnoise event $1 lines in the trace, one per line.
 ev_field() {
@@ -30,10 +23,6 @@ ev_field() {
 
 irq_count() {	# irq_count IRQ CPU: /proc/interrupts count of IRQ on CPU
 	awk -v n="$1:" -v c="$2" '$1 == n { print $(c + 2) }' /proc/interrupts
-}
-
-irq_of() {	# the IRQ whose /proc/interrupts name is $1
-	awk -v name="$1" '$NF == name { sub(":", "", $1); print $1 }' /proc/interrupts
 }
 
 ncpu=$(grep -c ^processor /proc/cpuinfo)

@@ -4,27 +4,10 @@
 # by the host (tests/vm/flight.py, on HVN-INJECT-PAUSE) for lost time, an
 # interrupt storm from disk reads, an operator's touch and SIGUSR1; each
 # file read by hvnoise report and by trace-cmd report with the plugin.
-KO=/lib/hvnoise/hvnoise.ko
-T=/sys/kernel/tracing
+STAGE=vm-flight
+. /lib/hvnoise/lib.sh
 HVN=/usr/bin/hvnoise
-NIC=0000:00:04.0
-BLK=0000:00:05.0
 D=/tmp/fr
-
-check() {
-	if [ "$1" = 0 ]; then echo "PASS: vm-flight/$2"; else echo "FAIL: vm-flight/$2"; fi
-}
-# wait_for SECONDS GLOB: until a file matches GLOB, polling every 0.2 s.
-wait_for() {
-	n=$(($1 * 5))
-	while [ $n -gt 0 ] && [ -z "$(ls $2 2>/dev/null)" ]; do
-		sleep 0.2
-		n=$((n - 1))
-	done
-}
-irq_of() {	# the IRQ whose /proc/interrupts name is $1
-	awk -v name="$1" '$NF == name { sub(":", "", $1); print $1 }' /proc/interrupts
-}
 
 ncpu=$(grep -c ^processor /proc/cpuinfo)
 # sample_us: a due timer on every CPU, so that each sees the pause; a storm
@@ -41,14 +24,14 @@ sleep 2
 cat $D/fr.log
 inst=$(ls $T/instances | grep '^hvnoise-fr-[0-9]' | head -n 1)
 [ -n "$inst" ] && [ "$(cat $T/instances/$inst/options/overwrite)" = 1 ] &&
-	ls $T/instances | grep -q '^hvnoise-fr-watch-'
+	ls $T/instances | grep -q '^hvnoise-fr-monitor-'
 check $? "the ring ($inst, overwrite) and the threshold instance are there"
 [ -z "$(ls $D/*.dat 2>/dev/null)" ]
 check $? "no incident while all is quiet"
 
 # --- lost time: the host stops the whole VM for 100 ms ---------------------------
 echo "HVN-INJECT-PAUSE"
-wait_for 8 "$D/*-lost.dat"
+wait_file 8 "$D/*-lost.dat"
 sleep 1		# and no second incident for the same pause
 lostf=$(ls $D/*-lost.dat 2>/dev/null | head -n 1)
 n=$(ls $D/*-lost.dat 2>/dev/null | wc -l)
@@ -59,16 +42,16 @@ check $? "a 100 ms pause of the VM writes one lost incident ($n: $lostf)"
 irq=$(irq_of virtio1-req.1)
 cpu=$(cat /proc/irq/$irq/effective_affinity_list)
 taskset -c "$cpu" /lib/hvnoise/dread /dev/vda 20000
-wait_for 5 "$D/*-storm.dat"
+wait_file 5 "$D/*-storm.dat"
 stormf=$(ls $D/*-storm.dat 2>/dev/null | head -n 1)
 [ -n "$stormf" ]
 check $? "a disk storm on CPU $cpu (IRQ $irq) writes a storm incident ($stormf)"
 
 # --- an operator: a touch, then SIGUSR1 -------------------------------------------
 touch $D/trigger
-wait_for 3 "$D/*-file.dat"
+wait_file 3 "$D/*-file.dat"
 kill -USR1 $frpid
-wait_for 3 "$D/*-signal.dat"
+wait_file 3 "$D/*-signal.dat"
 [ -n "$(ls $D/*-file.dat 2>/dev/null)" ] && [ -n "$(ls $D/*-signal.dat 2>/dev/null)" ]
 check $? "touching the trigger file and SIGUSR1 each write an incident"
 kill -TERM $frpid

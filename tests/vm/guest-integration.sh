@@ -2,30 +2,12 @@
 # VM integration test of hvnoise.ko, run inside the guest (busybox sh) on
 # Debian's stock kernel.  The virtio NIC (0000:00:04.0) and disk
 # (0000:00:05.0) stand for a GPU host's NIC and GPU.  Every assertion prints
-# one PASS:/FAIL: line; the host counts them (tests/check.sh).
-KO=/lib/hvnoise/hvnoise.ko
-P=/sys/module/hvnoise/parameters
-T=/sys/kernel/tracing
-NIC=0000:00:04.0
-BLK=0000:00:05.0
+# one KTAP result (tests/vm/guest-lib.sh); the host counts them (tests/check.sh).
+STAGE=vm
+. /lib/hvnoise/lib.sh
 HOSTBRIDGE=0000:00:00.0
 NOSUCH=0000:00:1f.7
 PEER=0000:00:06.0	# the NIC's peer on the QEMU-internal hub
-
-check() {
-	if [ "$1" = 0 ]; then echo "PASS: vm/$2"; else echo "FAIL: vm/$2"; fi
-}
-
-# Poll (0.2 s steps, up to $1 s) until the shell condition $2 holds.
-wait_for() {
-	n=$(($1 * 5))
-	while [ $n -gt 0 ]; do
-		eval "$2" && return 0
-		usleep 200000
-		n=$((n - 1))
-	done
-	eval "$2"
-}
 
 is_watched() {
 	expand_cpulist "$(cat $P/watched)" | grep -qx "$1"
@@ -144,7 +126,7 @@ ls -l $P | grep -v -- "-rw------- \|-r-------- \|--w------- " | grep -q "^-"
 check $? "parameters are root-only"
 
 echo 1 >$T/events/hvnoise/watch/enable
-wait_for 5 'grep -q " watch: " $T/trace'
+wait_until 5 'grep -q " watch: " $T/trace'
 check $? "enabling hvnoise:watch re-emits the watched set"
 grep " watch: " $T/trace | head -20
 
@@ -195,7 +177,7 @@ expect_write_rejected resolve_ms 99999999 "rejected"
 g=$(watch_gen)
 echo 2-3 >$P/cpus
 check $? "write cpus=2-3 accepted"
-wait_for 3 '[ "$(watch_gen)" -gt "$g" ]'
+wait_until 3 '[ "$(watch_gen)" -gt "$g" ]'
 check $? "cpus write emits a new watch generation"
 [ "$(trace_cpus_why listed | tr '\n' ' ')" = "2 3 " ]
 check $? "new generation lists CPUs 2-3"
@@ -229,9 +211,9 @@ to=$(( (cur + 1) % $(grep -c ^processor /proc/cpuinfo) ))
 echo $to >/proc/irq/$irq/smp_affinity_list
 check $? "set IRQ $irq affinity from CPU $cur to $to"
 arping -c 3 -w 3 -I "$peer" 10.99.0.1 >/dev/null 2>&1
-wait_for 5 '[ "$(cat /proc/irq/$irq/effective_affinity_list)" = "$to" ]'
+wait_until 5 '[ "$(cat /proc/irq/$irq/effective_affinity_list)" = "$to" ]'
 check $? "IRQ $irq now effective on CPU $to (after receive traffic)"
-wait_for 5 'trace_pairs $NIC | grep -qx "$irq:$to"'
+wait_until 5 'trace_pairs $NIC | grep -qx "$irq:$to"'
 check $? "watch follows IRQ $irq to CPU $to without reload"
 trace_pairs $NIC | grep -qx "$irq:$cur"
 [ $? -ne 0 ]
@@ -243,21 +225,21 @@ check $? "CPU $to is watched after the move"
 echo 3 >$P/cpus
 echo 0 >/sys/devices/system/cpu/cpu3/online
 check $? "CPU 3 offline"
-wait_for 5 '! is_watched 3'
+wait_until 5 '! is_watched 3'
 check $? "offline CPU 3 leaves the watched set"
 echo 1 >/sys/devices/system/cpu/cpu3/online
 check $? "CPU 3 online"
-wait_for 5 'is_watched 3'
+wait_until 5 'is_watched 3'
 check $? "CPU 3 back online is watched again"
 
 # Driver unbind and rebind: IRQs go and come back, module stays loaded.
 echo $NIC >/sys/bus/pci/devices/$NIC/driver/unbind
 check $? "unbind the NIC's driver"
-wait_for 5 '[ -z "$(trace_pairs $NIC)" ]' && watch_recs | awk -v d=$NIC '$1 == "device" && $4 == d && $6 == 0 { ok = 1 } END { exit !ok }'
+wait_until 5 '[ -z "$(trace_pairs $NIC)" ]' && watch_recs | awk -v d=$NIC '$1 == "device" && $4 == d && $6 == 0 { ok = 1 } END { exit !ok }'
 check $? "watch shows the unbound NIC with no IRQs"
 echo $NIC >/sys/bus/pci/drivers/virtio-pci/bind
 check $? "rebind the NIC's driver"
-wait_for 5 '[ "$(trace_pairs $NIC)" = "$(proc_pairs $NIC)" ]'
+wait_until 5 '[ "$(trace_pairs $NIC)" = "$(proc_pairs $NIC)" ]'
 p=$(proc_pairs $NIC)
 [ -n "$p" ] && [ "$(trace_pairs $NIC)" = "$p" ]
 check $? "watch names the rebound NIC's new IRQs"
@@ -269,7 +251,7 @@ echo $NIC,$BLK >$P/devices && echo 1 >$P/cpus
 trace-cmd record -q -e hvnoise -o /tmp/hvnoise.dat sleep 8 >/tmp/tc-record.log 2>&1 &
 tc=$!
 # trace-cmd starts slowly under TCG: change the set once it is recording.
-wait_for 6 '[ "$(cat $T/tracing_on)" = 1 ] && [ "$(cat $T/events/hvnoise/watch/enable)" = 1 ]'
+wait_until 6 '[ "$(cat $T/tracing_on)" = 1 ] && [ "$(cat $T/events/hvnoise/watch/enable)" = 1 ]'
 sleep 1
 echo 0-1 >$P/cpus
 wait $tc

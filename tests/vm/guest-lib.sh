@@ -1,4 +1,84 @@
-# Shared by the guest scripts of the VM tests (busybox sh); sourced.
+# Shared by the guest scripts of the VM tests (busybox sh); sourced from
+# /lib/hvnoise/lib.sh (every mkinitramfs.sh call of a VM test puts it there:
+# --file tests/vm/guest-lib.sh=/lib/hvnoise/lib.sh).  Set STAGE (the prefix
+# of the check names: vm, vm-detect, ...) before sourcing it.
+
+# The module, its parameters, tracefs, and the devices tests/vm/qemu.sh gives
+# every VM at fixed PCI addresses: the NIC and the disk.
+KO=/lib/hvnoise/hvnoise.ko
+P=/sys/module/hvnoise/parameters
+T=/sys/kernel/tracing
+NIC=0000:00:04.0
+BLK=0000:00:05.0
+
+# --- KTAP ----------------------------------------------------------------------
+# check STATUS NAME: "ok N STAGE/NAME" if STATUS is 0, else "not ok N STAGE/NAME";
+# skip NAME REASON: "ok N STAGE/NAME # SKIP REASON" (cannot run here);
+# xfail NAME REASON: "ok N STAGE/NAME # XFAIL REASON" (a failure let through).
+# The number is kept in a file, so a check in a subshell counts too;
+# "KTAP version 1" comes before the first result, the plan at the end.  The
+# host (tests/check.sh) takes the result lines from the console and numbers
+# them again in its own report.
+HVN_KTAP=/tmp/.hvn-ktap
+rm -f $HVN_KTAP
+hvn_ktap() {	# hvn_ktap ok|"not ok" NAME [DIRECTIVE]
+	if [ -f $HVN_KTAP ]; then
+		hvn_ktap_n=$(($(cat $HVN_KTAP) + 1))
+	else
+		hvn_ktap_n=1
+		echo "KTAP version 1"
+	fi
+	echo $hvn_ktap_n >$HVN_KTAP
+	echo "$1 $hvn_ktap_n ${STAGE:-guest}/$2${3:+ # $3}"
+}
+check() {
+	if [ "$1" = 0 ]; then hvn_ktap ok "$2"; else hvn_ktap "not ok" "$2"; fi
+}
+skip() { hvn_ktap ok "$1" "SKIP $2"; }
+xfail() { hvn_ktap ok "$1" "XFAIL $2"; }
+ktap_done() {
+	[ -f $HVN_KTAP ] && echo "1..$(cat $HVN_KTAP)"
+	rm -f $HVN_KTAP
+}
+trap ktap_done EXIT
+
+# --- the system ------------------------------------------------------------------
+irq_of() {	# the IRQ whose /proc/interrupts name is $1
+	awk -v name="$1" '$NF == name { sub(":", "", $1); print $1 }' /proc/interrupts
+}
+
+# wait_until SECONDS CONDITION: poll (0.2 s steps, up to SECONDS) until the
+# shell condition holds; its status is the condition's, checked once more
+# at the end.
+wait_until() {
+	n=$(($1 * 5))
+	while [ $n -gt 0 ]; do
+		eval "$2" && return 0
+		usleep 200000
+		n=$((n - 1))
+	done
+	eval "$2"
+}
+
+# wait_file SECONDS GLOB: until a file matches GLOB, polling every 0.2 s, up
+# to SECONDS (no status: the caller looks for the file).
+wait_file() {
+	n=$(($1 * 5))
+	while [ $n -gt 0 ] && [ -z "$(ls $2 2>/dev/null)" ]; do
+		sleep 0.2
+		n=$((n - 1))
+	done
+}
+
+# The CPUs' busy and total jiffies so far.
+busy() {
+	awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i
+		print t - $5 - $6, t }' /proc/stat
+}
+
+# --- injections by the host --------------------------------------------------------
+# inject_init: open the host's answer channel (ttyS1) once, before the first
+# inject; the VMs of tests/vm/inject.py's host (detectors, soak, anchor) only.
 #
 # inject WHAT MS [SETTLE_MS]: ask the host (tests/vm/inject.py) for a pause
 # of the whole VM or a hog of vCPU 1's host core, SETTLE_MS after it reads
@@ -6,8 +86,10 @@
 # request goes out on the console, the answer comes back on ttyS1; the
 # window waited in is printed for the host's judge.
 hvn_seq=0
-stty -F /dev/ttyS1 raw -echo 2>/dev/null
-exec 3</dev/ttyS1
+inject_init() {
+	stty -F /dev/ttyS1 raw -echo 2>/dev/null
+	exec 3</dev/ttyS1
+}
 
 inject() {
 	hvn_seq=$((hvn_seq + 1))
@@ -15,12 +97,6 @@ inject() {
 	echo "HVN-DO $hvn_seq $1 $2 ${3:-0}"
 	read -r hvn_ack <&3
 	echo "HVN-WIN $hvn_seq $hvn_t0 $(cut -d' ' -f1 /proc/uptime) $hvn_ack"
-}
-
-# The CPUs' busy and total jiffies so far.
-busy() {
-	awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i
-		print t - $5 - $6, t }' /proc/stat
 }
 
 # schedule NAME: $rounds rounds of pauses ($PAUSES ms) and hogs ($HOGS ms),

@@ -11,8 +11,6 @@
 #   hvn.soak=baseline  30 s of TCG's own lateness, nothing injected
 #   hvn.lost_us=, hvn.pauses=MS,MS..., hvn.hogs=MS,...: other than 15000,
 #                   20,30,50,100 and 30,50 (the smallest pause provable)
-KO=/lib/hvnoise/hvnoise.ko
-T=/sys/kernel/tracing
 HVN=/usr/bin/hvnoise
 LOST_US=15000		# above TCG's own lateness (the detector test's threshold)
 mode=soak rounds=10
@@ -27,7 +25,9 @@ for arg in $(cat /proc/cmdline); do
 done
 ncpu=$(grep -c ^processor /proc/cpuinfo)
 echo "guest: kernel $(uname -r), $ncpu CPUs, mode $mode, $rounds rounds"
+STAGE=soak
 . /lib/hvnoise/lib.sh
+inject_init
 echo mono >$T/trace_clock
 echo 8192 >$T/buffer_size_kb
 

@@ -5,16 +5,9 @@
 # and each cycle writes the runtime parameters, moves the disk's IRQ and,
 # every tenth, takes CPU 1 offline and back; the host pauses the VM now and
 # then.  Then: no report from any debug facility, no kmemleak entry.
-KO=/lib/hvnoise/hvnoise.ko
-P=/sys/module/hvnoise/parameters
-T=/sys/kernel/tracing
-NIC=0000:00:04.0
-BLK=0000:00:05.0
+STAGE=stress
+. /lib/hvnoise/lib.sh
 n=$(cat /lib/hvnoise/cycles)
-
-check() {
-	if [ "$1" = 0 ]; then echo "PASS: stress/$2"; else echo "FAIL: stress/$2"; fi
-}
 
 mount -t debugfs none /sys/kernel/debug 2>/dev/null
 ncpu=$(grep -c ^processor /proc/cpuinfo)

@@ -7,7 +7,7 @@ Boots the VM (2 vCPUs, a host thread each) with tests/vm/guest-soak.sh and
 answers its injection requests (tests/vm/inject.py).  Each injection must
 give, on every vCPU it stopped, one lost event within 20% or 2 ms of what
 was injected, and no event may fall anywhere else: no tolerance.  Prints
-KTAP, per-CPU recall and the error per injection size.
+KTAP (tests/host/hvntest.py), per-CPU recall and the error per injection size.
 
 MODE soak:   ROUNDS rounds of pauses and hogs, the module then BPF.
 MODE anchor: the same through the kernel's osnoise, hwnoise and the
@@ -24,14 +24,11 @@ import time
 
 import inject
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "host"))
+import hvntest  # noqa: E402
+
 NCPU = 2
-tests = []
-
-
-def ok(cond, name):
-    tests.append(bool(cond))
-    print(f"{'ok' if cond else 'not ok'} {len(tests)} - {name}", flush=True)
-    return cond
+ok = hvntest.checker("")
 
 
 def experiments(console):
@@ -101,8 +98,7 @@ def main():
                 total[1] += n
         print(f"# all: {total[0]}/{total[1]} vCPU-injections seen")
     ok("HVNOISE-VM-DONE" in console, "the VM completed")
-    print(f"1..{len(tests)}")
-    sys.exit(0 if all(tests) else 1)
+    sys.exit(hvntest.exit_status())
 
 
 if __name__ == "__main__":

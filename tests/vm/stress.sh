@@ -2,13 +2,17 @@
 # The stress run on the 6.12 debug kernel: tests/vm/guest-stress.sh, with
 # the host pausing the VM (SIGSTOP/SIGCONT, 20 ms) every second.
 # usage: stress.sh CYCLES OUTDIR KERNEL_TREE MODULE DREAD
+# Prints the guest's results and stress/completed as KTAP
+# (tests/host/hvntest.sh).
 set -uo pipefail
 n=$1 out=$2 tree=$3 ko=$4 dread=$5
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../host/hvntest.sh"
 mkdir -p "$out"
 echo "$n" >"$out/cycles"
 "$here/mkinitramfs.sh" "$out/stress-initrd.gz" \
 	--file "$here/guest-stress.sh=/lib/hvnoise/guest.sh" \
+	--file "$here/guest-lib.sh=/lib/hvnoise/lib.sh" \
 	--file "$out/cycles=/lib/hvnoise/cycles" \
 	--file "$dread=/lib/hvnoise/dread" \
 	--file "$ko=/lib/hvnoise/hvnoise.ko"
@@ -33,7 +37,7 @@ while kill -0 $vm 2>/dev/null; do
 	fi
 done
 wait $vm
-grep -E "^(PASS|FAIL): |^guest:" "$log"
+python3 "$here/../host/hvntest.py" relay "$log" "^guest:"
 echo "  host: paused the VM $pauses times for 20 ms during the cycles"
-grep -q "HVNOISE-VM-DONE" "$log" && echo "PASS: stress/completed" ||
-	{ tail -30 "$log"; echo "FAIL: stress/completed"; }
+grep -q "HVNOISE-VM-DONE" "$log" && ktap_check 0 "stress/completed" ||
+	{ tail -30 "$log" | sed "s/^/    /"; ktap_check 1 "stress/completed"; }

@@ -8,7 +8,7 @@ every section boundary of its header and at every page of its data, the
 zstd file cut at points through it, and random byte mutations: never a
 crash or sanitizer report; a clear error naming the file (exit 3) wherever
 the file is unusable, and the report up to the cut, with INCOMPLETE, when
-the data stops early.  Prints PASS:/FAIL: lines.
+the data stops early.  Prints KTAP (tests/host/hvntest.py).
 """
 import os
 import random
@@ -16,22 +16,18 @@ import struct
 import subprocess
 import sys
 
+import hvntest
 from tdat import v6_boundaries
 
 hvn, work = sys.argv[1:3]
 v6, v7 = sys.argv[3:5]
 more = sys.argv[5:]
-env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:exitcode=99",
-           UBSAN_OPTIONS="halt_on_error=1:exitcode=99",
-           LSAN_OPTIONS="suppressions=" + os.path.join(os.path.dirname(
-               os.path.abspath(__file__)), "lsan.supp") + ":print_suppressions=0")
+env = hvntest.sanitizer_env()
 case = os.path.join(work, "case.dat")
 runs = 0
 
 
-def check(ok, name):
-    print(("PASS: " if ok else "FAIL: ") + os.environ.get("HVN_CHECK_PREFIX", "tools/corrupt/")
-          + name, flush=True)
+check = hvntest.checker(os.environ.get("HVN_CHECK_PREFIX", "tools/corrupt/"))
 
 
 def run(data, args=()):

@@ -6,16 +6,18 @@
 # permission or with bad tunables gets.
 #
 # usage: bpf.sh HVNOISE OUTDIR
+# Prints KTAP (tests/host/hvntest.sh), one result per check.
 set -uo pipefail
 
 hvn=$1
 d=$2
 mkdir -p "$d"
 here=$(cd "$(dirname "$0")" && pwd)
-export LSAN_OPTIONS=suppressions=$here/lsan.supp:print_suppressions=0
+. "$here/hvntest.sh"
+export LSAN_OPTIONS=$HVN_LSAN_OPTIONS
 
-pass() { echo "PASS: bpf/$1"; }
-fail() { echo "FAIL: bpf/$1"; }
+pass() { ktap_check 0 "bpf/$1"; }
+fail() { ktap_check 1 "bpf/$1"; }
 check() { local name=$1; shift; if "$@"; then pass "$name"; else fail "$name"; fi; }
 
 if ! "$hvn" status >"$d/status" 2>&1 || ! grep -q "^source     bpf" "$d/status"; then

@@ -3,16 +3,17 @@
 
 usage: nccl_e2e.py CONSOLE RECORDING HVNOISE
 
-The guest ran an NCCL-like job (tests/tools/nccl_fake.c: back-to-back
+The guest ran an NCCL-like job (tests/host/nccl_fake.c: back-to-back
 all-reduces, the proxy thread pinned to CPU 1) once without noise and once
 through the disk storm and the host's pauses and CPU hog, recorded by
 hvnoise record with the plugin writing into its instance.  Checks: no
 stall in the clean run; every injected hvnoise:lost on CPU 1 that landed
 on a collective's work gives a stall attributed to time taken from CPU 1
 (one that landed while the proxy thread was between collectives, waiting
-for the next, lengthens none: the job lost nothing, and that is right);
-stalls during the disk storm on CPU 1 are attributed to that storm's IRQ.
-Prints the table and PASS:/FAIL: lines.
+for the next, lengthens none: the job lost nothing, and that is right; one
+such landing a run is let through, and said to be: XFAIL); stalls during
+the disk storm on CPU 1 are attributed to that storm's IRQ.  Prints the
+table and KTAP (tests/host/hvntest.py).
 """
 import json
 import re
@@ -21,10 +22,9 @@ import subprocess
 import sys
 import tempfile
 
+import hvntest
 
-def check(ok, name):
-    print(("PASS: " if ok else "FAIL: ") + "nccl-e2e/" + name, flush=True)
-    return ok
+check = hvntest.checker("nccl-e2e/")
 
 
 def main():
@@ -114,8 +114,14 @@ def main():
           f"({hit} of {len(lost) - idle})")
     # The proxy thread is between collectives ~1% of the time: one such
     # landing in a run is chance, more is the workload not doing its part.
-    check(idle <= 1, f"the injections landed on the job's collectives ({len(lost) - idle} of {len(lost)}, "
-          f"{idle} between collectives)")
+    # Let through, it is an expected failure, and says so (KTAP XFAIL).
+    name = (f"the injections landed on the job's collectives ({len(lost) - idle} of {len(lost)}, "
+            f"{idle} between collectives)")
+    if idle == 1:
+        check.xfail(name, "one injection landed between collectives: chance (the proxy thread "
+                    "is between collectives ~1% of the time), let through once a run")
+    else:
+        check(idle == 0, name)
 
     in_storm = [st for st in stalls
                 if any(overl(st["start_ns"], st["start_ns"] + st["duration_ns"], s, s + d) for s, d in storms)

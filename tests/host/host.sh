@@ -1,17 +1,17 @@
 #!/bin/bash
 # hvnoise(8) on this host: live tracefs, no module (CONFIG_MODULES is off
 # here).  usage: host.sh HVNOISE WORKDIR   (HVNOISE: the ASan/UBSan build)
-# Prints one PASS:/FAIL: line per check.
+# Prints KTAP (tests/host/hvntest.sh), one result per check.
 set -uo pipefail
 hvn=$1
 d=$2
 here=$(cd "$(dirname "$0")" && pwd)
 T=/sys/kernel/tracing
 mkdir -p "$d"
-export ASAN_OPTIONS=detect_leaks=1:exitcode=99 UBSAN_OPTIONS=halt_on_error=1:exitcode=99
-export LSAN_OPTIONS=suppressions=$here/lsan.supp:print_suppressions=0
+. "$here/hvntest.sh"
+hvn_sanitizer_env
 
-check() { if [ "$1" = 0 ]; then echo "PASS: tools/$2"; else echo "FAIL: tools/$2"; fi; }
+check() { ktap_check "$1" "tools/$2"; }
 # check_rc WANT NAME CMD...: exit code WANT and no sanitizer report.
 check_rc() {
 	local want=$1 name=$2 rc

@@ -8,7 +8,7 @@ Takes the file from the VM's disk image (a "HVNTRACE SIZE" block, then the
 file), the guest's `hvnoise report --json` from the console, and checks that
 its counts and summed durations equal those of the events as trace-cmd
 report prints them from the same file; also that the host's report of the
-file equals the guest's.  Prints PASS:/FAIL: lines.
+file equals the guest's.  Prints KTAP (tests/host/hvntest.py).
 """
 import json
 import re
@@ -16,10 +16,9 @@ import subprocess
 import sys
 from collections import defaultdict
 
+import hvntest
 
-def check(ok, name):
-    print(("PASS: " if ok else "FAIL: ") + "vm-tools/" + name, flush=True)
-    return ok
+check = hvntest.checker("vm-tools/")
 
 
 def main():

@@ -11,7 +11,7 @@ counters must only grow, the IRQ count must grow, requests other than
 GET/HEAD /metrics get their HTTP error, a stalled client does not block
 another, bad --listen values are refused with one line and exit 2, and
 SIGINT/SIGTERM stop it with exit 0 and its tracefs instance removed.
-Prints one PASS:/FAIL: line per check.
+Prints KTAP (tests/host/hvntest.py).
 """
 import json
 import os
@@ -23,26 +23,15 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hvntest  # noqa: E402
 import synth_events  # noqa: E402
 
 hvn, work = sys.argv[1], sys.argv[2]
 os.makedirs(work, exist_ok=True)
 here = os.path.dirname(os.path.abspath(__file__))
-env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:exitcode=99",
-           UBSAN_OPTIONS="halt_on_error=1:exitcode=99",
-           LSAN_OPTIONS=f"suppressions={here}/lsan.supp:print_suppressions=0")
+env = hvntest.sanitizer_env()
 T = "/sys/kernel/tracing"
-failed = 0
-
-
-def check(ok, name, why=""):
-    global failed
-    print(("PASS: " if ok else "FAIL: ") + "prom/" + name)
-    if not ok:
-        failed += 1
-        if why:
-            print("  " + str(why)[:600])
-    return ok
+check = hvntest.checker("prom/")
 
 
 NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*$")
@@ -306,4 +295,4 @@ errf.seek(0)
 err = errf.read()
 check(ok and rc == 0 and inst and not os.path.exists(f"{T}/instances/{inst}")
       and "Sanitizer" not in err, f"SIGTERM: exit {rc}, instance removed", err[-400:])
-sys.exit(1 if failed else 0)
+sys.exit(hvntest.exit_status())

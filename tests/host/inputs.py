@@ -9,22 +9,21 @@ all-reduces each, 2 ms every 10 ms; rank 2 reaches seq 10 50 ms after the
 others; rank 0's seq 25 takes 30 ms.  Each format must give the stall and
 the late rank.  Malformed files (bad JSON, a missing key, a wrong type, no
 time) must be refused naming the file and key, the good files still read.
-Prints PASS:/FAIL: lines.
+Prints KTAP (tests/host/hvntest.py).
 """
 import json
 import os
 import subprocess
 import sys
 
+import hvntest
+
 hvn, trace, work = sys.argv[1:4]
 os.makedirs(work, exist_ok=True)
-env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:exitcode=99",
-           LSAN_OPTIONS="suppressions=" + os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                       "lsan.supp"))
+env = hvntest.sanitizer_env(ubsan=False, lsan_print=True)
 
 
-def check(ok, name):
-    print(("PASS: " if ok else "FAIL: ") + "inputs/" + name, flush=True)
+check = hvntest.checker("inputs/")
 
 
 rep = json.loads(subprocess.run([hvn, "report", "--json", trace], capture_output=True,

@@ -37,11 +37,43 @@
 static int failures;
 static atomic_int log_warns, log_infos;
 
+/*
+ * KTAP, numbered on from the test that started this one: the counter file
+ * HVN_KTAP_COUNTER (tests/host/hvntest.sh), else from 1.
+ */
+static unsigned int ktap_next(void)
+{
+	const char *path = getenv("HVN_KTAP_COUNTER");
+	static unsigned int local;
+	unsigned int n = 0;
+	FILE *f;
+
+	if (!path || !*path) {
+		if (!local)
+			printf("KTAP version 1\n");
+		return ++local;
+	}
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%u", &n) != 1)
+			n = 0;
+		fclose(f);
+	} else {
+		printf("KTAP version 1\n");
+	}
+	f = fopen(path, "w");
+	if (f) {
+		fprintf(f, "%u\n", n + 1);
+		fclose(f);
+	}
+	return n + 1;
+}
+
 static void check(int ok, const char *fmt, ...)
 {
 	va_list ap;
 
-	printf(ok ? "PASS: nccl/" : "FAIL: nccl/");
+	printf("%s %u nccl/", ok ? "ok" : "not ok", ktap_next());
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);

@@ -10,7 +10,7 @@ plugin; each printed field must be the value written, and the per-CPU
 sums of the printed values must equal hvnoise report --json's.  Each
 further TRACE.dat (a recording from the VM) gets the per-CPU comparison
 and the NCCL record counts.  With --asan, trace-cmd also runs the
-ASan/UBSan build of the plugin.  Prints one PASS:/FAIL: line per check.
+ASan/UBSan build of the plugin.  Prints KTAP (tests/host/hvntest.py).
 """
 import json
 import os
@@ -19,6 +19,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hvntest  # noqa: E402
 import synth_events  # noqa: E402
 
 hvn, pdir, work = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3]
@@ -27,18 +28,11 @@ asan_dir = None
 if extra[:1] == ["--asan"]:
     asan_dir, extra = extra[1], extra[2:]
 os.makedirs(work, exist_ok=True)
-failed = 0
 LINE = re.compile(r"^\s*(.*?)-(\d+)\s+\[(\d+)\]\s+(\d+)\.(\d+):\s+(\w+):\s+(.*)$")
 FIELD = re.compile(r"(\w+)=(\S*)")
 
 
-def check(ok, name, why=""):
-    global failed
-    print(("PASS: " if ok else "FAIL: ") + "plugin/" + name)
-    if not ok:
-        failed += 1
-        if why:
-            print("  " + str(why)[:600])
+check = hvntest.checker("plugin/")
 
 
 def report(path, env_extra=None, args=("-t",)):
@@ -298,4 +292,4 @@ for path in extra:
         check(n == nccl, f"{label}: NCCL records decoded by the plugin ({nccl}) equal "
               f"hvnoise correlate's count ({n})")
 
-sys.exit(1 if failed else 0)
+sys.exit(hvntest.exit_status())
