@@ -8,8 +8,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "inputs.h"
-#include "json.h"
+#include "inputs/torch.h"
+#include "inputs/json.h"
 
 extern bool hvn_quiet;
 static size_t added;
@@ -23,7 +23,7 @@ static void add(void *ctx, const struct hvn_ext_coll *c)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int (*const rd[3])(const char *, hvn_ext_add, void *) = {
-		hvn_read_fr, hvn_read_kineto, hvn_read_inspector,
+		hvn_read_torch_fr, hvn_read_kineto, hvn_read_inspector,
 	};
 	char path[64], err[128];
 	struct json *j;

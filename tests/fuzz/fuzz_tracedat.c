@@ -8,8 +8,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "analysis.h"
-#include "tracedat.h"
+#include "analysis/episodes.h"
+#include "tracedat/tracedat.h"
 
 extern bool hvn_quiet;
 

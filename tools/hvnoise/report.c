@@ -16,6 +16,7 @@
 #include "analysis/episodes.h"
 #include "out/prom.h"
 #include "out/human.h"
+#include "out/jsonw.h"
 #include "analysis/when.h"
 #include "tracedat/meta.h"
 #include "tracedat/tracedat.h"
@@ -205,22 +206,6 @@ static void print_text(const struct hvn_tdat *t, const struct hvn_rb *rb,
 	}
 }
 
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char ch = *s;
-
-		if (ch == '"' || ch == '\\')
-			printf("\\%c", ch);
-		else if (ch < 0x20 || ch > 0x7e)
-			printf("\\u%04x", ch);
-		else
-			putchar(ch);
-	}
-	putchar('"');
-}
-
 static void json_episode(const struct hvn_analysis *an,
 			 const struct hvn_episode *e)
 {
@@ -245,13 +230,13 @@ static void json_episode(const struct hvn_analysis *an,
 		printf("\"duration_ns\":%llu,\"source\":\"%s\",\"irq\":%d,\"name\":",
 		       (unsigned long long)e->dur,
 		       hvn_storm_source(e->source), e->irq);
-		json_str(e->name);
+		hvn_json_str(stdout, e->name);
 		printf(",\"count\":%llu,\"peak_rate\":%llu}",
 		       (unsigned long long)e->a, (unsigned long long)e->b);
 		break;
 	default:
 		printf("\"from_cpu\":%d,\"irq\":%d,\"name\":", e->cpu2, e->irq);
-		json_str(e->name);
+		hvn_json_str(stdout, e->name);
 		printf(",\"how\":\"%s\"}", hvn_mig_how(e->source));
 	}
 }
@@ -263,24 +248,24 @@ static void print_json(const struct hvn_tdat *t, const struct hvn_rb *rb,
 	bool sep = false;
 
 	printf("%s{\"file\":", first ? "" : ",\n");
-	json_str(t->path);
+	hvn_json_str(stdout, t->path);
 	printf(",\"trace_version\":%d,\"host\":", t->version);
-	json_str(cx->host);
+	hvn_json_str(stdout, cx->host);
 	printf(",\"kernel\":");
-	json_str(cx->kernel);
+	hvn_json_str(stdout, cx->kernel);
 	printf(",\"trace_clock\":");
-	json_str(cx->clock);
+	hvn_json_str(stdout, cx->clock);
 	printf(",\"recorded_by\":");
-	json_str(cx->recorder);
+	hvn_json_str(stdout, cx->recorder);
 	printf(",\"source\":");
 	if (cx->source[0])
-		json_str(cx->source);
+		hvn_json_str(stdout, cx->source);
 	else
 		printf("null");
 	printf(",\"complete\":%s,", t->stopped[0] ? "false" : "true");
 	if (t->stopped[0]) {
 		printf("\"stopped\":");
-		json_str(t->stopped);
+		hvn_json_str(stdout, t->stopped);
 		putchar(',');
 	}
 	printf("\"records\":%llu,\"records_in_window\":%llu,\"first_ns\":%llu,\"last_ns\":%llu,",
@@ -313,7 +298,7 @@ static void print_json(const struct hvn_tdat *t, const struct hvn_rb *rb,
 		       i ? "," : "", hvn_watch_kind(w->kind), w->cpu, w->why,
 		       HVN_PCI_DOMAIN(w->dev), HVN_PCI_BUS(w->dev),
 		       HVN_PCI_SLOT(w->dev), HVN_PCI_FUNC(w->dev), w->irq);
-		json_str(w->name);
+		hvn_json_str(stdout, w->name);
 		putchar('}');
 	}
 	printf("],\"events\":{\"watch\":%llu,\"steal\":%llu,\"lost\":%llu,\"irq_storm_begin\":%llu,\"irq_storm\":%llu,\"irq_migrate\":%llu,\"irq_handler_entry\":%llu,\"raw_data\":%llu,\"other\":%llu},",
@@ -335,7 +320,7 @@ static void print_json(const struct hvn_tdat *t, const struct hvn_rb *rb,
 		printf("%s{\"cpu\":%d,\"watched\":%s,\"serves\":", sep ? "," : "",
 		       i, c->watched ? "true" : "false");
 		sep = true;
-		json_str(c->serves);
+		hvn_json_str(stdout, c->serves);
 		printf(",\"steal_ns\":%llu,\"steal_events\":%llu,\"lost_ns\":%llu,\"lost_unexplained_ns\":%llu,\"lost_steal_ns\":%llu,\"lost_irq_ns\":%llu,\"lost_events\":%llu,\"storms\":%llu,\"storm_irqs\":%llu,\"migrations_in\":%llu,\"migrations_out\":%llu,\"irqs\":%llu,\"worst\":{",
 		       (unsigned long long)c->steal_ns,
 		       (unsigned long long)c->steal_n,

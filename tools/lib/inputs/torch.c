@@ -186,7 +186,7 @@ static int rank_of_name(const char *path)
 
 /* --- PyTorch Flight Recorder ---------------------------------------------- */
 
-int hvn_read_fr(const char *path, hvn_ext_add add, void *ctx)
+int hvn_read_torch_fr(const char *path, hvn_ext_add add, void *ctx)
 {
 	struct src s = { .path = path };
 	struct json *j = load(&s, NULL, NULL);

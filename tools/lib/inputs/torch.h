@@ -18,7 +18,7 @@ struct hvn_ext_coll {
 typedef void (*hvn_ext_add)(void *ctx, const struct hvn_ext_coll *c);
 
 /* 0, or HVN_EXIT_BADFILE with the file and key printed. */
-int hvn_read_fr(const char *path, hvn_ext_add add, void *ctx);
+int hvn_read_torch_fr(const char *path, hvn_ext_add add, void *ctx);
 int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx);
 int hvn_read_inspector(const char *path, hvn_ext_add add, void *ctx);
 

@@ -1,0 +1,661 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * correlate's engine (analysis/stalls.h): collectives joined with their
+ * children, stalls against the rolling median, their attribution to the
+ * noise on their CPUs, and late ranks.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hvnoise/nccl.h"
+#include "hvnoise/watch.h"
+#include "analysis/stalls.h"
+#include "inputs/torch.h"
+#include "tracedat/meta.h"
+#include "tracedat/tracedat.h"
+
+static const char *const fn_names[HVN_FN_N] = {
+	"Unknown", "AllGather", "AllReduce", "AlltoAll", "Broadcast", "Gather",
+	"Recv", "Reduce", "ReduceScatter", "Scatter", "SendRecv", "Send",
+};
+
+const char *hvn_nccl_fn(unsigned int fn)
+{
+	return fn < HVN_FN_N ? fn_names[fn] : "?";
+}
+
+void *hvn_corr_grow(void *p, size_t *cap, size_t n, size_t size)
+{
+	size_t c = *cap;
+
+	if (n < c)
+		return p;
+	c = c ? c * 2 : 1024;
+	p = realloc(p, c * size);
+	if (!p) {
+		hvn_err("out of memory");
+		exit(HVN_EXIT_FAIL);
+	}
+	*cap = c;
+	return p;
+}
+
+static uint64_t hash3(uint64_t a, uint64_t b, uint64_t c)
+{
+	uint64_t h = a * 0x9e3779b97f4a7c15ull ^ b * 0xc2b2ae3d27d4eb4full ^
+		     c * 0x165667b19e3779f9ull;
+
+	return h ^ (h >> 29);
+}
+
+static struct hvn_agg *agg_find(struct hvn_corr *x, uint64_t comm, int32_t rank,
+			    uint64_t op_id, bool add)
+{
+	size_t i;
+
+	if (add && (x->nagg + 1) * 2 > x->agg_cap) {
+		struct hvn_agg *old = x->agg;
+		size_t oldcap = x->agg_cap;
+
+		x->agg_cap = oldcap ? oldcap * 2 : 4096;
+		x->agg = calloc(x->agg_cap, sizeof(*x->agg));
+		if (!x->agg) {
+			hvn_err("out of memory");
+			exit(HVN_EXIT_FAIL);
+		}
+		x->nagg = 0;
+		for (size_t j = 0; j < oldcap; j++)
+			if (old[j].used) {
+				struct hvn_agg *a = agg_find(x, old[j].comm,
+							 old[j].rank,
+							 old[j].op_id, true);
+				*a = old[j];
+			}
+		free(old);
+	}
+	if (!x->agg_cap)
+		return NULL;
+	i = hash3(comm, rank, op_id) & (x->agg_cap - 1);
+	for (;; i = (i + 1) & (x->agg_cap - 1)) {
+		struct hvn_agg *a = &x->agg[i];
+
+		if (!a->used) {
+			if (!add)
+				return NULL;
+			a->used = true;
+			a->comm = comm;
+			a->rank = rank;
+			a->op_id = op_id;
+			x->nagg++;
+			return a;
+		}
+		if (a->comm == comm && a->rank == rank && a->op_id == op_id)
+			return a;
+	}
+}
+
+void hvn_corr_add_child(struct hvn_corr *x, uint64_t comm, int32_t rank,
+		      uint64_t op_id, uint64_t start, uint64_t end, int32_t cpu,
+		      int32_t cpu2)
+{
+	struct hvn_agg *a;
+	int32_t cpus[2] = { cpu, cpu2 };
+
+	if (!op_id)
+		return;
+	a = agg_find(x, comm, rank, op_id, true);
+	if (end > a->end)
+		a->end = end;
+	if (!a->first || start < a->first)
+		a->first = start;
+	a->n++;
+	for (int k = 0; k < 2; k++) {
+		bool have = cpus[k] < 0;
+
+		for (int j = 0; j < a->ncpu && !have; j++)
+			have = a->cpus[j] == cpus[k];
+		if (!have && a->ncpu < 4)
+			a->cpus[a->ncpu++] = cpus[k];
+	}
+}
+
+/* A collective from another tool: CLOCK_REALTIME, mapped onto the trace. */
+static void ext_add(void *vx, const struct hvn_ext_coll *e)
+{
+	struct hvn_corr *x = vx;
+	struct hvn_coll *c;
+	struct hvn_proc *pr = NULL;
+
+	for (size_t i = 0; i < x->nproc && !pr; i++)
+		if (x->proc[i].comm == e->comm && x->proc[i].rank == e->rank)
+			pr = &x->proc[i];
+	if (!pr) {
+		x->proc = hvn_corr_grow(x->proc, &x->proc_cap, x->nproc, sizeof(*x->proc));
+		pr = &x->proc[x->nproc++];
+		memset(pr, 0, sizeof(*pr));
+		pr->comm = e->comm;
+		pr->rank = e->rank;
+		pr->pid = -1;
+		/* Its times are mapped through the trace's pairs: keep one. */
+		pr->real = x->an.clk[0].real;
+		pr->mono = x->an.clk[0].mono;
+		snprintf(pr->host, sizeof(pr->host), "%s", e->host);
+	}
+	x->coll = hvn_corr_grow(x->coll, &x->coll_cap, x->ncoll, sizeof(*x->coll));
+	c = &x->coll[x->ncoll++];
+	memset(c, 0, sizeof(*c));
+	c->comm = e->comm;
+	c->rank = e->rank;
+	c->seq = e->is_p2p ? UINT64_MAX : e->seq;
+	c->func = e->func;
+	c->is_p2p = e->is_p2p;
+	c->count = e->bytes;
+	c->dtype = 1;
+	c->cpu = -1;
+	c->peer = -1;
+	c->start = hvn_an_real_to_mono(&x->an, (uint64_t)e->start_real);
+	c->enq = hvn_an_real_to_mono(&x->an, (uint64_t)e->end_real);
+}
+
+/* --- stalls ----------------------------------------------------------------- */
+
+static int size_bucket(const struct hvn_coll *c)
+{
+	uint64_t b = c->count * (c->dtype ? c->dtype : 1);
+	int k = 0;
+
+	while (b > 1) {
+		b >>= 1;
+		k++;
+	}
+	return k;
+}
+
+static int cmp_group(const void *a, const void *b, void *arg)
+{
+	const struct hvn_coll *x = &((struct hvn_coll *)arg)[*(const uint32_t *)a];
+	const struct hvn_coll *y = &((struct hvn_coll *)arg)[*(const uint32_t *)b];
+	int bx = size_bucket(x), by = size_bucket(y);
+
+#define CMP(f) do { if (x->f != y->f) return x->f < y->f ? -1 : 1; } while (0)
+	CMP(comm);
+	CMP(rank);
+	CMP(func);
+	CMP(is_p2p);
+	if (bx != by)
+		return bx < by ? -1 : 1;
+	CMP(start);
+	return 0;
+#undef CMP
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool same_group(const struct hvn_coll *a, const struct hvn_coll *b)
+{
+	return a->comm == b->comm && a->rank == b->rank && a->func == b->func &&
+	       a->is_p2p == b->is_p2p && size_bucket(a) == size_bucket(b);
+}
+
+static void find_stalls(struct hvn_corr *x, const struct hvn_corr_params *p)
+{
+	uint32_t *idx = malloc(x->ncoll * sizeof(*idx) + 1);
+	uint64_t *win = malloc((p->window + 1) * sizeof(*win));
+	size_t g0 = 0;
+
+	for (size_t i = 0; i < x->ncoll; i++)
+		idx[i] = i;
+	qsort_r(idx, x->ncoll, sizeof(*idx), cmp_group, x->coll);
+	x->st = calloc(x->ncoll ? x->ncoll : 1, sizeof(*x->st));
+	for (size_t i = 0; i < x->ncoll; i++) {
+		struct hvn_coll *c = &x->coll[idx[i]];
+		size_t n = 0;
+		uint64_t dur, med;
+
+		if (i && !same_group(&x->coll[idx[i - 1]], c))
+			g0 = i;
+		/* The previous collectives of its group, stalls included: a
+		 * median is robust to them. */
+		for (size_t j = i; j > g0 && n < (size_t)p->window; j--)
+			win[n++] = x->coll[idx[j - 1]].end -
+				   x->coll[idx[j - 1]].start;
+		if (n < 8)
+			continue;
+		qsort(win, n, sizeof(*win), cmp_u64);
+		med = win[n / 2];
+		c->median = med;
+		dur = c->end - c->start;
+		if (dur > p->k * med && dur - med >= p->min_ms * 1e6) {
+			struct hvn_stall *s = &x->st[x->nst++];
+
+			s->coll = idx[i];
+			s->lost_ns = dur - med;
+			c->stall = x->nst;
+		}
+	}
+	free(idx);
+	free(win);
+}
+
+static void add_cpu(struct hvn_stall *s, int32_t cpu, uint8_t why)
+{
+	if (cpu < 0)
+		return;
+	for (int i = 0; i < s->ncpu; i++)
+		if (s->c[i].cpu == cpu) {
+			s->c[i].why |= why;
+			return;
+		}
+	if (s->ncpu < HVN_CORR_MAX_CPUS) {
+		s->c[s->ncpu].cpu = cpu;
+		s->c[s->ncpu].why = why;
+		s->ncpu++;
+	}
+}
+
+static struct hvn_corr *sort_ctx;
+
+static int cmp_stall_start(const void *a, const void *b)
+{
+	const struct hvn_coll *x = &sort_ctx->coll[sort_ctx->st[*(const uint32_t *)a].coll];
+	const struct hvn_coll *y = &sort_ctx->coll[sort_ctx->st[*(const uint32_t *)b].coll];
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static void prepare_stalls(struct hvn_corr *x)
+{
+	x->by_start = malloc((x->nst + 1) * sizeof(*x->by_start));
+	for (size_t i = 0; i < x->nst; i++) {
+		struct hvn_stall *s = &x->st[i];
+		struct hvn_coll *c = &x->coll[s->coll];
+
+		x->by_start[i] = i;
+		if (c->end - c->start > x->max_stall_dur)
+			x->max_stall_dur = c->end - c->start;
+		for (int j = 0; j < c->npcpu; j++)
+			add_cpu(s, c->pcpu[j], 1);
+		add_cpu(s, c->cpu, 2);
+		for (int cpu = 0; cpu < HVN_MAX_CPUS; cpu++)
+			if (x->irq_cpu[cpu])
+				add_cpu(s, cpu, 4);
+	}
+	sort_ctx = x;
+	qsort(x->by_start, x->nst, sizeof(*x->by_start), cmp_stall_start);
+}
+
+static uint64_t overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
+{
+	uint64_t lo = a0 > b0 ? a0 : b0, hi = a1 < b1 ? a1 : b1;
+
+	return hi > lo ? hi - lo : 0;
+}
+
+static void attribute(struct hvn_corr *x, const struct hvn_episode *e)
+{
+	uint64_t s0 = e->start, s1;
+	size_t lo = 0, hi = x->nst;
+
+	if (e->kind == HVN_EP_STEAL)
+		s1 = s0 + e->a;			/* the sampling window */
+	else
+		s1 = s0 + e->dur;
+	if (e->kind == HVN_EP_MIGRATE)
+		s1 = s0 + 1;
+	/* First stall that may overlap: starts after s0 - longest stall. */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct hvn_coll *c = &x->coll[x->st[x->by_start[mid]].coll];
+
+		if (c->start + x->max_stall_dur < s0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < x->nst; i++) {
+		struct hvn_stall *s = &x->st[x->by_start[i]];
+		const struct hvn_coll *c = &x->coll[s->coll];
+		uint64_t ov;
+		double f;
+
+		if (c->start >= s1)
+			break;
+		ov = overlap(c->start, c->end, s0, s1);
+		if (!ov)
+			continue;
+		for (int j = 0; j < s->ncpu; j++) {
+			struct hvn_contrib *k = &s->c[j];
+
+			if (e->kind == HVN_EP_MIGRATE) {
+				if (k->cpu != e->cpu && k->cpu != e->cpu2)
+					continue;
+				if (!k->nmig++)
+					k->mig = *e;
+				continue;
+			}
+			if (k->cpu != e->cpu)
+				continue;
+			f = (double)ov / (s1 - s0);
+			switch (e->kind) {
+			case HVN_EP_LOST:
+				k->unexpl += f * e->a;
+				k->lsteal += f * e->b;
+				k->lirq += f * e->c;
+				break;
+			case HVN_EP_STEAL:
+				k->steal += f * e->dur;
+				break;
+			case HVN_EP_STORM:
+				k->storm += ov;
+				if (e->irq >= 0)
+					k->dev_storm += ov;
+				/* Name the device IRQ's storm over a vector's. */
+				if (!k->storm_top ||
+				    (e->irq >= 0 && k->storm_irq < 0) ||
+				    ((e->irq >= 0) == (k->storm_irq >= 0) &&
+				     ov > k->storm_top)) {
+					k->storm_top = ov;
+					k->storm_irq = e->irq;
+					snprintf(k->storm_name,
+						 sizeof(k->storm_name), "%s",
+						 e->name);
+				}
+				break;
+			}
+		}
+	}
+}
+
+static void pass2(void *vx, int cpu, uint64_t ts, const uint8_t *d,
+		  uint32_t len)
+{
+	struct hvn_corr *x = vx;
+	struct hvn_episode e;
+	int k;
+
+	(void)cpu;
+	k = hvn_episode_decode(x->schema, ts, d, len, &e);
+	if (k == HVN_EV_LOST || k == HVN_EV_STEAL || k == HVN_EV_STORM ||
+	    k == HVN_EV_MIGRATE)
+		attribute(x, &e);
+}
+
+/*
+ * The verdict: time taken from a vCPU first (lost time not explained by
+ * IRQs, or steal), then time in interrupts, then a storm's presence (a
+ * device IRQ's before a system vector's: the count says how busy, not how
+ * long), then a migration.  Among CPUs, the proxy thread's wins a near tie:
+ * it is the one whose delay stalls the collective.
+ */
+static const struct hvn_contrib *best_cpu(const struct hvn_stall *s,
+				      double (*val)(const struct hvn_contrib *),
+				      double *best)
+{
+	const struct hvn_contrib *b = NULL;
+
+	*best = 0;
+	for (int j = 0; j < s->ncpu; j++) {
+		double v = val(&s->c[j]);
+		bool proxy = s->c[j].why & 1, bproxy = b && (b->why & 1);
+
+		if ((!b && v > 0) || (b && proxy && !bproxy && v >= 0.9 * *best) ||
+		    (b && !(bproxy && !proxy && v < 1.1 * *best) && v > *best)) {
+			b = &s->c[j];
+			*best = v;
+		}
+	}
+	return b;
+}
+
+static double v_hv(const struct hvn_contrib *k)
+{
+	return k->unexpl + (k->lsteal > k->steal ? k->lsteal : k->steal);
+}
+
+static double v_irq(const struct hvn_contrib *k)
+{
+	return k->lirq;
+}
+
+static double v_dev_storm(const struct hvn_contrib *k)
+{
+	return k->dev_storm;
+}
+
+static double v_storm(const struct hvn_contrib *k)
+{
+	return k->storm;
+}
+
+static void verdicts(struct hvn_corr *x, const struct hvn_corr_params *p)
+{
+	for (size_t i = 0; i < x->nst; i++) {
+		struct hvn_stall *s = &x->st[i];
+		const struct hvn_coll *c = &x->coll[s->coll];
+		double dur = c->end - c->start, v;
+		const struct hvn_contrib *b;
+
+		if ((b = best_cpu(s, v_hv, &v)) && v >= p->min_share * dur) {
+			s->cause = 1;
+			snprintf(s->verdict, sizeof(s->verdict),
+				 "%s of CPU %d: %.1f ms of %.1f ms",
+				 b->steal > 0 || b->lsteal > 0 ?
+				 "hypervisor preemption (steal)" :
+				 "time taken from the vCPU (hypervisor, SMI or host contention)",
+				 b->cpu, v / 1e6, dur / 1e6);
+		} else if ((b = best_cpu(s, v_irq, &v)) && v >= p->min_share * dur) {
+			s->cause = 2;
+			snprintf(s->verdict, sizeof(s->verdict),
+				 "interrupt handling on CPU %d: %.1f ms of %.1f ms",
+				 b->cpu, v / 1e6, dur / 1e6);
+		} else if (((b = best_cpu(s, v_dev_storm, &v)) && v >= p->min_share * dur) ||
+			   ((b = best_cpu(s, v_storm, &v)) && v >= p->min_share * dur)) {
+			s->cause = 3;
+			snprintf(s->verdict, sizeof(s->verdict),
+				 "IRQ storm of %s (IRQ %d) on CPU %d during %.1f ms of %.1f ms",
+				 b->storm_name, b->storm_irq, b->cpu,
+				 (v < dur ? v : dur) / 1e6, dur / 1e6);
+		} else {
+			for (int j = 0; j < s->ncpu; j++)
+				if (s->c[j].nmig) {
+					s->cause = 4;
+					snprintf(s->verdict, sizeof(s->verdict),
+						 "IRQ %d (%s) moved from CPU %d to CPU %d during the stall",
+						 s->c[j].mig.irq, s->c[j].mig.name,
+						 s->c[j].mig.cpu2, s->c[j].mig.cpu);
+					break;
+				}
+		}
+		if (!s->cause)
+			snprintf(s->verdict, sizeof(s->verdict),
+				 "no host noise explains this");
+	}
+}
+
+const struct hvn_proc *hvn_corr_proc_of(const struct hvn_corr *x, uint64_t comm,
+				  int32_t rank)
+{
+	for (size_t i = 0; i < x->nproc; i++)
+		if (x->proc[i].comm == comm && x->proc[i].rank == rank)
+			return &x->proc[i];
+	return NULL;
+}
+
+/* A rank's time on CLOCK_REALTIME, through its own clock pair. */
+int64_t hvn_corr_real_of(const struct hvn_corr *x, const struct hvn_coll *c)
+{
+	const struct hvn_proc *p = hvn_corr_proc_of(x, c->comm, c->rank);
+
+	return p ? (int64_t)(c->nccl_start - p->mono + p->real) :
+		   (int64_t)c->nccl_start;
+}
+
+static int cmp_seq(const void *a, const void *b, void *arg)
+{
+	const struct hvn_coll *x = &((struct hvn_coll *)arg)[*(const uint32_t *)a];
+	const struct hvn_coll *y = &((struct hvn_coll *)arg)[*(const uint32_t *)b];
+
+	if (x->comm != y->comm)
+		return x->comm < y->comm ? -1 : 1;
+	if (x->func != y->func)
+		return x->func < y->func ? -1 : 1;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return x->rank - y->rank;
+}
+
+static void find_late(struct hvn_corr *x, const struct hvn_corr_params *p)
+{
+	uint32_t *idx = malloc((x->ncoll + 1) * sizeof(*idx));
+	size_t n = 0;
+
+	for (size_t i = 0; i < x->ncoll; i++)
+		if (!x->coll[i].is_p2p)
+			idx[n++] = i;
+	qsort_r(idx, n, sizeof(*idx), cmp_seq, x->coll);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		const struct hvn_coll *a = &x->coll[idx[i]];
+		int64_t first = INT64_MAX, last = INT64_MIN, second = INT64_MIN;
+		int32_t last_rank = -1;
+
+		while (j < n && x->coll[idx[j]].comm == a->comm &&
+		       x->coll[idx[j]].func == a->func &&
+		       x->coll[idx[j]].seq == a->seq)
+			j++;
+		for (size_t m = i; j - i >= 2 && m < j; m++) {
+			int64_t t = hvn_corr_real_of(x, &x->coll[idx[m]]);
+
+			if (t < first)
+				first = t;
+			if (t > last) {
+				second = last;
+				last = t;
+				last_rank = x->coll[idx[m]].rank;
+			} else if (t > second) {
+				second = t;
+			}
+		}
+		/* Late: after every other rank by the threshold. */
+		if (j - i >= 2 && last - second >= p->min_ms * 1e6) {
+			x->late = realloc(x->late, (x->nlate + 1) * sizeof(*x->late));
+			x->late[x->nlate].comm = a->comm;
+			x->late[x->nlate].seq = a->seq;
+			x->late[x->nlate].func = a->func;
+			x->late[x->nlate].rank = last_rank;
+			x->late[x->nlate].late_ms = (last - second) / 1e6;
+			x->late[x->nlate].nranks = j - i;
+			x->nlate++;
+		}
+		i = j;
+	}
+	free(idx);
+}
+
+static int cmp_stall_lost(const void *a, const void *b)
+{
+	const struct hvn_stall *x = a, *y = b;
+
+	return x->lost_ns < y->lost_ns ? 1 : x->lost_ns > y->lost_ns ? -1 : 0;
+}
+
+int hvn_corr_open(struct hvn_corr *x, struct hvn_schema *schema,
+		  struct hvn_tdat *t)
+{
+	struct hvn_rb rb = { .event = hvn_corr_event, .ctx = x };
+	struct hvn_meta meta;
+	int r;
+
+	x->trace = t->path;
+	hvn_schema_bind(schema, t->tep);
+	x->schema = schema;
+	if (hvn_an_init(&x->an, schema) || hvn_meta_read(&meta, t))
+		return HVN_EXIT_FAIL;
+	/* Clock pairs of hvnoise record, for wall-clock times. */
+	for (int i = 0; i < meta.nclk; i++)
+		hvn_an_add_clock(&x->an, meta.clk[i].mono, meta.clk[i].real);
+	hvn_meta_free(&meta);
+	r = hvn_tdat_stream(t, &rb);
+	if (r)
+		hvn_err("%s: %s; correlating what was read", t->path, t->stopped);
+	return r;
+}
+
+int hvn_corr_read(struct hvn_corr *x, enum hvn_corr_input kind,
+		  const char *path)
+{
+	static int (*const rd[HVN_CORR_INPUTS])(const char *, hvn_ext_add,
+						void *) = {
+		[HVN_CORR_TORCH_FR] = hvn_read_torch_fr,
+		[HVN_CORR_KINETO] = hvn_read_kineto,
+		[HVN_CORR_INSPECTOR] = hvn_read_inspector,
+	};
+
+	if (kind == HVN_CORR_NCCL)
+		return hvn_corr_read_nccl(x, path);
+	if (!x->an.nclk) {
+		hvn_err("%s: its times are CLOCK_REALTIME and %s has no clock pairs (record with hvnoise record); skipped",
+			path, x->trace);
+		return HVN_EXIT_BADFILE;
+	}
+	return rd[kind](path, ext_add, x);
+}
+
+void hvn_corr_analyse(struct hvn_corr *x, struct hvn_tdat *t,
+		      const struct hvn_corr_params *p)
+{
+	struct hvn_rb rb = { .event = pass2, .ctx = x };
+
+	hvn_an_finish(&x->an);
+	for (int i = 0; i < x->an.nwatch; i++) {
+		const struct hvn_watch_rec *w = &x->an.watch[i];
+
+		if (w->kind == HVN_WATCH_IRQ && w->cpu >= 0 &&
+		    w->cpu < HVN_MAX_CPUS)
+			x->irq_cpu[w->cpu] = 1;
+	}
+	/* Join each collective with its children. */
+	for (size_t i = 0; i < x->ncoll; i++) {
+		struct hvn_coll *c = &x->coll[i];
+		struct hvn_agg *a = agg_find(x, c->comm, c->rank, c->op_id, false);
+
+		c->end = c->enq;
+		c->nccl_start = c->start;
+		if (!a)
+			continue;
+		if (a->end > c->end)
+			c->end = a->end;
+		/* Judge the work, not the wait behind earlier collectives. */
+		if (a->first > c->start && a->first < c->end)
+			c->start = a->first;
+		c->children = a->n;
+		c->npcpu = a->ncpu;
+		memcpy(c->pcpu, a->cpus, sizeof(c->pcpu));
+	}
+	find_stalls(x, p);
+	find_late(x, p);
+	prepare_stalls(x);
+	if (x->nst)
+		hvn_tdat_stream(t, &rb);
+	verdicts(x, p);
+	/* By time lost; coll->stall indexes are not needed past here. */
+	qsort(x->st, x->nst, sizeof(*x->st), cmp_stall_lost);
+}
+
+void hvn_corr_free(struct hvn_corr *x)
+{
+	hvn_an_free(&x->an);
+	free(x->coll);
+	free(x->agg);
+	free(x->proc);
+	free(x->st);
+	free(x->by_start);
+	free(x->late);
+}

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * correlate's engine: which NCCL collectives stalled, and what host noise
+ * on the CPUs that mattered explains each stall.
+ *
+ * Pass 1 reads the NCCL records (trace_marker_raw records in the trace,
+ * and per-process files of the plugin's file mode, or PyTorch's files) and
+ * the watched set; collectives end when their last proxy op or kernel
+ * channel ends.  A stall is a collective slower than k times the rolling
+ * median of its peers (same communicator, rank, function and size bucket);
+ * a late rank is one that reaches a collective well after the other ranks.
+ * Pass 2 streams the trace again and adds, for each stall, the overlap of
+ * every lost, steal, storm and migration episode on its CPUs: the proxy
+ * thread's CPUs, the enqueuing thread's CPU and the CPUs of the watched
+ * devices' IRQs.  Memory holds the collectives, never the noise.
+ */
+#ifndef HVNOISE_ANALYSIS_STALLS_H
+#define HVNOISE_ANALYSIS_STALLS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "analysis/episodes.h"
+
+struct hvn_tdat;
+
+#define HVN_CORR_MAX_CPUS	16
+
+struct hvn_proc {
+	uint64_t comm;
+	int32_t rank, nranks, pid;
+	uint64_t mono, real;
+	char host[33], name[33];
+};
+
+struct hvn_contrib {
+	int32_t cpu;
+	uint8_t why;			/* 1 proxy, 2 enqueue, 4 IRQ */
+	double unexpl, lsteal, lirq, steal, storm, dev_storm;
+	int32_t storm_irq;
+	char storm_name[HVN_NAME_LEN + 1];
+	double storm_top;
+	int nmig;
+	struct hvn_episode mig;
+};
+
+struct hvn_coll {
+	/* start: when its proxy work began (NCCL's start, when it has none);
+	 * nccl_start: when NCCL started it, maybe queued behind others. */
+	uint64_t comm, op_id, seq, start, nccl_start, enq, end, count;
+	int32_t rank, cpu, peer;
+	uint32_t tid;
+	int32_t pcpu[4];
+	uint8_t npcpu, func, is_p2p, dtype;
+	uint32_t children;
+	uint64_t median;
+	int stall;			/* index into stalls + 1, or 0 */
+};
+
+struct hvn_stall {
+	uint32_t coll;
+	uint64_t lost_ns;		/* duration - median */
+	int ncpu;
+	struct hvn_contrib c[HVN_CORR_MAX_CPUS];
+	char verdict[160];
+	int cause;			/* 0 none, 1 hypervisor, 2 irq, 3 storm, 4 migration */
+};
+
+struct hvn_agg {				/* a collective's children, joined */
+	uint64_t comm, op_id;
+	int32_t rank;
+	bool used;
+	uint64_t first, end;
+	uint32_t n;
+	int32_t cpus[4];
+	uint8_t ncpu;
+};
+
+struct hvn_late {
+	uint64_t comm, seq;
+	uint8_t func;
+	int32_t rank;
+	double late_ms;
+	int nranks;
+};
+
+struct hvn_corr {
+	const char *trace;		/* its path, for messages */
+	const struct hvn_schema *schema;
+	struct hvn_analysis an;
+	struct hvn_coll *coll;
+	size_t ncoll, coll_cap;
+	struct hvn_agg *agg;
+	size_t agg_cap, nagg;
+	struct hvn_proc *proc;
+	size_t nproc, proc_cap;
+	struct hvn_stall *st;
+	size_t nst;
+	uint32_t *by_start;		/* stalls sorted by start */
+	uint64_t max_stall_dur;
+	uint8_t irq_cpu[HVN_MAX_CPUS];
+	uint64_t nccl_records, nccl_bad, orphans;
+	struct hvn_late *late;
+	size_t nlate;
+};
+
+struct hvn_corr_params {
+	double k, min_ms, min_share;
+	long window, top;
+};
+
+/* Where collectives come from besides the trace. */
+enum hvn_corr_input {
+	HVN_CORR_NCCL,			/* the plugin's files (HVNOISE_NCCL_DIR) */
+	HVN_CORR_TORCH_FR,		/* PyTorch Flight Recorder dumps */
+	HVN_CORR_KINETO,		/* PyTorch profiler traces */
+	HVN_CORR_INSPECTOR,		/* NCCL Inspector output */
+	HVN_CORR_INPUTS
+};
+
+/* Pass 1 over @t into a zeroed @x: 0, or the trace's read error (what was
+ * read is kept). */
+int hvn_corr_open(struct hvn_corr *x, struct hvn_schema *schema,
+		  struct hvn_tdat *t);
+/* The collectives of one more file: 0 or an HVN_EXIT_* code. */
+int hvn_corr_read(struct hvn_corr *x, enum hvn_corr_input kind,
+		  const char *path);
+/* Stalls, their causes (pass 2 over @t) and late ranks; stalls sorted by
+ * time lost. */
+void hvn_corr_analyse(struct hvn_corr *x, struct hvn_tdat *t,
+		      const struct hvn_corr_params *p);
+void hvn_corr_free(struct hvn_corr *x);
+
+/* NCCL's name of a function code (include/hvnoise/nccl.h). */
+const char *hvn_nccl_fn(unsigned int fn);
+/* The process of rank @rank in communicator @comm, or NULL. */
+const struct hvn_proc *hvn_corr_proc_of(const struct hvn_corr *x,
+					uint64_t comm, int32_t rank);
+/* When NCCL started @c, on CLOCK_REALTIME through its rank's clock pair
+ * (trace time if the rank is unknown). */
+int64_t hvn_corr_real_of(const struct hvn_corr *x, const struct hvn_coll *c);
+
+/* For the readers of inputs/: array growth (exits when out of memory),
+ * and a proxy op or kernel channel of a collective. */
+void *hvn_corr_grow(void *p, size_t *cap, size_t n, size_t size);
+void hvn_corr_add_child(struct hvn_corr *x, uint64_t comm, int32_t rank,
+			uint64_t op_id, uint64_t start, uint64_t end,
+			int32_t cpu, int32_t cpu_end);
+/* Pass 1's callback: the trace's NCCL records, and its noise's totals. */
+void hvn_corr_event(void *x, int cpu, uint64_t ts, const uint8_t *d,
+		    uint32_t len);
+int hvn_corr_read_nccl(struct hvn_corr *x, const char *path);
+
+#endif

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-2.0
+/* correlate --json: the "hvnoise-correlate" document (hvnoise(8)). */
+#include <stdio.h>
+
+#include "analysis/stalls.h"
+#include "out/correlate_json.h"
+#include "out/jsonw.h"
+
+#define SCHEMA_VERSION	1
+
+void hvn_corr_write_json(FILE *o, const struct hvn_corr *x,
+			 const struct hvn_corr_params *p, const char *path)
+{
+	static const char *const causes[] = { "none", "hypervisor", "irq",
+					      "storm", "migration" };
+
+	fprintf(o, "{\"schema\":\"hvnoise-correlate\",\"schema_version\":%d,\"trace\":",
+	       SCHEMA_VERSION);
+	hvn_json_str(o, path);
+	fprintf(o, ",\"params\":{\"factor\":%g,\"window\":%ld,\"min_ms\":%g,\"min_share\":%g},",
+	       p->k, p->window, p->min_ms, p->min_share);
+	{
+		uint64_t first = UINT64_MAX, last = 0;
+
+		for (size_t i = 0; i < x->ncoll; i++) {
+			if (x->coll[i].start < first)
+				first = x->coll[i].start;
+			if (x->coll[i].end > last)
+				last = x->coll[i].end;
+		}
+		fprintf(o, "\"first_ns\":%llu,\"last_ns\":%llu,",
+		       (unsigned long long)(x->ncoll ? first : 0),
+		       (unsigned long long)last);
+	}
+	fprintf(o, "\"collectives\":%zu,\"nccl_records\":%llu,\"bad_records\":%llu,\"ranks\":[",
+	       x->ncoll, (unsigned long long)x->nccl_records,
+	       (unsigned long long)x->nccl_bad);
+	for (size_t i = 0; i < x->nproc; i++) {
+		fprintf(o, "%s{\"comm\":\"%016llx\",\"rank\":%d,\"nranks\":%d,\"pid\":%d,\"host\":",
+		       i ? "," : "", (unsigned long long)x->proc[i].comm,
+		       x->proc[i].rank, x->proc[i].nranks, x->proc[i].pid);
+		hvn_json_str(o, x->proc[i].host);
+		fprintf(o, ",\"name\":");
+		hvn_json_str(o, x->proc[i].name);
+		fprintf(o, "}");
+	}
+	fprintf(o, "],\"stalls\":[");
+	for (size_t i = 0; i < x->nst; i++) {
+		const struct hvn_stall *s = &x->st[i];
+		const struct hvn_coll *c = &x->coll[s->coll];
+		int64_t real = hvn_corr_real_of(x, c);
+
+		fprintf(o, "%s{\"comm\":\"%016llx\",\"rank\":%d,\"func\":\"%s\",\"seq\":%lld,\"bytes\":%llu,\"nccl_start_ns\":%llu,\"start_ns\":%llu,\"start_realtime_ns\":%lld,\"duration_ns\":%llu,\"median_ns\":%llu,\"lost_ns\":%llu,\"proxy_cpus\":[",
+		       i ? "," : "", (unsigned long long)c->comm, c->rank,
+		       hvn_nccl_fn(c->func),
+		       c->seq == UINT64_MAX ? -1 : (long long)c->seq,
+		       (unsigned long long)(c->count * (c->dtype ? c->dtype : 1)),
+		       (unsigned long long)c->nccl_start,
+		       (unsigned long long)c->start,
+		       (long long)(real + (int64_t)(c->start - c->nccl_start)),
+		       (unsigned long long)(c->end - c->start),
+		       (unsigned long long)c->median,
+		       (unsigned long long)s->lost_ns);
+		for (int j = 0; j < c->npcpu; j++)
+			fprintf(o, "%s%d", j ? "," : "", c->pcpu[j]);
+		fprintf(o, "],\"enqueue_cpu\":%d,\"cause\":\"%s\",\"verdict\":",
+		       c->cpu, causes[s->cause]);
+		hvn_json_str(o, s->verdict);
+		fprintf(o, ",\"cpus\":[");
+		for (int j = 0; j < s->ncpu; j++) {
+			const struct hvn_contrib *k = &s->c[j];
+
+			fprintf(o, "%s{\"cpu\":%d,\"proxy\":%s,\"enqueue\":%s,\"irq\":%s,\"lost_unexplained_ns\":%.0f,\"lost_steal_ns\":%.0f,\"lost_irq_ns\":%.0f,\"steal_ns\":%.0f,\"storm_ns\":%.0f,\"storm_irq\":%d,\"storm_name\":",
+			       j ? "," : "", k->cpu, k->why & 1 ? "true" : "false",
+			       k->why & 2 ? "true" : "false",
+			       k->why & 4 ? "true" : "false", k->unexpl,
+			       k->lsteal, k->lirq, k->steal, k->storm,
+			       k->storm ? k->storm_irq : -1);
+			hvn_json_str(o, k->storm_name);
+			fprintf(o, ",\"migrations\":%d}", k->nmig);
+		}
+		fprintf(o, "]}");
+	}
+	fprintf(o, "],\"late\":[");
+	for (size_t i = 0; i < x->nlate; i++) {
+		const struct hvn_late *l = &x->late[i];
+		const struct hvn_proc *pr = hvn_corr_proc_of(x, l->comm, l->rank);
+
+		fprintf(o, "%s{\"comm\":\"%016llx\",\"func\":\"%s\",\"seq\":%llu,\"rank\":%d,\"host\":",
+		       i ? "," : "", (unsigned long long)l->comm,
+		       hvn_nccl_fn(l->func), (unsigned long long)l->seq, l->rank);
+		hvn_json_str(o, pr ? pr->host : "");
+		fprintf(o, ",\"late_ns\":%.0f,\"ranks\":%d}", l->late_ms * 1e6,
+		       l->nranks);
+	}
+	fprintf(o, "]}\n");
+}
