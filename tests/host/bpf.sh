@@ -65,16 +65,17 @@ trace-cmd report "$d/bpf.dat" >"$d/tc.txt" 2>"$d/tc.err"
 check "trace-cmd report decodes the BPF source's file" \
 	sh -c "! grep -q 'FAILED TO PARSE\|failed to read' '$d/tc.txt' '$d/tc.err' && grep -q 'irq_storm:' '$d/tc.txt'"
 
-python3 - "$d/bpf.json" "$d/tc.txt" "$irq" "$cpu" "$dev" "$((i1 - i0))" \
+PYTHONPATH=$here python3 - "$d/bpf.json" "$d/tc.txt" "$irq" "$cpu" "$dev" "$((i1 - i0))" \
 	"$(( (s1 - s0) * 1000000000 / $(getconf CLK_TCK) ))" <<'EOF'
 import json, re, sys
+import hvntest
 rep = json.load(open(sys.argv[1]))["reports"][0]
 tc = open(sys.argv[2]).read().splitlines()
 irq, cpu, dev = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 delta_irqs, delta_steal = int(sys.argv[6]), int(sys.argv[7])
 
 def ok(name, cond, detail=""):
-    print(("PASS" if cond else "FAIL") + ": bpf/" + name + (f" ({detail})" if detail else ""))
+    hvntest.result(bool(cond), "bpf/" + name + (f" ({detail})" if detail else ""))
 
 def events(name):
     out = []
