@@ -5,6 +5,7 @@
 
 # The module, its parameters, tracefs, and the devices tests/vm/qemu.sh gives
 # every VM at fixed PCI addresses: the NIC and the disk.
+# shellcheck disable=SC2034
 KO=/lib/hvnoise/hvnoise.ko
 P=/sys/module/hvnoise/parameters
 T=/sys/kernel/tracing
