@@ -6,7 +6,7 @@
 #      fuzzing
 #   2. module builds (W=1, no warnings) against Debian 11's 5.10 headers,
 #      Debian 12's 6.1 headers and the 6.12 test kernel; make install and
-#      DKMS against the 6.1 headers; checkpatch on kmod/
+#      DKMS against the 6.1 headers; checkpatch on kmod/ and tools/
 #   3. KUnit suites in QEMU on the 6.12 test kernel (built once, cached)
 #   4. VM integration on Debian's stock kernel in QEMU
 #
@@ -154,19 +154,26 @@ fi
 
 stage style "checkpatch"
 src612=$(ls -d "${HVNOISE_CACHE:-$HOME/.cache/hvnoise}"/linux-source-* 2>/dev/null | tail -n 1)
-if [ -x "$src612/scripts/checkpatch.pl" ]; then
-	files=$(find kmod tests/kunit tests/lib include -name '*.[ch]' ! -name '*.mod.c' | sort)
-	# shellcheck disable=SC2086
-	"$src612/scripts/checkpatch.pl" --no-tree --quiet --show-types -f $files >"$out/checkpatch.log" 2>&1
-	if grep -q "^ERROR" "$out/checkpatch.log"; then
-		grep -A3 "^ERROR" "$out/checkpatch.log" | diag
-		fail "style/checkpatch kmod/ (errors)"
+# The module's code, and the tools' and tests' userspace C (kernel style).
+for set in "kmod/:kmod tests/kunit tests/lib include" \
+	"tools/:tools tests/unit tests/fuzz tests/host tests/vm bench"; do
+	name=${set%%:*}
+	if [ -x "$src612/scripts/checkpatch.pl" ]; then
+		# shellcheck disable=SC2086
+		files=$(find ${set#*:} -name '*.[ch]' ! -name '*.mod.c' | sort)
+		log="$out/checkpatch-${name%/}.log"
+		# shellcheck disable=SC2086
+		"$src612/scripts/checkpatch.pl" --no-tree --quiet --show-types -f $files >"$log" 2>&1
+		if grep -q "^ERROR" "$log"; then
+			grep -A3 "^ERROR" "$log" | diag
+			fail "style/checkpatch $name (errors)"
+		else
+			pass "style/checkpatch $name (no errors; $(grep -c '^WARNING' "$log") warnings)"
+		fi
 	else
-		pass "style/checkpatch kmod/ (no errors; $(grep -c '^WARNING' "$out/checkpatch.log") warnings)"
+		skip "style/checkpatch $name" "no kernel source with scripts/checkpatch.pl (linux-source-6.12, extracted into the cache by scripts/build-test-kernel.sh)"
 	fi
-else
-	skip "style/checkpatch kmod/" "no kernel source with scripts/checkpatch.pl (linux-source-6.12, extracted into the cache by scripts/build-test-kernel.sh)"
-fi
+done
 
 # --- 3. KUnit --------------------------------------------------------------
 stage kunit "KUnit on the 6.12 test kernel"

@@ -437,7 +437,10 @@ int BPF_PROG(nmi, void *handler, s64 delta_ns, int handled)
 	struct hvn_bpf_pcpu *p;
 	u64 now;
 
-	if (delta_ns <= 0 || !(p = watched_pcpu(cpu)))
+	if (delta_ns <= 0)
+		return 0;
+	p = watched_pcpu(cpu);
+	if (!p)
 		return 0;
 	now = bpf_ktime_get_ns();
 	hvn_ivl_add(&p->nmi, now - delta_ns, now);
@@ -498,7 +501,8 @@ static __always_inline void hrtimer_expire(struct hrtimer *t, bool ksyms)
 	int clk;
 	u8 src;
 
-	if (!(p = watched_pcpu(cpu)) || BPF_CORE_READ(t, is_soft))
+	p = watched_pcpu(cpu);
+	if (!p || BPF_CORE_READ(t, is_soft))
 		return;
 	/* A clock step (NTP, a restored VM) makes these late by the step. */
 	clk = BPF_CORE_READ(t, base, clockid);
@@ -517,6 +521,7 @@ static __always_inline void hrtimer_expire(struct hrtimer *t, bool ksyms)
 		p->sampler_gen = gen;
 		p->lost.sampler_seen = 0;
 	}
+	st = (void *)p->sampler_timer;
 	/* perf re-arms its timer from a clock read after this one. */
 	if ((u64)t == p->sampler_timer) {
 		ev = (void *)(p->sampler_timer -
@@ -528,7 +533,7 @@ static __always_inline void hrtimer_expire(struct hrtimer *t, bool ksyms)
 			p->lost.sampler_seen = 0;
 		expiry = hvn_lost_due(&p->lost, expiry, sample_ns);
 		p->lost.sampler_seen = now;
-	} else if (p->lost.sampler_seen && (st = (void *)p->sampler_timer) &&
+	} else if (p->lost.sampler_seen && st &&
 		   (BPF_CORE_READ(st, state) & HRTIMER_STATE_ENQUEUED)) {
 		/* Only a sampler still queued is due (not a throttled one). */
 		expiry = hvn_lost_due(&p->lost, expiry, sample_ns);

@@ -311,7 +311,9 @@ static int add_device(struct hvn_watchset *ws, u32 a, unsigned int *cap)
 		/* A legacy INTx line counts only with a handler on it. */
 		snprintf(path, sizeof(path), "%s/irq", dir);
 		r = read_long(path, 0);
-		if (r > 0 && (r = add_irq(ws, a, r, cap, true)) < 0)
+		if (r > 0)
+			r = add_irq(ws, a, r, cap, true);
+		if (r < 0)
 			return -1;
 		if (r > 0)
 			n += r;

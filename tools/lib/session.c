@@ -286,9 +286,10 @@ static int start(struct hvn_session *s, const struct hvn_session_opts *o)
 	if (s->source == HVN_SRC_MODULE) {
 		char *w;
 
-		if (o->cpus && (ret = set_param("cpus", o->cpus)))
-			return ret;
-		if (o->devices && (ret = set_param("devices", o->devices)))
+		ret = o->cpus ? set_param("cpus", o->cpus) : 0;
+		if (!ret && o->devices)
+			ret = set_param("devices", o->devices);
+		if (ret)
 			return ret;
 		for (int i = 0; i < o->nparams; i++) {
 			char *nv = strdup(o->params[i]), *eq = strchr(nv, '=');
@@ -346,7 +347,8 @@ static int start(struct hvn_session *s, const struct hvn_session_opts *o)
 		for (int i = 0; i < o->nevents; i++) {
 			if (s->bpf && is_hvnoise(o->events[i]))
 				continue;	/* BPF records them all */
-			if ((ret = enable(s, o->events[i])))
+			ret = enable(s, o->events[i]);
+			if (ret)
 				return ret;
 		}
 	} else if (s->bpf) {

@@ -434,35 +434,59 @@ static double v_storm(const struct hvn_contrib *k)
 	return k->storm;
 }
 
+/* The CPU whose @fn explains the most of a stall, if at least @need. */
+static const struct hvn_contrib *explains(const struct hvn_stall *s,
+					  double (*fn)(const struct hvn_contrib *),
+					  double need, double *v)
+{
+	const struct hvn_contrib *b = best_cpu(s, fn, v);
+
+	return b && *v >= need ? b : NULL;
+}
+
 static void verdicts(struct hvn_corr *x, const struct hvn_corr_params *p)
 {
 	for (size_t i = 0; i < x->nst; i++) {
 		struct hvn_stall *s = &x->st[i];
 		const struct hvn_coll *c = &x->coll[s->coll];
 		double dur = c->end - c->start, v;
+		double need = p->min_share * dur;
 		const struct hvn_contrib *b;
 
-		if ((b = best_cpu(s, v_hv, &v)) && v >= p->min_share * dur) {
-			s->cause = 1;
+		/* The first cause that explains enough, in this order. */
+		b = explains(s, v_hv, need, &v);
+		s->cause = b ? 1 : 0;
+		if (!b) {
+			b = explains(s, v_irq, need, &v);
+			s->cause = b ? 2 : 0;
+		}
+		if (!b) {
+			b = explains(s, v_dev_storm, need, &v);
+			if (!b)
+				b = explains(s, v_storm, need, &v);
+			s->cause = b ? 3 : 0;
+		}
+		switch (s->cause) {
+		case 1:
 			snprintf(s->verdict, sizeof(s->verdict),
 				 "%s of CPU %d: %.1f ms of %.1f ms",
 				 b->steal > 0 || b->lsteal > 0 ?
 				 "hypervisor preemption (steal)" :
 				 "time taken from the vCPU (hypervisor, SMI or host contention)",
 				 b->cpu, v / 1e6, dur / 1e6);
-		} else if ((b = best_cpu(s, v_irq, &v)) && v >= p->min_share * dur) {
-			s->cause = 2;
+			break;
+		case 2:
 			snprintf(s->verdict, sizeof(s->verdict),
 				 "interrupt handling on CPU %d: %.1f ms of %.1f ms",
 				 b->cpu, v / 1e6, dur / 1e6);
-		} else if (((b = best_cpu(s, v_dev_storm, &v)) && v >= p->min_share * dur) ||
-			   ((b = best_cpu(s, v_storm, &v)) && v >= p->min_share * dur)) {
-			s->cause = 3;
+			break;
+		case 3:
 			snprintf(s->verdict, sizeof(s->verdict),
 				 "IRQ storm of %s (IRQ %d) on CPU %d during %.1f ms of %.1f ms",
 				 b->storm_name, b->storm_irq, b->cpu,
 				 (v < dur ? v : dur) / 1e6, dur / 1e6);
-		} else {
+			break;
+		default:
 			for (int j = 0; j < s->ncpu; j++)
 				if (s->c[j].nmig) {
 					s->cause = 4;

@@ -76,12 +76,26 @@ static bool string(struct parser *p, char **out)
 		}
 		c = p->s[p->i++];
 		switch (c) {
-		case '"': case '\\': case '/': b[n++] = c; break;
-		case 'b': b[n++] = '\b'; break;
-		case 'f': b[n++] = '\f'; break;
-		case 'n': b[n++] = '\n'; break;
-		case 'r': b[n++] = '\r'; break;
-		case 't': b[n++] = '\t'; break;
+		case '"':
+		case '\\':
+		case '/':
+			b[n++] = c;
+			break;
+		case 'b':
+			b[n++] = '\b';
+			break;
+		case 'f':
+			b[n++] = '\f';
+			break;
+		case 'n':
+			b[n++] = '\n';
+			break;
+		case 'r':
+			b[n++] = '\r';
+			break;
+		case 't':
+			b[n++] = '\t';
+			break;
 		case 'u': {
 			unsigned int u = 0;
 

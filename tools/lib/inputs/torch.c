@@ -355,6 +355,21 @@ out:
 
 /* --- NCCL Inspector JSON lines ----------------------------------------------- */
 
+/* An Inspector record's required fields, in the order they are checked. */
+static bool record_ok(struct src *s, const struct json *h,
+		      const struct json *m, const struct json *cp,
+		      const char **id, const char **coll, double *rank,
+		      double *dump, double *sn, double *exec, int *ret)
+{
+	*id = str(s, h, "id", true, ret);
+	if (!*id || !num(s, h, "rank", rank, true, ret) ||
+	    !num(s, m, "dump_timestamp_us", dump, true, ret))
+		return false;
+	*coll = str(s, cp, "coll", true, ret);
+	return *coll && num(s, cp, "coll_sn", sn, true, ret) &&
+	       num(s, cp, "coll_exec_time_us", exec, true, ret);
+}
+
 int hvn_read_inspector(const char *path, hvn_ext_add add, void *ctx)
 {
 	struct src s = { .path = path };
@@ -393,12 +408,8 @@ int hvn_read_inspector(const char *path, hvn_ext_add add, void *ctx)
 		if (!h || !m || !cp) {
 			ret = bad(&s, "key \"%s\" is missing",
 				  !h ? "header" : !m ? "metadata" : "coll_perf");
-		} else if ((id = str(&s, h, "id", true, &ret)) &&
-			   num(&s, h, "rank", &rank, true, &ret) &&
-			   num(&s, m, "dump_timestamp_us", &dump, true, &ret) &&
-			   (coll = str(&s, cp, "coll", true, &ret)) &&
-			   num(&s, cp, "coll_sn", &sn, true, &ret) &&
-			   num(&s, cp, "coll_exec_time_us", &exec, true, &ret)) {
+		} else if (record_ok(&s, h, m, cp, &id, &coll, &rank, &dump,
+				     &sn, &exec, &ret)) {
 			c.comm = strtoull(id, NULL, 16);
 			c.rank = rank;
 			c.seq = sn;

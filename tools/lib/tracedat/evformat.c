@@ -29,41 +29,10 @@ static const char *const print_fmt[HVN_NR_EVENTS] = {
 
 /*
  * The fields of each event in TP_STRUCT__entry() order, for the format
- * files: F(type, name), A(type, name, length).  The structs are
- * include/hvnoise/event_layout.h's; the VM test compares the result with
- * the module's own format files.
+ * files, with the signedness the format files print (x86's char is
+ * signed).  The structs are include/hvnoise/event_layout.h's; the VM test
+ * compares the result with the module's own format files.
  */
-#define HVN_FIELDS_watch(F, A)						\
-	F(u32, gen) F(u32, idx) F(u32, count) F(u8, kind) F(u8, why)	\
-	F(s32, node) F(s32, cpu) F(s32, irq) F(u32, dev) F(u32, nirqs)	\
-	A(char, name, HVN_IRQ_NAME_LEN)
-#define HVN_FIELDS_steal(F, A)						\
-	F(s32, cpu) F(u8, source) F(u64, start) F(u64, window)		\
-	F(u64, duration)
-#define HVN_FIELDS_lost(F, A)						\
-	F(s32, cpu) F(u64, start) F(u64, duration) F(u64, irq_ns)	\
-	F(u64, steal_ns) F(u64, unexplained_ns)
-#define HVN_FIELDS_irq_storm_begin(F, A)				\
-	F(s32, cpu) F(u8, source) F(s32, irq) F(u32, threshold)		\
-	F(u64, start) A(char, name, HVN_IRQ_NAME_LEN)
-#define HVN_FIELDS_irq_storm(F, A)					\
-	F(s32, cpu) F(u8, source) F(s32, irq) F(u64, start)		\
-	F(u64, duration) F(u64, count) F(u64, peak_rate)		\
-	A(char, name, HVN_IRQ_NAME_LEN)
-#define HVN_FIELDS_irq_migrate(F, A)					\
-	F(s32, irq) F(u32, dev) F(s32, from_cpu) F(s32, to_cpu) F(u8, how) \
-	A(char, name, HVN_IRQ_NAME_LEN)
-#define HVN_EVENT_LIST(E)						\
-	E(watch) E(steal) E(lost) E(irq_storm_begin) E(irq_storm)	\
-	E(irq_migrate)
-
-/* Signedness as the format files print it (x86's char is signed). */
-#define SIGNED_u8	0
-#define SIGNED_u32	0
-#define SIGNED_u64	0
-#define SIGNED_s32	1
-#define SIGNED_char	1
-
 struct fdesc {
 	const char *decl;
 	size_t off, size;
@@ -72,45 +41,92 @@ struct fdesc {
 
 #define XSTR(x) #x
 #define STR(x) XSTR(x)
-#define F_DESC(t, n)							\
-	{ #t " " #n, offsetof(EV_STRUCT, n), sizeof(((EV_STRUCT *)0)->n),	\
-	  SIGNED_##t },
-#define A_DESC(t, n, len)						\
-	{ #t " " #n "[" STR(len) "]", offsetof(EV_STRUCT, n),		\
-	  sizeof(((EV_STRUCT *)0)->n), SIGNED_##t },
+#define FLD(ev, t, n, sign)						\
+	{ #t " " #n, offsetof(struct hvn_ev_##ev, n),			\
+	  sizeof(((struct hvn_ev_##ev *)0)->n), sign }
+#define NAME(ev)							\
+	{ "char name[" STR(HVN_IRQ_NAME_LEN) "]",			\
+	  offsetof(struct hvn_ev_##ev, name),				\
+	  sizeof(((struct hvn_ev_##ev *)0)->name), 1 }
 
-#define EV_STRUCT struct hvn_ev_watch
-static const struct fdesc f_watch[] = { HVN_FIELDS_watch(F_DESC, A_DESC) };
-#undef EV_STRUCT
-#define EV_STRUCT struct hvn_ev_steal
-static const struct fdesc f_steal[] = { HVN_FIELDS_steal(F_DESC, A_DESC) };
-#undef EV_STRUCT
-#define EV_STRUCT struct hvn_ev_lost
-static const struct fdesc f_lost[] = { HVN_FIELDS_lost(F_DESC, A_DESC) };
-#undef EV_STRUCT
-#define EV_STRUCT struct hvn_ev_irq_storm_begin
+static const struct fdesc f_watch[] = {
+	FLD(watch, u32, gen, 0),
+	FLD(watch, u32, idx, 0),
+	FLD(watch, u32, count, 0),
+	FLD(watch, u8, kind, 0),
+	FLD(watch, u8, why, 0),
+	FLD(watch, s32, node, 1),
+	FLD(watch, s32, cpu, 1),
+	FLD(watch, s32, irq, 1),
+	FLD(watch, u32, dev, 0),
+	FLD(watch, u32, nirqs, 0),
+	NAME(watch),
+};
+
+static const struct fdesc f_steal[] = {
+	FLD(steal, s32, cpu, 1),
+	FLD(steal, u8, source, 0),
+	FLD(steal, u64, start, 0),
+	FLD(steal, u64, window, 0),
+	FLD(steal, u64, duration, 0),
+};
+
+static const struct fdesc f_lost[] = {
+	FLD(lost, s32, cpu, 1),
+	FLD(lost, u64, start, 0),
+	FLD(lost, u64, duration, 0),
+	FLD(lost, u64, irq_ns, 0),
+	FLD(lost, u64, steal_ns, 0),
+	FLD(lost, u64, unexplained_ns, 0),
+};
+
 static const struct fdesc f_irq_storm_begin[] = {
-	HVN_FIELDS_irq_storm_begin(F_DESC, A_DESC)
+	FLD(irq_storm_begin, s32, cpu, 1),
+	FLD(irq_storm_begin, u8, source, 0),
+	FLD(irq_storm_begin, s32, irq, 1),
+	FLD(irq_storm_begin, u32, threshold, 0),
+	FLD(irq_storm_begin, u64, start, 0),
+	NAME(irq_storm_begin),
 };
-#undef EV_STRUCT
-#define EV_STRUCT struct hvn_ev_irq_storm
-static const struct fdesc f_irq_storm[] = {
-	HVN_FIELDS_irq_storm(F_DESC, A_DESC)
-};
-#undef EV_STRUCT
-#define EV_STRUCT struct hvn_ev_irq_migrate
-static const struct fdesc f_irq_migrate[] = {
-	HVN_FIELDS_irq_migrate(F_DESC, A_DESC)
-};
-#undef EV_STRUCT
 
-#define EV_FIELDS(ev)							\
-	[HVN_EV_##ev] = { f_##ev, sizeof(f_##ev) / sizeof(*f_##ev),	\
-			  sizeof(struct hvn_ev_##ev) },
+static const struct fdesc f_irq_storm[] = {
+	FLD(irq_storm, s32, cpu, 1),
+	FLD(irq_storm, u8, source, 0),
+	FLD(irq_storm, s32, irq, 1),
+	FLD(irq_storm, u64, start, 0),
+	FLD(irq_storm, u64, duration, 0),
+	FLD(irq_storm, u64, count, 0),
+	FLD(irq_storm, u64, peak_rate, 0),
+	NAME(irq_storm),
+};
+
+static const struct fdesc f_irq_migrate[] = {
+	FLD(irq_migrate, s32, irq, 1),
+	FLD(irq_migrate, u32, dev, 0),
+	FLD(irq_migrate, s32, from_cpu, 1),
+	FLD(irq_migrate, s32, to_cpu, 1),
+	FLD(irq_migrate, u8, how, 0),
+	NAME(irq_migrate),
+};
+
 static const struct {
+	const char *name;
 	const struct fdesc *f;
 	size_t n, size;
-} ev_fields[HVN_NR_EVENTS] = { HVN_EVENT_LIST(EV_FIELDS) };
+} ev_fields[HVN_NR_EVENTS] = {
+	[HVN_EV_watch] = { "watch", f_watch, sizeof(f_watch) / sizeof(*f_watch),
+			sizeof(struct hvn_ev_watch) },
+	[HVN_EV_steal] = { "steal", f_steal, sizeof(f_steal) / sizeof(*f_steal),
+			sizeof(struct hvn_ev_steal) },
+	[HVN_EV_lost] = { "lost", f_lost, sizeof(f_lost) / sizeof(*f_lost),
+			sizeof(struct hvn_ev_lost) },
+	[HVN_EV_irq_storm_begin] = { "irq_storm_begin", f_irq_storm_begin, sizeof(f_irq_storm_begin) / sizeof(*f_irq_storm_begin),
+			sizeof(struct hvn_ev_irq_storm_begin) },
+	[HVN_EV_irq_storm] = { "irq_storm", f_irq_storm, sizeof(f_irq_storm) / sizeof(*f_irq_storm),
+			sizeof(struct hvn_ev_irq_storm) },
+	[HVN_EV_irq_migrate] = { "irq_migrate", f_irq_migrate, sizeof(f_irq_migrate) / sizeof(*f_irq_migrate),
+			sizeof(struct hvn_ev_irq_migrate) },
+};
 
 /* The list covers the struct: fields in order, the last at its end. */
 static int fields_ok(int ev)
@@ -136,12 +152,10 @@ static void fields(FILE *f, int ev)
 	}
 }
 
-#define EV_NAME(ev) [HVN_EV_##ev] = #ev,
-static const char *const ev_names[HVN_NR_EVENTS] = { HVN_EVENT_LIST(EV_NAME) };
 
 const char *hvn_fmt_name(int ev)
 {
-	return ev >= 0 && ev < HVN_NR_EVENTS ? ev_names[ev] : NULL;
+	return ev >= 0 && ev < HVN_NR_EVENTS ? ev_fields[ev].name : NULL;
 }
 
 /*
@@ -196,7 +210,7 @@ char *hvn_fmt_event(int ev, const char *tdir, size_t *len)
 		free(common);
 		return NULL;
 	}
-	fprintf(f, "name: %s\nID: %u\nformat:\n%s\n", ev_names[ev],
+	fprintf(f, "name: %s\nID: %u\nformat:\n%s\n", ev_fields[ev].name,
 		HVN_BPF_EVID(ev), common);
 	fields(f, ev);
 	fprintf(f, "\nprint fmt: %s\n", print_fmt[ev]);
