@@ -74,6 +74,9 @@ p = subprocess.run([hvn, "record", "--flight-recorder", "--help"], capture_outpu
 q = subprocess.run([hvn, "record", "--help"], capture_output=True, text=True, env=env)
 check(p.returncode == 0 and "--trigger-file" in p.stdout and "--flight-recorder" in q.stdout,
       "record --help names --flight-recorder; --flight-recorder --help its options")
+c = subprocess.run([hvn, "flight-recorder", "--help"], capture_output=True, text=True, env=env)
+check(c.returncode == 0 and c.stdout == p.stdout,
+      "hvnoise flight-recorder is the same command as record --flight-recorder (the same --help)")
 
 # --- a live recorder ------------------------------------------------------------------
 prefix = os.path.join(work, "inc")

@@ -65,7 +65,7 @@ strings /usr/lib/*/libtraceevent.so.1 >"$d/tep-strings"
 grep -qx "$tep" "$d/tep-strings"
 check $? "the plugin goes where libtraceevent loads plugins ($tep)"
 ok=0
-for u in "hvnoise-flight-recorder:record --flight-recorder" "hvnoise-exporter:exporter --listen"; do
+for u in "hvnoise-flight-recorder:flight-recorder --keep" "hvnoise-exporter:exporter --listen"; do
 	unit=$root/usr/local/lib/systemd/system/${u%%:*}.service
 	grep -q "^ExecStart=/usr/local/sbin/hvnoise ${u#*:}" "$unit" &&
 		sed "s|/usr/local/sbin/hvnoise|$root/usr/local/sbin/hvnoise|" "$unit" >"$d/${u%%:*}.service" &&
