@@ -33,13 +33,6 @@
 #define REQ_MAX		4096		/* request line and headers */
 #define CLIENT_MS	10000		/* to send a request and read the reply */
 
-static volatile sig_atomic_t quit;
-
-static void on_signal(int sig)
-{
-	quit = sig;
-}
-
 struct exporter_args {
 	const char *listen;
 	double interval;
@@ -367,7 +360,7 @@ static int serve(struct exporter *x, int lfd, double ivl)
 {
 	uint64_t next = hvn_now(CLOCK_MONOTONIC);
 
-	while (!quit) {
+	while (!hvn_stop_sig) {
 		struct pollfd pfd[MAX_CLIENTS + 1];
 		uint64_t now = hvn_now(CLOCK_MONOTONIC), wake = next;
 		int n = 0, timeout;
@@ -447,10 +440,6 @@ int cmd_exporter(int argc, char **argv)
 	int first, ret, lfd = -1;
 
 	ret = hvn_cli_parse(&exporter_cmd, argc, argv, &a, &o, &first);
-	if (ret < 0 && first < argc) {
-		hvn_err("exporter: unexpected argument \"%s\"", argv[first]);
-		ret = HVN_EXIT_USAGE;
-	}
 	if (ret >= 0) {
 		hvn_session_opts_free(&o);
 		return ret;
@@ -493,12 +482,9 @@ int cmd_exporter(int argc, char **argv)
 		x->rb.commit_size = sizeof(long);
 	x->start_real = hvn_now(CLOCK_REALTIME);
 	{
-		struct sigaction sa = { .sa_handler = on_signal };
+		struct sigaction sa = { .sa_handler = SIG_IGN };
 
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
-		sigaction(SIGHUP, &sa, NULL);
-		sa.sa_handler = SIG_IGN;
+		hvn_catch_stop();
 		sigaction(SIGPIPE, &sa, NULL);
 	}
 	/* The BPF source's ring buffer is small: read it at least every
@@ -508,9 +494,9 @@ int cmd_exporter(int argc, char **argv)
 	fprintf(stderr, "hvnoise exporter: %s, serving http://%s/metrics\n",
 		x->s.name, shown);
 	ret = serve(x, lfd, ivl);
-	if (quit)
+	if (hvn_stop_sig)
 		fprintf(stderr, "hvnoise exporter: stopped by signal %s\n",
-			strsignal(quit));
+			strsignal(hvn_stop_sig));
 out:
 	if (x) {
 		while (x->ncl)

@@ -41,12 +41,7 @@
 #define DEFAULT_KB	8192		/* ring per CPU */
 #define SETTLE_MS	500		/* after an episode, before writing */
 
-static volatile sig_atomic_t stop_sig, usr1;
-
-static void on_stop(int sig)
-{
-	stop_sig = sig;
-}
+static volatile sig_atomic_t usr1;
 
 static void on_usr1(int sig)
 {
@@ -570,11 +565,6 @@ int cmd_flight_recorder(int argc, char **argv)
 	int first, ret;
 
 	ret = hvn_cli_parse(&flight_cmd, argc, argv, &a, &o, &first);
-	if (ret < 0 && first < argc) {
-		hvn_err("flight-recorder runs no command (\"%s\"): it runs until stopped",
-			argv[first]);
-		ret = HVN_EXIT_USAGE;
-	}
 	f = ret < 0 ? calloc(1, sizeof(*f)) : NULL;
 	if (!f) {
 		hvn_session_opts_free(&o);
@@ -620,12 +610,9 @@ int cmd_flight_recorder(int argc, char **argv)
 		}
 	}
 	{
-		struct sigaction sa = { .sa_handler = on_stop };
+		struct sigaction sa = { .sa_handler = on_usr1 };
 
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
-		sigaction(SIGHUP, &sa, NULL);
-		sa.sa_handler = on_usr1;
+		hvn_catch_stop();
 		sigaction(SIGUSR1, &sa, NULL);
 	}
 	/* A file already there is not a trigger: only a touch from now on. */
@@ -652,7 +639,7 @@ int cmd_flight_recorder(int argc, char **argv)
 		fprintf(stderr, " (no lost or storm triggers: %s)", f->ring.source_why);
 	fprintf(stderr, "\n");
 
-	while (!stop_sig) {
+	while (!hvn_stop_sig) {
 		const char *tag = NULL;
 		char why[512], line[200];
 
@@ -683,7 +670,7 @@ int cmd_flight_recorder(int argc, char **argv)
 		poll(NULL, 0, POLL_MS);
 	}
 	fprintf(stderr, "hvnoise: flight recorder stopped by signal %s\n",
-		strsignal(stop_sig));
+		strsignal(hvn_stop_sig));
 	ret = HVN_EXIT_OK;
 out:
 	hvn_session_opts_free(&o);

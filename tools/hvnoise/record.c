@@ -28,13 +28,6 @@
 #define CLOCK_EVERY_NS	5000000000ull
 #define BPF_FLUSH_NS	1000000000ull
 
-static volatile sig_atomic_t stop_sig;
-
-static void on_signal(int sig)
-{
-	stop_sig = sig;
-}
-
 struct record_args {
 	const char *out;
 	double duration;
@@ -58,6 +51,7 @@ static const struct hvn_cmd record_cmd = {
 "                      [--source module|bpf|kernel] [--param NAME=VALUE]...\n"
 "                      [-e SYS[:EVENT]]... [-b KB] [-- CMD [ARGS...]]",
 	.opts = record_opts,
+	.operands = true,
 	.session = true,
 	.stop_at_operand = true,
 	.notes =
@@ -372,13 +366,7 @@ int cmd_record(int argc, char **argv)
 	bo.co = co;
 	bo.ncpus = s.ncpus;
 
-	{
-		struct sigaction sa = { .sa_handler = on_signal };
-
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
-		sigaction(SIGHUP, &sa, NULL);
-	}
+	hvn_catch_stop();
 	if (first < argc) {
 		char *dir = tracefs_instance_get_dir(s.inst);
 
@@ -394,7 +382,7 @@ int cmd_record(int argc, char **argv)
 	fprintf(stderr, "hvnoise record: recording %s into %s%s\n", s.name,
 		out, duration || child ? "" : " (Ctrl-C stops)");
 
-	while (!stop_sig) {
+	while (!hvn_stop_sig) {
 		uint64_t now;
 
 		failed = drain(&s, co, page);
@@ -496,8 +484,8 @@ int cmd_record(int argc, char **argv)
 	if (!keep)
 		fprintf(stderr, "hvnoise record: wrote %s: %llu pages of %u bytes from %d CPUs%s%s%s\n",
 			out, (unsigned long long)pages, s.page_size, s.ncpus,
-			stop_sig ? ", stopped by signal " : "",
-			stop_sig ? strsignal(stop_sig) : "",
+			hvn_stop_sig ? ", stopped by signal " : "",
+			hvn_stop_sig ? strsignal(hvn_stop_sig) : "",
 			failed ? ", cut short by the error above" : "");
 	if (m.cpustat)
 		for (int c = 0; c < s.ncpus; c++)

@@ -49,6 +49,7 @@ static const struct hvn_cmd report_cmd = {
 		    "  FILE          trace.dat from hvnoise record or trace-cmd record\n"
 		    "                (default trace.dat)",
 	.opts = report_opts,
+	.operands = true,
 };
 
 static double ms(uint64_t ns)

@@ -74,10 +74,6 @@ int cmd_status(int argc, char **argv)
 	bool mod;
 
 	ret = hvn_cli_parse(&status_cmd, argc, argv, NULL, NULL, &first);
-	if (ret < 0 && first < argc) {
-		hvn_err("status: unexpected argument \"%s\"", argv[first]);
-		ret = HVN_EXIT_USAGE;
-	}
 	if (ret >= 0)
 		return ret;
 	ret = HVN_EXIT_OK;

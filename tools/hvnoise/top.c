@@ -20,15 +20,9 @@
 #include "tracedat/pages.h"
 #include "session.h"
 
-static volatile sig_atomic_t quit;
+static bool quit;			/* 'q' pressed */
 static struct termios saved_tty;
 static bool tty_raw;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	quit = 1;
-}
 
 static void restore_tty(void)
 {
@@ -150,10 +144,6 @@ int cmd_top(int argc, char **argv)
 	int first, ret;
 
 	ret = hvn_cli_parse(&top_cmd, argc, argv, &a, &o, &first);
-	if (ret < 0 && first < argc) {
-		hvn_err("top: unexpected argument \"%s\"", argv[first]);
-		ret = HVN_EXIT_USAGE;
-	}
 	if (ret >= 0) {
 		hvn_session_opts_free(&o);
 		return ret;
@@ -181,13 +171,7 @@ int cmd_top(int argc, char **argv)
 	if (rb.commit_size != 4 && rb.commit_size != 8)
 		rb.commit_size = sizeof(long);
 
-	{
-		struct sigaction sa = { .sa_handler = on_signal };
-
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
-		sigaction(SIGHUP, &sa, NULL);
-	}
+	hvn_catch_stop();
 	if (isatty(0) && !tcgetattr(0, &saved_tty)) {
 		struct termios raw = saved_tty;
 
@@ -198,7 +182,7 @@ int cmd_top(int argc, char **argv)
 		atexit(restore_tty);
 	}
 	start = hvn_now(CLOCK_MONOTONIC);
-	while (!quit) {
+	while (!quit && !hvn_stop_sig) {
 		uint64_t until = hvn_now(CLOCK_MONOTONIC) + ivl * 1e9;
 		struct pollfd pfd = { .fd = 0, .events = POLLIN };
 
@@ -207,7 +191,7 @@ int cmd_top(int argc, char **argv)
 			uint64_t now = hvn_now(CLOCK_MONOTONIC);
 			char ch;
 
-			if (quit || now >= until)
+			if (quit || hvn_stop_sig || now >= until)
 				break;
 			if (poll(&pfd, tty_raw ? 1 : 0,
 				 (until - now) / 1000000 + 1) > 0) {
@@ -218,7 +202,7 @@ int cmd_top(int argc, char **argv)
 					pfd.fd = -1;
 			}
 		}
-		if (quit)
+		if (quit || hvn_stop_sig)
 			break;
 		hvn_an_reset_counts(&b.cur);
 		for (int c = 0; c < s.ncpus; c++)

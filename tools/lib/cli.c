@@ -247,6 +247,11 @@ int hvn_cli_parse(const struct hvn_cmd *cmd, int argc, char **argv,
 		}
 	}
 	*first = optind;
+	if (ret < 0 && optind < argc && !cmd->operands && !cmd->operand) {
+		hvn_err("%s: unexpected argument \"%s\"", cmd->name,
+			argv[optind]);
+		ret = HVN_EXIT_USAGE;
+	}
 	free(lo);
 	free(all);
 	return ret;

@@ -73,6 +73,7 @@ struct hvn_cmd {
 	const struct hvn_opt *opts;	/* ends with a NULL name */
 	bool session;			/* takes hvn_session_options too */
 	const char *notes;		/* usage's last lines, or NULL */
+	bool operands;			/* takes operands (else an error) */
 	/* Options end at the first operand (record's CMD [ARGS]); else
 	 * they may follow operands. */
 	bool stop_at_operand;

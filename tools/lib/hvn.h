@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 
 #include "cli.h"
@@ -27,5 +28,9 @@ bool hvn_module_loaded(void);
 char *hvn_module_param(const char *name);
 uint64_t hvn_now(int clock);
 int hvn_list_events(const char *sysdir, char ***names);
+/* SIGINT, SIGTERM and SIGHUP set hvn_stop_sig (to the signal) from
+ * hvn_catch_stop() on: the long-running commands stop cleanly. */
+extern volatile sig_atomic_t hvn_stop_sig;
+void hvn_catch_stop(void);
 
 #endif

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,4 +150,20 @@ int hvn_list_events(const char *sysdir, char ***names)
 	closedir(d);
 	qsort(*names, n, sizeof(**names), cmp_str);
 	return n;
+}
+
+volatile sig_atomic_t hvn_stop_sig;
+
+static void on_stop(int sig)
+{
+	hvn_stop_sig = sig;
+}
+
+void hvn_catch_stop(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop };
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 }

@@ -26,7 +26,7 @@
 #define CHUNK_PAGES	256		/* pages read at a time */
 
 /* A place to read from: the file, or a decompressed section in memory. */
-struct src {
+struct tdat_in {
 	struct hvn_tdat *t;
 	uint64_t off;
 	const uint8_t *mem;
@@ -34,10 +34,10 @@ struct src {
 	const char *what;		/* section, for errors */
 };
 
-static int bad(struct src *s, const char *fmt, ...)
+static int corrupt(struct tdat_in *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-static int bad(struct src *s, const char *fmt, ...)
+static int corrupt(struct tdat_in *s, const char *fmt, ...)
 {
 	char msg[200];
 	va_list ap;
@@ -50,17 +50,17 @@ static int bad(struct src *s, const char *fmt, ...)
 	return HVN_EXIT_BADFILE;
 }
 
-static uint64_t left(const struct src *s)
+static uint64_t left(const struct tdat_in *s)
 {
 	uint64_t end = s->mem ? s->memlen : s->t->fsize;
 
 	return s->off < end ? end - s->off : 0;
 }
 
-static int get(struct src *s, void *buf, uint64_t n)
+static int get(struct tdat_in *s, void *buf, uint64_t n)
 {
 	if (n > left(s))
-		return bad(s, "truncated (%llu bytes needed, %llu left)",
+		return corrupt(s, "truncated (%llu bytes needed, %llu left)",
 			   (unsigned long long)n,
 			   (unsigned long long)left(s));
 	if (s->mem) {
@@ -69,30 +69,30 @@ static int get(struct src *s, void *buf, uint64_t n)
 		ssize_t r = pread(s->t->fd, buf, n, s->off);
 
 		if (r < 0 || (uint64_t)r != n)
-			return bad(s, "read error: %s",
+			return corrupt(s, "read error: %s",
 				   r < 0 ? strerror(errno) : "short read");
 	}
 	s->off += n;
 	return 0;
 }
 
-static int get16(struct src *s, uint16_t *v) { return get(s, v, 2); }
-static int get32(struct src *s, uint32_t *v) { return get(s, v, 4); }
-static int get64(struct src *s, uint64_t *v) { return get(s, v, 8); }
+static int get16(struct tdat_in *s, uint16_t *v) { return get(s, v, 2); }
+static int get32(struct tdat_in *s, uint32_t *v) { return get(s, v, 4); }
+static int get64(struct tdat_in *s, uint64_t *v) { return get(s, v, 8); }
 
 /* @n bytes into a new NUL-terminated buffer. */
-static int blob(struct src *s, uint64_t n, char **out)
+static int blob(struct tdat_in *s, uint64_t n, char **out)
 {
 	int ret;
 
 	*out = NULL;
 	if (n > left(s) || n > MAX_META)
-		return bad(s, "size %llu runs past the end (%llu left)",
+		return corrupt(s, "size %llu runs past the end (%llu left)",
 			   (unsigned long long)n,
 			   (unsigned long long)left(s));
 	*out = malloc(n + 1);
 	if (!*out)
-		return bad(s, "out of memory");
+		return corrupt(s, "out of memory");
 	ret = get(s, *out, n);
 	if (ret) {
 		free(*out);
@@ -103,7 +103,7 @@ static int blob(struct src *s, uint64_t n, char **out)
 	return 0;
 }
 
-static int str(struct src *s, char *buf, size_t max)
+static int read_str(struct tdat_in *s, char *buf, size_t max)
 {
 	for (size_t i = 0; i < max; i++) {
 		int ret = get(s, &buf[i], 1);
@@ -113,10 +113,10 @@ static int str(struct src *s, char *buf, size_t max)
 		if (!buf[i])
 			return 0;
 	}
-	return bad(s, "string longer than %zu bytes", max - 1);
+	return corrupt(s, "string longer than %zu bytes", max - 1);
 }
 
-static int expect(struct src *s, const char *tag)
+static int expect(struct tdat_in *s, const char *tag)
 {
 	char buf[32];
 	size_t n = strlen(tag) + 1;
@@ -125,7 +125,7 @@ static int expect(struct src *s, const char *tag)
 	if (ret)
 		return ret;
 	if (memcmp(buf, tag, n))
-		return bad(s, "expected \"%s\"", tag);
+		return corrupt(s, "expected \"%s\"", tag);
 	return 0;
 }
 
@@ -138,7 +138,7 @@ static uint32_t commit_size(const char *hp)
 	return p ? (uint32_t)atoi(p + 5) : 0;
 }
 
-static int header_info(struct src *s)
+static int header_info(struct tdat_in *s)
 {
 	struct hvn_tdat *t = s->t;
 	uint64_t n;
@@ -154,7 +154,7 @@ static int header_info(struct src *s)
 	t->commit_size = commit_size(buf);
 	if (t->commit_size != 4 && t->commit_size != 8) {
 		free(buf);
-		return bad(s, "header_page has no usable commit field");
+		return corrupt(s, "header_page has no usable commit field");
 	}
 	tep_parse_header_page(t->tep, buf, n, t->commit_size);
 	free(buf);
@@ -237,7 +237,7 @@ static bool format_ok(const char *buf, size_t n)
 	return fields;
 }
 
-static int one_format(struct src *s, const char *sys)
+static int one_format(struct tdat_in *s, const char *sys)
 {
 	uint64_t n;
 	char *buf, *pf;
@@ -258,7 +258,7 @@ static int one_format(struct src *s, const char *sys)
 		*pf = 0;
 		if (asprintf(&nb, "%s\nprint fmt: \"\"\n", buf) < 0) {
 			free(buf);
-			return bad(s, "out of memory");
+			return corrupt(s, "out of memory");
 		}
 		free(buf);
 		buf = nb;
@@ -270,7 +270,7 @@ static int one_format(struct src *s, const char *sys)
 	return 0;
 }
 
-static int ftrace_formats(struct src *s)
+static int ftrace_formats(struct tdat_in *s)
 {
 	uint32_t n;
 	int ret;
@@ -282,7 +282,7 @@ static int ftrace_formats(struct src *s)
 	return ret;
 }
 
-static int event_formats(struct src *s)
+static int event_formats(struct tdat_in *s)
 {
 	uint32_t nsys, n;
 	char sys[256];
@@ -291,7 +291,7 @@ static int event_formats(struct src *s)
 	s->what = "event formats";
 	ret = get32(s, &nsys);
 	for (uint32_t i = 0; !ret && i < nsys; i++) {
-		ret = str(s, sys, sizeof(sys));
+		ret = read_str(s, sys, sizeof(sys));
 		ret = ret ?: get32(s, &n);
 		for (uint32_t j = 0; !ret && j < n; j++)
 			ret = one_format(s, sys);
@@ -300,7 +300,7 @@ static int event_formats(struct src *s)
 }
 
 /* kallsyms and printk formats: sized by 32 bits, not needed here. */
-static int skip32(struct src *s, const char *what)
+static int skip32(struct tdat_in *s, const char *what)
 {
 	uint32_t n;
 	int ret;
@@ -310,12 +310,12 @@ static int skip32(struct src *s, const char *what)
 	if (ret)
 		return ret;
 	if (n > left(s))
-		return bad(s, "size %u runs past the end", n);
+		return corrupt(s, "size %u runs past the end", n);
 	s->off += n;
 	return 0;
 }
 
-static int cmdlines(struct src *s)
+static int cmdlines(struct tdat_in *s)
 {
 	uint64_t n;
 	int ret;
@@ -325,7 +325,7 @@ static int cmdlines(struct src *s)
 	if (ret)
 		return ret;
 	if (n > left(s))
-		return bad(s, "size %llu runs past the end",
+		return corrupt(s, "size %llu runs past the end",
 			   (unsigned long long)n);
 	s->off += n;
 	return 0;
@@ -376,7 +376,7 @@ static void option(struct hvn_tdat *t, uint16_t id, char *data)
 	free(data);
 }
 
-static int v6_cpu_table(struct src *s)
+static int v6_cpu_table(struct tdat_in *s)
 {
 	struct hvn_tdat *t = s->t;
 	int ret = 0;
@@ -392,7 +392,7 @@ static int v6_cpu_table(struct src *s)
 	return ret;
 }
 
-static int open_v6(struct src *s)
+static int open_v6(struct tdat_in *s)
 {
 	struct hvn_tdat *t = s->t;
 	uint32_t ncpus;
@@ -412,7 +412,7 @@ static int open_v6(struct src *s)
 	if (ret)
 		return ret;
 	if (ncpus > HVN_MAX_CPUS)
-		return bad(s, "%u CPUs", ncpus);
+		return corrupt(s, "%u CPUs", ncpus);
 	t->ncpus = ncpus;
 	s->what = "options";
 	ret = get(s, tag, 10);
@@ -439,9 +439,9 @@ static int open_v6(struct src *s)
 	if (ret)
 		return ret;
 	if (!memcmp(tag, "latency  ", 10))
-		return bad(s, "a latency-format trace holds no per-CPU data");
+		return corrupt(s, "a latency-format trace holds no per-CPU data");
 	if (memcmp(tag, "flyrecord", 10))
-		return bad(s, "expected \"flyrecord\"");
+		return corrupt(s, "expected \"flyrecord\"");
 	return v6_cpu_table(s);
 }
 
@@ -466,7 +466,7 @@ static int decompress(struct hvn_tdat *t, const uint8_t *in, uint32_t inlen,
 static int v7_section(struct hvn_tdat *t, uint64_t off, uint16_t want,
 		      const char *what, uint8_t **mem, uint64_t *len)
 {
-	struct src s = { .t = t, .off = off, .what = what };
+	struct tdat_in s = { .t = t, .off = off, .what = what };
 	uint16_t id, flags;
 	uint32_t strid, clen, ulen;
 	uint64_t size;
@@ -481,7 +481,7 @@ static int v7_section(struct hvn_tdat *t, uint64_t off, uint16_t want,
 	if (ret)
 		return ret;
 	if (id != want)
-		return bad(&s, "section id %u where %u was expected", id, want);
+		return corrupt(&s, "section id %u where %u was expected", id, want);
 	if (!(flags & 1))
 		return blob(&s, size, (char **)mem) ?: (*len = size, 0);
 	ret = get32(&s, &clen);
@@ -489,7 +489,7 @@ static int v7_section(struct hvn_tdat *t, uint64_t off, uint16_t want,
 	if (ret)
 		return ret;
 	if (ulen > MAX_META)
-		return bad(&s, "uncompressed size %u too large", ulen);
+		return corrupt(&s, "uncompressed size %u too large", ulen);
 	ret = blob(&s, clen, (char **)&c);
 	if (ret)
 		return ret;
@@ -498,7 +498,7 @@ static int v7_section(struct hvn_tdat *t, uint64_t off, uint16_t want,
 		free(c);
 		free(*mem);
 		*mem = NULL;
-		return bad(&s, "cannot decompress (%s)", t->comp);
+		return corrupt(&s, "cannot decompress (%s)", t->comp);
 	}
 	free(c);
 	(*mem)[ulen] = 0;
@@ -507,9 +507,9 @@ static int v7_section(struct hvn_tdat *t, uint64_t off, uint16_t want,
 }
 
 static int v7_parse(struct hvn_tdat *t, uint64_t off, uint16_t id,
-		    const char *what, int (*fn)(struct src *))
+		    const char *what, int (*fn)(struct tdat_in *))
 {
-	struct src s = { .t = t, .what = what };
+	struct tdat_in s = { .t = t, .what = what };
 	uint8_t *mem;
 	uint64_t len;
 	int ret = v7_section(t, off, id, what, &mem, &len);
@@ -523,7 +523,7 @@ static int v7_parse(struct hvn_tdat *t, uint64_t off, uint16_t id,
 	return ret;
 }
 
-static int v7_buffer(struct hvn_tdat *t, struct src *o)
+static int v7_buffer(struct hvn_tdat *t, struct tdat_in *o)
 {
 	uint64_t secoff, off, size;
 	uint32_t psize, n, cpu;
@@ -531,17 +531,17 @@ static int v7_buffer(struct hvn_tdat *t, struct src *o)
 	int ret;
 
 	ret = get64(o, &secoff);
-	ret = ret ?: str(o, name, sizeof(name));
-	ret = ret ?: str(o, clock, sizeof(clock));
+	ret = ret ?: read_str(o, name, sizeof(name));
+	ret = ret ?: read_str(o, clock, sizeof(clock));
 	ret = ret ?: get32(o, &psize);
 	ret = ret ?: get32(o, &n);
 	if (ret)
 		return ret;
 	if (psize != t->page_size)
-		return bad(o, "buffer page size %u differs from %u", psize,
+		return corrupt(o, "buffer page size %u differs from %u", psize,
 			   t->page_size);
 	if (n > HVN_MAX_CPUS)
-		return bad(o, "%u CPUs", n);
+		return corrupt(o, "%u CPUs", n);
 	for (uint32_t i = 0; !ret && i < n; i++) {
 		ret = get32(o, &cpu);
 		ret = ret ?: get64(o, &off);
@@ -551,7 +551,7 @@ static int v7_buffer(struct hvn_tdat *t, struct src *o)
 	return ret;
 }
 
-static int open_v7(struct src *s)
+static int open_v7(struct tdat_in *s)
 {
 	struct hvn_tdat *t = s->t;
 	uint64_t next, secs[32] = { 0 };
@@ -559,22 +559,22 @@ static int open_v7(struct src *s)
 	int ret, hops = 0;
 
 	s->what = "compression header";
-	ret = str(s, t->comp, sizeof(t->comp));
-	ret = ret ?: str(s, ver, sizeof(ver));
+	ret = read_str(s, t->comp, sizeof(t->comp));
+	ret = ret ?: read_str(s, ver, sizeof(ver));
 	ret = ret ?: get64(s, &next);
 	if (ret)
 		return ret;
 	if (strcmp(t->comp, "none") && strcmp(t->comp, "zstd") &&
 	    strcmp(t->comp, "zlib"))
-		return bad(s, "unknown compression \"%s\"", t->comp);
+		return corrupt(s, "unknown compression \"%s\"", t->comp);
 
 	while (next) {
 		uint8_t *mem;
 		uint64_t len;
-		struct src o = { .t = t, .what = "options" };
+		struct tdat_in o = { .t = t, .what = "options" };
 
 		if (++hops > 1000)
-			return bad(s, "options sections loop");
+			return corrupt(s, "options sections loop");
 		ret = v7_section(t, next, 0, "options", &mem, &len);
 		if (ret)
 			return ret;
@@ -595,7 +595,7 @@ static int open_v7(struct src *s)
 				break;
 			}
 			if (id == TDAT_OPT_BUFFER) {
-				struct src b = o;
+				struct tdat_in b = o;
 
 				b.memlen = o.off + n <= o.memlen ?
 					   o.off + n : o.memlen;
@@ -631,7 +631,7 @@ static int open_v7(struct src *s)
 			return ret;
 	}
 	if (!secs[TDAT_OPT_HEADER_INFO])
-		return bad(s, "no header information section");
+		return corrupt(s, "no header information section");
 	ret = v7_parse(t, secs[TDAT_OPT_HEADER_INFO], TDAT_OPT_HEADER_INFO,
 		       "header information", header_info);
 	if (!ret && secs[TDAT_OPT_FTRACE_EVENTS])
@@ -647,7 +647,7 @@ static int open_v7(struct src *s)
 
 int hvn_tdat_open(struct hvn_tdat *t, const char *path)
 {
-	struct src s = { .t = t, .what = "file header" };
+	struct tdat_in s = { .t = t, .what = "file header" };
 	uint8_t magic[MAGIC_LEN], endian, lsize;
 	char ver[16];
 	struct stat st;
@@ -677,7 +677,7 @@ int hvn_tdat_open(struct hvn_tdat *t, const char *path)
 		hvn_err("%s: not a trace.dat file (no trace-cmd magic)", path);
 		return HVN_EXIT_BADFILE;
 	}
-	ret = str(&s, ver, sizeof(ver));
+	ret = read_str(&s, ver, sizeof(ver));
 	ret = ret ?: get(&s, &endian, 1);
 	ret = ret ?: get(&s, &lsize, 1);
 	ret = ret ?: get32(&s, &t->page_size);
@@ -685,13 +685,13 @@ int hvn_tdat_open(struct hvn_tdat *t, const char *path)
 		return ret;
 	t->version = atoi(ver);
 	if (t->version != 6 && t->version != 7)
-		return bad(&s, "trace.dat version \"%s\" (6 and 7 are read)",
+		return corrupt(&s, "trace.dat version \"%s\" (6 and 7 are read)",
 			   ver);
 	if (endian)
-		return bad(&s, "big-endian trace (only little-endian is read)");
+		return corrupt(&s, "big-endian trace (only little-endian is read)");
 	if (t->page_size < 64 || t->page_size > (1u << 20) ||
 	    (t->page_size & (t->page_size - 1)))
-		return bad(&s, "page size %u", t->page_size);
+		return corrupt(&s, "page size %u", t->page_size);
 	tep_set_file_bigendian(t->tep, TEP_LITTLE_ENDIAN);
 	tep_set_local_bigendian(t->tep, TEP_LITTLE_ENDIAN);
 	tep_set_long_size(t->tep, lsize);
@@ -754,7 +754,7 @@ static int stream_plain(struct hvn_tdat *t, struct hvn_rb *rb,
 static int stream_compressed(struct hvn_tdat *t, struct hvn_rb *rb,
 			     const struct hvn_tdat_cpu *c)
 {
-	struct src s = { .t = t, .off = c->off, .what = "compressed CPU data" };
+	struct tdat_in s = { .t = t, .off = c->off, .what = "compressed CPU data" };
 	uint8_t *in = NULL, *out = NULL;
 	uint32_t count, clen, ulen;
 	int ret;
@@ -768,7 +768,7 @@ static int stream_compressed(struct hvn_tdat *t, struct hvn_rb *rb,
 		if (ret)
 			break;
 		if (ulen > (64u << 20) || clen > left(&s)) {
-			ret = bad(&s, "chunk of %u/%u bytes", clen, ulen);
+			ret = corrupt(&s, "chunk of %u/%u bytes", clen, ulen);
 			break;
 		}
 		free(in);
@@ -781,7 +781,7 @@ static int stream_compressed(struct hvn_tdat *t, struct hvn_rb *rb,
 		}
 		ret = get(&s, in, clen);
 		if (!ret && decompress(t, in, clen, out, ulen))
-			ret = bad(&s, "cannot decompress chunk %u of CPU %d",
+			ret = corrupt(&s, "cannot decompress chunk %u of CPU %d",
 				  i, c->cpu);
 		if (!ret)
 			stream_pages(t, rb, c->cpu, out, ulen);
