@@ -80,6 +80,7 @@ static const struct hvn_cmd flight_cmd = {
 "                               [-e SYS[:EVENT]]...\n"
 "  (hvnoise record --flight-recorder is the same command)",
 	.opts = flight_opts,
+	.no_operands = "the flight recorder runs no command: it runs until stopped",
 	.session = true,
 	.notes = "  -b KB: the ring per CPU (default 8192) must hold --keep.\n"
 		 "  SIGUSR1 writes an incident; SIGINT or SIGTERM stops it.\n",

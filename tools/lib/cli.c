@@ -137,11 +137,12 @@ static int collect(const struct hvn_cmd *cmd, const struct hvn_opt ***all)
 	return i;
 }
 
-static int apply(const struct hvn_opt *o, const char *arg, void *vals,
-		 struct hvn_session_opts *so)
+/* @o's value @arg into @vals; @spelled is the option as the user wrote it
+ * ("-i" or "--interval"), for the messages. */
+static int apply(const struct hvn_opt *o, const char *spelled,
+		 const char *arg, void *vals, struct hvn_session_opts *so)
 {
 	char *p = (char *)vals + o->off;
-	char spelled[64];
 	double v;
 
 	switch (o->type) {
@@ -152,13 +153,11 @@ static int apply(const struct hvn_opt *o, const char *arg, void *vals,
 		*(const char **)p = arg;
 		return 0;
 	case HVN_OPT_NUM:
-		snprintf(spelled, sizeof(spelled), "--%s", o->name);
 		if (hvn_cli_num(spelled, arg, o->lo, o->hi, &v))
 			return -1;
 		*(double *)p = v;
 		return 0;
 	case HVN_OPT_INT:
-		snprintf(spelled, sizeof(spelled), "--%s", o->name);
 		if (hvn_cli_num(spelled, arg, o->lo, o->hi, &v))
 			return -1;
 		if (v != (long)v) {
@@ -213,9 +212,14 @@ int hvn_cli_parse(const struct hvn_cmd *cmd, int argc, char **argv,
 	shorts[ns] = '\0';
 	optind = 1;
 	opterr = 0;
-	while (ret < 0 && (opt = getopt_long(argc, argv, shorts, lo, NULL)) != -1) {
+	for (;;) {
 		const struct hvn_opt *o = NULL;
+		char spelled[72];
+		int li = -1;
 
+		opt = ret < 0 ? getopt_long(argc, argv, shorts, lo, &li) : -1;
+		if (opt == -1)
+			break;
 		if (opt == 1) {
 			if (cmd->operand(vals, optarg))
 				ret = HVN_EXIT_USAGE;
@@ -240,7 +244,13 @@ int hvn_cli_parse(const struct hvn_cmd *cmd, int argc, char **argv,
 		if (o && !strcmp(o->name, "help")) {
 			hvn_cli_usage(cmd, stdout);
 			ret = HVN_EXIT_OK;
-		} else if (!o || apply(o, optarg, vals, so)) {
+			continue;
+		}
+		if (li >= 0 || !o || !o->letter)
+			snprintf(spelled, sizeof(spelled), "--%s", o ? o->name : "?");
+		else
+			snprintf(spelled, sizeof(spelled), "-%c", o->letter);
+		if (!o || apply(o, spelled, optarg, vals, so)) {
 			ret = HVN_EXIT_USAGE;
 		} else if (cmd->operand && o->type != HVN_OPT_CALL) {
 			cmd->operand(vals, NULL);
@@ -248,8 +258,9 @@ int hvn_cli_parse(const struct hvn_cmd *cmd, int argc, char **argv,
 	}
 	*first = optind;
 	if (ret < 0 && optind < argc && !cmd->operands && !cmd->operand) {
-		hvn_err("%s: unexpected argument \"%s\"", cmd->name,
-			argv[optind]);
+		hvn_err("%s: unexpected argument \"%s\"%s%s", cmd->name,
+			argv[optind], cmd->no_operands ? ": " : "",
+			cmd->no_operands ? cmd->no_operands : "");
 		ret = HVN_EXIT_USAGE;
 	}
 	free(lo);

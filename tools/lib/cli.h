@@ -74,6 +74,7 @@ struct hvn_cmd {
 	bool session;			/* takes hvn_session_options too */
 	const char *notes;		/* usage's last lines, or NULL */
 	bool operands;			/* takes operands (else an error) */
+	const char *no_operands;	/* why not, in that error, or NULL */
 	/* Options end at the first operand (record's CMD [ARGS]); else
 	 * they may follow operands. */
 	bool stop_at_operand;
