@@ -226,14 +226,7 @@ if os.path.exists(fake) and os.path.exists(plugin):
 else:
     check(False, f"NCCL-like job (no {fake} or {plugin})")
 
-pr.send_signal(signal.SIGTERM)
-try:
-    rc = pr.wait(timeout=10)
-except subprocess.TimeoutExpired:
-    pr.kill()
-    rc = "timeout"
-errf.seek(0)
-err = errf.read()
+rc, err = hvntest.stop(pr, signal.SIGTERM, errf)
 check(rc == 0 and "stopped by signal" in err and not os.path.exists(idir) and
       "Sanitizer" not in err and "runtime error" not in err,
       f"SIGTERM: exit {rc}, instance removed, no sanitizer report", err[-400:])
@@ -256,14 +249,7 @@ if re.search(r"^source +bpf", st, re.M):
         if storm:
             break
         time.sleep(0.1)
-    pr.send_signal(signal.SIGTERM)
-    try:
-        rc = pr.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        pr.kill()
-        rc = "timeout"
-    errf.seek(0)
-    err = errf.read()
+    rc, err = hvntest.stop(pr, signal.SIGTERM, errf)
     rep = {}
     if storm:
         p = subprocess.run([hvn, "report", "--json", storm[-1]], capture_output=True,

@@ -20,6 +20,7 @@ diagnostic (tests/check.sh shows lines that start with two spaces).
 """
 import atexit
 import os
+import subprocess
 import re
 import sys
 import tempfile
@@ -61,6 +62,19 @@ if not _counter:
     _owner = True
 
 counts = {"pass": 0, "fail": 0, "skip": 0, "xfail": 0}
+
+
+def stop(proc, sig, errf, timeout=10):
+    """Send sig to proc and wait for it: (exit status or "timeout", its
+    stderr so far from the file errf)."""
+    proc.send_signal(sig)
+    try:
+        rc = proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        rc = "timeout"
+    errf.seek(0)
+    return rc, errf.read()
 
 
 def _next():

@@ -255,14 +255,7 @@ except (ValueError, OSError) as e:
 check(ok, "a client that never finishes its request does not hold up a scrape", why)
 stalled.close()
 
-pr.send_signal(signal.SIGINT)
-try:
-    rc = pr.wait(timeout=10)
-except subprocess.TimeoutExpired:
-    pr.kill()
-    rc = "timeout"
-errf.seek(0)
-err = errf.read()
+rc, err = hvntest.stop(pr, signal.SIGINT, errf)
 check(rc == 0 and "stopped by signal" in err and "Sanitizer" not in err
       and "runtime error" not in err and not os.path.exists(f"{T}/instances/{inst}"),
       f"SIGINT: exit {rc}, instance removed, no sanitizer report", err[-400:])
@@ -285,14 +278,7 @@ try:
                       f"({watch:.0f} watch records)")
 except (ValueError, OSError) as e:
     ok = check(False, "a scrape with the default source", e)
-pr.send_signal(signal.SIGTERM)
-try:
-    rc = pr.wait(timeout=10)
-except subprocess.TimeoutExpired:
-    pr.kill()
-    rc = "timeout"
-errf.seek(0)
-err = errf.read()
+rc, err = hvntest.stop(pr, signal.SIGTERM, errf)
 check(ok and rc == 0 and inst and not os.path.exists(f"{T}/instances/{inst}")
       and "Sanitizer" not in err, f"SIGTERM: exit {rc}, instance removed", err[-400:])
 sys.exit(hvntest.exit_status())
