@@ -20,6 +20,8 @@ USER_CFLAGS := -std=c11 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -g -O1 \
 
 LIB_SRCS := $(wildcard kmod/lib/*.c)
 UNIT_SRCS := tests/unit/runner.c $(wildcard tests/lib/*_test.c)
+# The tool library's cases (tests/unit/tool/), against libhvnoise under ASan.
+TOOL_UNIT_SRCS := tests/unit/runner.c $(wildcard tests/unit/tool/*_test.c)
 
 # libhvnoise: everything of the tool but its commands (tools/lib/, the BPF
 # loader, and the module's kernel-independent library: the watched set and
@@ -72,6 +74,12 @@ module:
 build/unit/hvnoise-unit: $(LIB_SRCS) $(UNIT_SRCS) $(wildcard kmod/lib/*.h include/hvnoise/*.h tests/lib/*.h)
 	@mkdir -p $(dir $@)
 	$(CC_USER) $(USER_CFLAGS) -o $@ $(UNIT_SRCS) $(LIB_SRCS)
+
+build/unit/hvnoise-tool-unit: $(TOOL_UNIT_SRCS) tests/lib/hvn_test.h $(TOOL_HDRS) \
+		build/tools-asan/libhvnoise.a
+	@mkdir -p $(dir $@)
+	$(CC_USER) $(TOOL_CFLAGS) -Itests/lib -O1 $(ASAN) -o $@ $(TOOL_UNIT_SRCS) \
+		build/tools-asan/libhvnoise.a $(TOOL_LIBS)
 
 # The hvnoise command: optimised, and a sanitised build for the tests.
 tools: build/tools/hvnoise build/tools-asan/hvnoise build/tools/hvnoise.8 $(MAN7) \
@@ -182,10 +190,11 @@ fuzz: deps tools fuzz-build
 	tests/host/host.sh build/tools-asan/hvnoise build/fuzz/seeds >/dev/null 2>&1 || true
 	tests/fuzz/run.sh 600 build/fuzz/run build/fuzz/seeds
 
-unit-build: build/unit/hvnoise-unit
+unit-build: build/unit/hvnoise-unit build/unit/hvnoise-tool-unit
 
 unit: unit-build
 	build/unit/hvnoise-unit
+	build/unit/hvnoise-tool-unit
 
 deps:
 	scripts/install-deps.sh
