@@ -1,7 +1,7 @@
 #!/bin/bash
 # hvnoise's test suite: what `make check` runs.
 #
-#   1. userspace unit tests of kmod/lib/ under ASan/UBSan; the hvnoise
+#   1. userspace unit tests of kmod/lib/ and tools/lib/ (ASan/UBSan); the hvnoise
 #      command, its BPF source, metrics and flight recorder on this host;
 #      fuzzing
 #   2. module builds (W=1, no warnings) against Debian 11's 5.10 headers,
@@ -59,7 +59,9 @@ run_vm() {
 stage unit "userspace unit tests (ASan/UBSan)"
 if make -s unit-build >"$out/unit-build.log" 2>&1; then
 	collect "$out/unit.log" build/unit/hvnoise-unit ||
-		grep -A3 "^FAIL" "$out/unit.log" | head -40 | diag
+		grep -B3 "^not ok" "$out/unit.log" | head -40 | diag
+	collect "$out/tool-unit.log" build/unit/hvnoise-tool-unit ||
+		grep -B3 "^not ok" "$out/tool-unit.log" | head -40 | diag
 else
 	diag <"$out/unit-build.log"
 	fail "unit/build"

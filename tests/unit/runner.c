@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Userspace runner for the tests/lib/ cases: each case prints one
- * "PASS: unit/SUITE.CASE" or "FAIL: ..." line, which `make check` counts.
+ * Userspace runner of the unit cases (tests/lib/ and tests/unit/tool/),
+ * in KTAP: "ok N unit/SUITE.CASE" or "not ok N ...", each failed
+ * expectation a "# FILE:LINE: ..." line before it.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,7 +26,7 @@ void ht_fail(struct hvn_test *t, const char *file, int line,
 {
 	va_list ap;
 
-	fprintf(stdout, "    %s:%d: ", file, line);
+	fprintf(stdout, "# %s:%d: ", file, line);
 	va_start(ap, fmt);
 	vfprintf(stdout, fmt, ap);
 	va_end(ap);
@@ -36,10 +37,11 @@ void ht_fail(struct hvn_test *t, const char *file, int line,
 int main(int argc, char **argv)
 {
 	const char *only = argc > 1 ? argv[1] : NULL;
-	int passed = 0, failed = 0;
+	int passed = 0, failed = 0, n = 0;
 	struct ht_suite *s;
 	const struct ht_case *c;
 
+	printf("KTAP version 1\n");
 	for (s = suites; s; s = s->next) {
 		for (c = s->cases; c->run_case; c++) {
 			struct hvn_test t = { .name = c->name };
@@ -47,14 +49,14 @@ int main(int argc, char **argv)
 			if (only && !strstr(c->name, only))
 				continue;
 			c->run_case(&t);
-			printf("%s: unit/%s.%s\n", t.failures ? "FAIL" : "PASS",
-			       s->name, c->name);
+			printf("%sok %d unit/%s.%s\n", t.failures ? "not " : "",
+			       ++n, s->name, c->name);
 			if (t.failures)
 				failed++;
 			else
 				passed++;
 		}
 	}
-	printf("unit: %d passed, %d failed\n", passed, failed);
+	printf("1..%d\n# unit: %d passed, %d failed\n", n, passed, failed);
 	return failed ? 1 : 0;
 }

@@ -196,6 +196,45 @@ static bool container(struct parser *p, struct json *j, bool obj)
 	}
 }
 
+static size_t digits(const char *s, size_t len)
+{
+	size_t n = 0;
+
+	while (n < len && s[n] >= '0' && s[n] <= '9')
+		n++;
+	return n;
+}
+
+/* The length of the JSON number at @s (RFC 8259: -?(0|[1-9][0-9]*)
+ * (.[0-9]+)?([eE][+-]?[0-9]+)?), or 0 if there is none. */
+static size_t number_len(const char *s, size_t len)
+{
+	size_t n = 0, d;
+
+	if (n < len && s[n] == '-')
+		n++;
+	d = digits(s + n, len - n);
+	if (!d || (d > 1 && s[n] == '0'))
+		return 0;
+	n += d;
+	if (n < len && s[n] == '.') {
+		d = digits(s + n + 1, len - n - 1);
+		if (!d)
+			return 0;
+		n += 1 + d;
+	}
+	if (n < len && (s[n] == 'e' || s[n] == 'E')) {
+		n++;
+		if (n < len && (s[n] == '+' || s[n] == '-'))
+			n++;
+		d = digits(s + n, len - n);
+		if (!d)
+			return 0;
+		n += d;
+	}
+	return n;
+}
+
 static bool value(struct parser *p, struct json *j)
 {
 	ws(p);
@@ -227,17 +266,16 @@ static bool value(struct parser *p, struct json *j)
 		return fail(p, "bad literal");
 	}
 	default: {
-		char buf[64], *end;
-		size_t n = 0;
+		size_t n = number_len(p->s + p->i, p->len - p->i);
+		char *buf;
 
-		while (p->i + n < p->len && n < sizeof(buf) - 1 &&
-		       strchr("+-0123456789.eE", p->s[p->i + n]))
-			n++;
-		memcpy(buf, p->s + p->i, n);
-		buf[n] = 0;
-		j->num = strtod(buf, &end);
-		if (!n || *end)
+		if (!n)
 			return fail(p, "bad value");
+		buf = strndup(p->s + p->i, n);
+		if (!buf)
+			return fail(p, "out of memory");
+		j->num = strtod(buf, NULL);
+		free(buf);
 		j->type = J_NUM;
 		p->i += n;
 		return true;

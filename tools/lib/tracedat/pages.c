@@ -196,7 +196,9 @@ int hvn_rb_out_add(struct hvn_rb_out *o, uint64_t ts, const void *data,
 		o->used += 8;
 		delta = 0;
 	}
-	if (dlen <= 28 * 4) {
+	/* type_len 0 means "length in the next word": an empty record
+	 * takes that form too. */
+	if (dlen && dlen <= 28 * 4) {
 		wr32(p, dlen / 4 | (uint32_t)delta << 5);
 		memcpy(p + 4, data, len);
 		o->used += 4 + dlen;
