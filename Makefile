@@ -155,14 +155,22 @@ $(MAN7):
 TOOL_LIB_OBJS = $(patsubst %.c,$(1)/obj/%.o,$(TOOL_LIB_SRCS))
 TOOL_FLAVOUR_tools := -O2
 TOOL_FLAVOUR_tools-asan := -O1 $(ASAN)
-build/tools/obj/%.o build/tools-asan/obj/%.o: %.c $(TOOL_HDRS)
+# Two rules, not one with two targets: make would take one recipe run for
+# both flavours and leave the other's object stale.
+build/tools/obj/%.o: %.c $(TOOL_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC_USER) $(TOOL_CFLAGS) $(TOOL_FLAVOUR_$(word 2,$(subst /, ,$@))) -c -o $@ $<
+	$(CC_USER) $(TOOL_CFLAGS) $(TOOL_FLAVOUR_tools) -c -o $@ $<
+
+build/tools-asan/obj/%.o: %.c $(TOOL_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC_USER) $(TOOL_CFLAGS) $(TOOL_FLAVOUR_tools-asan) -c -o $@ $<
 
 build/tools/libhvnoise.a: $(call TOOL_LIB_OBJS,build/tools)
 build/tools-asan/libhvnoise.a: $(call TOOL_LIB_OBJS,build/tools-asan)
 build/tools/libhvnoise.a build/tools-asan/libhvnoise.a:
-	rm -f $@ && ar rcs $@ $^
+	@# P: members by their path, so that two sources of one name do not
+	@# replace each other.
+	rm -f $@ && ar rcsP $@ $^
 
 build/tools/hvnoise: $(TOOL_CMD_SRCS) $(TOOL_HDRS) build/tools/libhvnoise.a
 	$(CC_USER) $(TOOL_CFLAGS) -O2 -o $@ $(TOOL_CMD_SRCS) build/tools/libhvnoise.a $(TOOL_LIBS)

@@ -346,14 +346,13 @@ static void probe_hrtimer_expire(void *data, struct hrtimer *t, ktime_t *now)
 {
 	struct hvn_pcpu *p = this_cpu_ptr(&hvn_pcpu);
 	struct hvn_lost_report rep;
-	u64 mono, expiry, steal, irq_ns;
+	u64 mono, expiry, steal;
 	u8 src;
 	int cpu;
 
 	if (!READ_ONCE(p->watched) || t->is_soft)
 		return;
-	/* A clock step (NTP, a restored VM) makes these late by the step. */
-	if (t->base->clockid == CLOCK_REALTIME || t->base->clockid == CLOCK_TAI)
+	if (!hvn_lost_clock_judged(t->base->clockid))
 		return;
 	/*
 	 * The clock read here, not the interrupt's *now: a vCPU stopped
@@ -369,13 +368,7 @@ static void probe_hrtimer_expire(void *data, struct hrtimer *t, ktime_t *now)
 	steal = hvn_steal_read_cpu(cpu, &src);
 	if (hvn_lost_check(&p->lost, &p->ivl, &lost_cfg, mono, expiry,
 			   steal - p->steal_snap, &rep)) {
-		/* NMIs are kept apart: they nest anywhere. */
-		irq_ns = hvn_ivl_covered(&p->nmi, rep.start, mono);
-		irq_ns = min(irq_ns, rep.steal_ns + rep.unexplained_ns);
-		if (rep.unexplained_ns >= irq_ns) {
-			rep.irq_ns += irq_ns;
-			rep.unexplained_ns -= irq_ns;
-		}
+		hvn_lost_split_nmi(&rep, &p->nmi, mono);
 		trace_lost(cpu, &rep);
 	}
 	p->steal_snap = steal;

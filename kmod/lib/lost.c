@@ -84,3 +84,16 @@ HVN_LIB u64 hvn_lost_due(const struct hvn_lost_cpu *lc, u64 expires, u64 period)
 
 	return lc->sampler_seen && due < expires ? due : expires;
 }
+
+HVN_LIB void hvn_lost_split_nmi(struct hvn_lost_report *rep,
+				const struct hvn_ivl_ring *nmi, u64 now)
+{
+	u64 ns = hvn_ivl_covered(nmi, rep->start, now);
+
+	if (ns > rep->steal_ns + rep->unexplained_ns)
+		ns = rep->steal_ns + rep->unexplained_ns;
+	if (rep->unexplained_ns >= ns) {
+		rep->irq_ns += ns;
+		rep->unexplained_ns -= ns;
+	}
+}

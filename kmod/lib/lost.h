@@ -46,6 +46,18 @@ HVN_LIB void hvn_ivl_add(struct hvn_ivl_ring *r, u64 start, u64 end);
  */
 HVN_LIB u64 hvn_ivl_covered(const struct hvn_ivl_ring *r, u64 from, u64 to);
 
+/*
+ * Clock ids (uapi, the same on every architecture) whose timers are not
+ * judged: a clock step (NTP, a restored VM) makes them late by the step.
+ */
+#define HVN_CLOCK_REALTIME	0
+#define HVN_CLOCK_TAI		11
+
+static inline bool hvn_lost_clock_judged(int clockid)
+{
+	return clockid != HVN_CLOCK_REALTIME && clockid != HVN_CLOCK_TAI;
+}
+
 struct hvn_lost_cfg {
 	u64 threshold_ns;	/* report when lateness - explained >= this */
 };
@@ -76,6 +88,15 @@ struct hvn_lost_cpu {
 HVN_LIB bool hvn_lost_check(struct hvn_lost_cpu *lc, const struct hvn_ivl_ring *r,
 			    const struct hvn_lost_cfg *c, u64 now, u64 expiry,
 			    u64 steal_ns, struct hvn_lost_report *rep);
+
+/*
+ * NMIs nest anywhere, also inside the intervals of the ring, so they are
+ * kept in a ring of their own (@nmi) and moved here into @rep's irq_ns: the
+ * part of [rep->start, @now] they cover, taken from the unexplained time
+ * when it holds all of it (else the NMIs overlapped steal).
+ */
+HVN_LIB void hvn_lost_split_nmi(struct hvn_lost_report *rep,
+				const struct hvn_ivl_ring *nmi, u64 now);
 
 /*
  * For a periodic sampler that re-arms itself from a clock read of its own

@@ -46,7 +46,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		if (!schema || !x || hvn_tdat_open(&t, trace))
 			abort();
-		hvn_corr_open(x, schema, &t);
+		if (hvn_corr_open(x, schema, &t) < 0)
+			abort();
 		hvn_corr_read(x, HVN_CORR_NCCL, path);
 		hvn_corr_analyse(x, &t, &p);
 		hvn_corr_write_json(stdout, x, &p, trace);

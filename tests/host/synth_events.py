@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write a trace-cmd version 6 file of hvnoise events and NCCL records, in
 the ring-buffer format and with the event formats of Debian 12's 6.1 kernel
-(tests/tools/hvnoise-formats.txt), for tests that need hvnoise events on a
+(tests/host/hvnoise-formats.txt), for tests that need hvnoise events on a
 host where the module cannot load.
 
 usage: synth_events.py OUT.dat [SEED]    (prints the events written, JSON)

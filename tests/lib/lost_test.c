@@ -180,6 +180,36 @@ static void lost_steal_split(struct hvn_test *t)
 	HT_EXPECT_EQ(t, rep.unexplained_ns, 0);
 }
 
+static void lost_nmi_split(struct hvn_test *t)
+{
+	struct hvn_ivl_ring r = { 0 }, nmi = { 0 };
+	struct hvn_lost_cpu lc = { 0 };
+	struct hvn_lost_report rep;
+
+	/* 31 ms late, 2 ms of it in an NMI: guest time, not lost. */
+	hvn_ivl_add(&nmi, 110 * MS, 112 * MS);
+	HT_EXPECT_TRUE(t, hvn_lost_check(&lc, &r, &cfg, 131 * MS, 100 * MS, 0, &rep));
+	hvn_lost_split_nmi(&rep, &nmi, 131 * MS);
+	HT_EXPECT_EQ(t, rep.irq_ns, 2 * MS);
+	HT_EXPECT_EQ(t, rep.unexplained_ns, 29 * MS);
+	/* NMIs (4 ms, the cap) beyond the unexplained part (3 ms)
+	 * overlapped steal: nothing moves. */
+	hvn_ivl_add(&nmi, 210 * MS, 220 * MS);
+	HT_EXPECT_TRUE(t, hvn_lost_check(&lc, &r, &cfg, 238 * MS, 200 * MS, 35 * MS, &rep));
+	hvn_lost_split_nmi(&rep, &nmi, 238 * MS);
+	HT_EXPECT_EQ(t, rep.irq_ns, 0);
+	HT_EXPECT_EQ(t, rep.steal_ns, 35 * MS);
+	HT_EXPECT_EQ(t, rep.unexplained_ns, 3 * MS);
+}
+
+static void lost_clock_steps_not_judged(struct hvn_test *t)
+{
+	HT_EXPECT_FALSE(t, hvn_lost_clock_judged(HVN_CLOCK_REALTIME));
+	HT_EXPECT_FALSE(t, hvn_lost_clock_judged(HVN_CLOCK_TAI));
+	HT_EXPECT_TRUE(t, hvn_lost_clock_judged(1));	/* MONOTONIC */
+	HT_EXPECT_TRUE(t, hvn_lost_clock_judged(7));	/* BOOTTIME */
+}
+
 static void lost_ring_wraps(struct hvn_test *t)
 {
 	struct hvn_ivl_ring r = { 0 };
@@ -204,6 +234,8 @@ static struct ht_case lost_cases[] = {
 	HT_CASE(lost_stopped_inside_handler),
 	HT_CASE(lost_threshold_edges),
 	HT_CASE(lost_steal_split),
+	HT_CASE(lost_nmi_split),
+	HT_CASE(lost_clock_steps_not_judged),
 	HT_CASE(lost_ring_wraps),
 	{}
 };

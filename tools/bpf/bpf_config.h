@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Limits and map values the BPF collector (hvnoise.bpf.c) and the tool
- * (tools/hvnoise/bpf_source.c) share.
+ * (tools/bpf/loader.c) share.
  */
 #ifndef HVNOISE_BPF_CONFIG_H
 #define HVNOISE_BPF_CONFIG_H

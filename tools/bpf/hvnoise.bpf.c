@@ -88,8 +88,6 @@ extern struct kernel_cpustat kernel_cpustat __ksym;
 extern const void perf_swevent_hrtimer __ksym __weak;
 #define perf_hrtimer_fn	(&perf_swevent_hrtimer)
 #define HRTIMER_STATE_ENQUEUED	0x01
-#define HVN_CLOCK_REALTIME	0
-#define HVN_CLOCK_TAI		11
 extern struct kvm_steal_time steal_time __ksym __weak;
 
 
@@ -492,21 +490,18 @@ int BPF_PROG(vector_update, unsigned int irq, unsigned int vector,
 static __always_inline void hrtimer_expire(struct hrtimer *t, bool ksyms)
 {
 	u32 cpu = bpf_get_smp_processor_id(), gen;
-	u64 now, expiry, steal, nmi_ns, irqs;
+	u64 now, expiry, steal, irqs;
 	struct hvn_lost_report rep;
 	struct perf_event *ev;
 	struct hvn_bpf_msg *m;
 	struct hvn_bpf_pcpu *p;
 	struct hrtimer *st;
-	int clk;
 	u8 src;
 
 	p = watched_pcpu(cpu);
 	if (!p || BPF_CORE_READ(t, is_soft))
 		return;
-	/* A clock step (NTP, a restored VM) makes these late by the step. */
-	clk = BPF_CORE_READ(t, base, clockid);
-	if (clk == HVN_CLOCK_REALTIME || clk == HVN_CLOCK_TAI)
+	if (!hvn_lost_clock_judged(BPF_CORE_READ(t, base, clockid)))
 		return;
 	/*
 	 * The clock read here, not the interrupt's *now: a vCPU stopped
@@ -543,14 +538,7 @@ static __always_inline void hrtimer_expire(struct hrtimer *t, bool ksyms)
 	/* No snapshot yet after (re)joining: no steal to split off. */
 	if (hvn_lost_check(&p->lost, &p->ivl, &lost_cfg, now, expiry,
 			   p->snap_valid ? steal - p->steal_snap : 0, &rep)) {
-		/* NMIs are kept apart: they nest anywhere. */
-		nmi_ns = hvn_ivl_covered(&p->nmi, rep.start, now);
-		if (nmi_ns > rep.steal_ns + rep.unexplained_ns)
-			nmi_ns = rep.steal_ns + rep.unexplained_ns;
-		if (rep.unexplained_ns >= nmi_ns) {
-			rep.irq_ns += nmi_ns;
-			rep.unexplained_ns -= nmi_ns;
-		}
+		hvn_lost_split_nmi(&rep, &p->nmi, now);
 		m = msg_new(cpu, HVN_EV_lost);
 		if (m) {
 			m->rec.lost.cpu = cpu;

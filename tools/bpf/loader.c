@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The BPF collector as an event source (see bpf_source.h).
+ * The BPF collector as an event source (see loader.h).
  *
  * The watched set is resolved here from sysfs and /proc/irq with the same
  * library code the module uses (kmod/lib/watchset.c, devlist.c): the CPUs

@@ -1,24 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * hvnoise correlate: which NCCL collectives stalled, and what host noise
- * on the CPUs that mattered explains each stall.
- *
- * Pass 1 reads the NCCL records (trace_marker_raw records in the trace,
- * and per-process files of the plugin's file mode) and the watched set;
- * collectives end when their last proxy op or kernel channel ends.  A
- * stall is a collective slower than k times the rolling median of its
- * peers (same communicator, rank, function and size bucket); a late rank
- * is one that reaches a collective well after the other ranks.  Pass 2
- * streams the trace again and adds, for each stall, the overlap of every
- * lost, steal, storm and migration episode on its CPUs: the proxy thread's
- * CPUs, the enqueuing thread's CPU and the CPUs of the watched devices'
- * IRQs.  Memory holds the collectives, never the noise.
+ * on the CPUs that mattered explains each stall.  The engine is
+ * lib/analysis/stalls.c; this file holds the options, the flow and the
+ * text output.
  */
-#include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "builtin.h"
 #include "hvnoise/nccl.h"
@@ -28,54 +16,6 @@
 #include "out/correlate_json.h"
 #include "out/perfetto.h"
 #include "tracedat/tracedat.h"
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-/* --- stalls ----------------------------------------------------------------- */
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-/* --- late ranks --------------------------------------------------------------- */
-
-
-
-
-
-/* --- output ------------------------------------------------------------------- */
-
 
 static void fmt_when(const struct hvn_corr *x, const struct hvn_coll *c, char *buf,
 		     size_t len)
@@ -177,13 +117,6 @@ static void print_text(struct hvn_corr *x, const struct hvn_corr_params *p,
 		}
 	}
 }
-
-
-
-
-
-
-
 
 struct correlate_args {
 	struct hvn_corr_params prm;
@@ -310,6 +243,13 @@ int cmd_correlate(int argc, char **argv)
 		goto out;
 	}
 	ret = hvn_corr_open(x, schema, &t);
+	if (ret < 0) {
+		hvn_err("out of memory");
+		ret = HVN_EXIT_FAIL;
+		hvn_tdat_close(&t);
+		hvn_corr_free(x);
+		goto out;
+	}
 	for (int k = 0; k < HVN_CORR_INPUTS; k++)
 		for (int i = 0; i < nfiles[k]; i++) {
 			r = hvn_corr_read(x, k, files[k][i]);

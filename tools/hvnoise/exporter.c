@@ -382,7 +382,7 @@ static int serve(struct exporter *x, int lfd, double ivl)
 				wake = x->cl[i].deadline;
 		}
 		timeout = wake > now ? (wake - now) / 1000000 + 1 : 0;
-		/* A signal between the quit check and poll() is seen within a
+		/* A signal between the stop check and poll() is seen within a
 		 * second, whatever -i says (a stop must not wait out -i). */
 		if (timeout > 1000)
 			timeout = 1000;

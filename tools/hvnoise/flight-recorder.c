@@ -131,7 +131,7 @@ struct flight {
 	char **files;			/* written, oldest first */
 	int nfiles;
 	void *page;
-	char base_meta[4096];
+	char *base_meta;		/* the session's metadata lines */
 	char uname_str[512];
 	/* the monitor */
 	struct tep_handle *tep;
@@ -494,8 +494,8 @@ static int write_incident(struct flight *f, const char *tag, const char *why)
 		 wall.tv_nsec / 1000000, tag);
 	mf = open_memstream(&meta, &mlen);
 	if (mf) {
-		fprintf(mf, "%sflight-recorder %s\nflight-recorder-keep %.3f\n",
-			f->base_meta, why, f->keep);
+		fputs(f->base_meta ? f->base_meta : "", mf);
+		hvn_meta_put_flight(mf, why, f->keep);
 		hvn_meta_put_clock(mf);
 		fclose(mf);
 	}
@@ -603,7 +603,8 @@ int cmd_flight_recorder(int argc, char **argv)
 
 	hvn_meta_uname(f->uname_str, sizeof(f->uname_str));
 	{
-		FILE *mf = fmemopen(f->base_meta, sizeof(f->base_meta), "w");
+		size_t len;
+		FILE *mf = open_memstream(&f->base_meta, &len);
 
 		if (mf) {
 			hvn_meta_put_session(mf, &f->ring, &o);
@@ -688,6 +689,7 @@ out:
 	free(f->page);
 	for (int i = 0; i < f->nfiles; i++)
 		free(f->files[i]);
+	free(f->base_meta);
 	free(f->files);
 	free(f);
 	return ret;

@@ -59,7 +59,6 @@ static const struct hvn_cmd record_cmd = {
 "                       (the same as hvnoise flight-recorder; see its --help)\n",
 };
 
-
 struct cpu_out {
 	char *path;
 	int fd;
@@ -435,10 +434,7 @@ int cmd_record(int argc, char **argv)
 		if (thr)
 			hvn_warn("perf throttled the BPF source's timers %llu times: %.3f ms unsampled in all",
 				 (unsigned long long)thr, thr_ns / 1e6);
-		fprintf(meta, "bpf-dropped %llu\nbpf-untracked-irqs %llu\nbpf-throttled %llu %llu\n",
-			(unsigned long long)hvn_bpf_dropped(s.bpf),
-			(unsigned long long)hvn_bpf_untracked(s.bpf),
-			(unsigned long long)thr, (unsigned long long)thr_ns);
+		hvn_meta_put_bpf(meta, s.bpf);
 		for (int c = 0; c < s.ncpus; c++) {
 			close(co[c].bfd);
 			co[c].bfd = -1;

@@ -110,6 +110,13 @@ static void print_text(const struct hvn_tdat *t, const struct hvn_rb *rb,
 		       !strcmp(cx->source, "bpf") ? "the BPF collector" :
 		       !strcmp(cx->source, "module") ? "hvnoise.ko" :
 		       "nowhere (the kernel's irq events only)");
+	if (cx->flight[0])
+		printf("  a flight-recorder incident: %s\n", cx->flight);
+	/* Unsampled time is time the lost-time detector could not see. */
+	if (cx->bpf_throttled)
+		printf("  THROTTLED: perf throttled the BPF source's timers %llu times, %.3f ms unsampled\n",
+		       (unsigned long long)cx->bpf_throttled,
+		       cx->bpf_throttled_ns / 1e6);
 	if (!cx->overrun && !cx->dropped && !rb->missed_pages)
 		printf("  overruns: none\n");
 	else
@@ -285,7 +292,15 @@ static void print_json(const struct hvn_tdat *t, const struct hvn_rb *rb,
 		printf("%s[%llu,%llu]", i ? "," : "",
 		       (unsigned long long)an->clk[i].mono,
 		       (unsigned long long)an->clk[i].real);
-	printf("],\"overruns\":{\"overwritten\":%llu,\"dropped\":%llu,\"pages_after_lost_events\":%llu,\"lost_events_counted\":%llu,\"unreadable_pages\":%llu,\"short_records\":%llu},",
+	printf("],\"flight_recorder\":");
+	if (cx->flight[0])
+		hvn_json_str(stdout, cx->flight);
+	else
+		printf("null");
+	printf(",\"bpf_throttled\":{\"count\":%llu,\"unsampled_ns\":%llu}",
+	       (unsigned long long)cx->bpf_throttled,
+	       (unsigned long long)cx->bpf_throttled_ns);
+	printf(",\"overruns\":{\"overwritten\":%llu,\"dropped\":%llu,\"pages_after_lost_events\":%llu,\"lost_events_counted\":%llu,\"unreadable_pages\":%llu,\"short_records\":%llu},",
 	       (unsigned long long)cx->overrun, (unsigned long long)cx->dropped,
 	       (unsigned long long)rb->missed_pages,
 	       (unsigned long long)rb->missed_events,

@@ -39,7 +39,7 @@ struct top_args {
 static const struct hvn_opt top_opts[] = {
 	HVN_OPT_NUM_ROW("interval", 'i', "SEC", struct top_args, interval,
 			0.1, 3600, "refresh period (default 1)"),
-	HVN_OPT_INT_ROW("count", 'n', "N", struct top_args, count, 1, 1e12,
+	HVN_OPT_INT_ROW("count", 'n', "N", struct top_args, count, 1, 1e9,
 			"quit after N refreshes"),
 	HVN_OPT_END_ROW
 };

@@ -4,6 +4,7 @@
  * options, and the usage text, are made from the command's table.
  * Long-only options get keys above 255, never letters.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -157,15 +158,20 @@ static int apply(const struct hvn_opt *o, const char *spelled,
 			return -1;
 		*(double *)p = v;
 		return 0;
-	case HVN_OPT_INT:
-		if (hvn_cli_num(spelled, arg, o->lo, o->hi, &v))
-			return -1;
-		if (v != (long)v) {
-			hvn_err("%s %s: not a whole number", spelled, arg);
+	case HVN_OPT_INT: {
+		char *end;
+		long long n;
+
+		errno = 0;
+		n = strtoll(arg, &end, 10);
+		if (end == arg || *end || errno || n < o->lo || n > o->hi) {
+			hvn_err("%s %s: not a whole number from %.0f to %.0f",
+				spelled, arg, o->lo, o->hi);
 			return -1;
 		}
-		*(long *)p = (long)v;
+		*(long *)p = (long)n;
 		return 0;
+	}
 	case HVN_OPT_SESSION:
 		return hvn_session_opt(so, o->key, arg) == 1 ? 0 : -1;
 	case HVN_OPT_CALL:
@@ -210,7 +216,7 @@ int hvn_cli_parse(const struct hvn_cmd *cmd, int argc, char **argv,
 		}
 	}
 	shorts[ns] = '\0';
-	optind = 1;
+	optind = 0;		/* glibc: start over, in this order mode */
 	opterr = 0;
 	for (;;) {
 		const struct hvn_opt *o = NULL;
@@ -227,13 +233,19 @@ int hvn_cli_parse(const struct hvn_cmd *cmd, int argc, char **argv,
 		}
 		if (opt == '?' || opt == ':') {
 			const char *what = argv[optind - 1];
+			bool is_long = !strncmp(what, "--", 2);
 
+			/* optopt: the short letter, or a known long option's
+			 * key when it was given an argument it does not take. */
 			if (opt == ':')
 				hvn_err("%s: %s needs an argument", cmd->name, what);
-			else if (optopt && optopt < 256)
-				hvn_err("%s: unknown option -%c", cmd->name, optopt);
-			else
+			else if (is_long && optopt)
+				hvn_err("%s: %.*s takes no argument", cmd->name,
+					(int)strcspn(what, "="), what);
+			else if (is_long)
 				hvn_err("%s: unknown option %s", cmd->name, what);
+			else
+				hvn_err("%s: unknown option -%c", cmd->name, optopt);
 			hvn_cli_usage(cmd, stderr);
 			ret = HVN_EXIT_USAGE;
 			break;
@@ -256,6 +268,10 @@ int hvn_cli_parse(const struct hvn_cmd *cmd, int argc, char **argv,
 			cmd->operand(vals, NULL);
 		}
 	}
+	/* After "--", the rest are operands too. */
+	while (ret < 0 && cmd->operand && optind < argc)
+		if (cmd->operand(vals, argv[optind++]))
+			ret = HVN_EXIT_USAGE;
 	*first = optind;
 	if (ret < 0 && optind < argc && !cmd->operands && !cmd->operand) {
 		hvn_err("%s: unexpected argument \"%s\"%s%s", cmd->name,

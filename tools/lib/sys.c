@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Small helpers shared by the commands: messages, files, the module's
- * parameters, CPU lists.
+ * Small helpers of the system: files, the module's parameters, clocks,
+ * tracefs event lists, the stop signals.
  */
 #include <ctype.h>
 #include <dirent.h>

@@ -600,8 +600,12 @@ int hvn_corr_open(struct hvn_corr *x, struct hvn_schema *schema,
 	x->trace = t->path;
 	hvn_schema_bind(schema, t->tep);
 	x->schema = schema;
-	if (hvn_an_init(&x->an, schema) || hvn_meta_read(&meta, t))
-		return HVN_EXIT_FAIL;
+	if (hvn_an_init(&x->an, schema))
+		return -ENOMEM;
+	if (hvn_meta_read(&meta, t)) {
+		hvn_meta_free(&meta);
+		return -ENOMEM;
+	}
 	/* Clock pairs of hvnoise record, for wall-clock times. */
 	for (int i = 0; i < meta.nclk; i++)
 		hvn_an_add_clock(&x->an, meta.clk[i].mono, meta.clk[i].real);

@@ -118,8 +118,9 @@ enum hvn_corr_input {
 	HVN_CORR_INPUTS
 };
 
-/* Pass 1 over @t into a zeroed @x: 0, or the trace's read error (what was
- * read is kept). */
+/* Pass 1 over @t into a zeroed @x: 0; the trace's read error, an
+ * HVN_EXIT_* code (what was read is kept: go on); or -ENOMEM (stop:
+ * hvn_corr_free() only). */
 int hvn_corr_open(struct hvn_corr *x, struct hvn_schema *schema,
 		  struct hvn_tdat *t);
 /* The collectives of one more file: 0 or an HVN_EXIT_* code. */

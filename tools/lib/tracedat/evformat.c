@@ -152,7 +152,6 @@ static void fields(FILE *f, int ev)
 	}
 }
 
-
 const char *hvn_fmt_name(int ev)
 {
 	return ev >= 0 && ev < HVN_NR_EVENTS ? ev_fields[ev].name : NULL;

@@ -220,3 +220,18 @@ void hvn_meta_put_session(FILE *f, const struct hvn_session *s,
 	for (int i = 0; i < s->nenabled; i++)
 		fprintf(f, "event %s\n", s->enabled[i]);
 }
+
+void hvn_meta_put_bpf(FILE *f, const struct hvn_bpf *b)
+{
+	uint64_t thr_ns, thr = hvn_bpf_throttled(b, &thr_ns);
+
+	fprintf(f, "bpf-dropped %llu\nbpf-untracked-irqs %llu\nbpf-throttled %llu %llu\n",
+		(unsigned long long)hvn_bpf_dropped(b),
+		(unsigned long long)hvn_bpf_untracked(b),
+		(unsigned long long)thr, (unsigned long long)thr_ns);
+}
+
+void hvn_meta_put_flight(FILE *f, const char *why, double keep)
+{
+	fprintf(f, "flight-recorder %s\nflight-recorder-keep %.3f\n", why, keep);
+}

@@ -15,6 +15,7 @@
 struct hvn_tdat;
 struct hvn_session;
 struct hvn_session_opts;
+struct hvn_bpf;
 
 /* One CPU's ring-buffer statistics (per_cpu/cpuN/stats, CPUSTAT option). */
 struct hvn_cpustat {
@@ -58,5 +59,9 @@ void hvn_meta_uname(char *buf, size_t len);
 void hvn_meta_put_clock(FILE *f);
 void hvn_meta_put_session(FILE *f, const struct hvn_session *s,
 			  const struct hvn_session_opts *o);
+/* What the BPF source lost: ring overflows, untracked IRQs, throttling. */
+void hvn_meta_put_bpf(FILE *f, const struct hvn_bpf *b);
+/* An incident of the flight recorder: its trigger and --keep. */
+void hvn_meta_put_flight(FILE *f, const char *why, double keep);
 
 #endif

@@ -61,8 +61,8 @@ static int get(struct tdat_in *s, void *buf, uint64_t n)
 {
 	if (n > left(s))
 		return corrupt(s, "truncated (%llu bytes needed, %llu left)",
-			   (unsigned long long)n,
-			   (unsigned long long)left(s));
+			       (unsigned long long)n,
+			       (unsigned long long)left(s));
 	if (s->mem) {
 		memcpy(buf, s->mem + s->off, n);
 	} else {
@@ -70,7 +70,7 @@ static int get(struct tdat_in *s, void *buf, uint64_t n)
 
 		if (r < 0 || (uint64_t)r != n)
 			return corrupt(s, "read error: %s",
-				   r < 0 ? strerror(errno) : "short read");
+				       r < 0 ? strerror(errno) : "short read");
 	}
 	s->off += n;
 	return 0;
@@ -88,8 +88,8 @@ static int blob(struct tdat_in *s, uint64_t n, char **out)
 	*out = NULL;
 	if (n > left(s) || n > MAX_META)
 		return corrupt(s, "size %llu runs past the end (%llu left)",
-			   (unsigned long long)n,
-			   (unsigned long long)left(s));
+			       (unsigned long long)n,
+			       (unsigned long long)left(s));
 	*out = malloc(n + 1);
 	if (!*out)
 		return corrupt(s, "out of memory");
@@ -326,7 +326,7 @@ static int cmdlines(struct tdat_in *s)
 		return ret;
 	if (n > left(s))
 		return corrupt(s, "size %llu runs past the end",
-			   (unsigned long long)n);
+			       (unsigned long long)n);
 	s->off += n;
 	return 0;
 }
@@ -539,7 +539,7 @@ static int v7_buffer(struct hvn_tdat *t, struct tdat_in *o)
 		return ret;
 	if (psize != t->page_size)
 		return corrupt(o, "buffer page size %u differs from %u", psize,
-			   t->page_size);
+			       t->page_size);
 	if (n > HVN_MAX_CPUS)
 		return corrupt(o, "%u CPUs", n);
 	for (uint32_t i = 0; !ret && i < n; i++) {
@@ -686,7 +686,7 @@ int hvn_tdat_open(struct hvn_tdat *t, const char *path)
 	t->version = atoi(ver);
 	if (t->version != 6 && t->version != 7)
 		return corrupt(&s, "trace.dat version \"%s\" (6 and 7 are read)",
-			   ver);
+			       ver);
 	if (endian)
 		return corrupt(&s, "big-endian trace (only little-endian is read)");
 	if (t->page_size < 64 || t->page_size > (1u << 20) ||
@@ -782,7 +782,7 @@ static int stream_compressed(struct hvn_tdat *t, struct hvn_rb *rb,
 		ret = get(&s, in, clen);
 		if (!ret && decompress(t, in, clen, out, ulen))
 			ret = corrupt(&s, "cannot decompress chunk %u of CPU %d",
-				  i, c->cpu);
+				      i, c->cpu);
 		if (!ret)
 			stream_pages(t, rb, c->cpu, out, ulen);
 	}

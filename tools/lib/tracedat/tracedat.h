@@ -68,7 +68,7 @@ struct hvn_tdat_meta {
 	char **cpustat;			/* per CPU, may be NULL entries */
 	int ncpus;
 	bool hvnoise_formats;		/* add the hvnoise system from
-					 * formats.h (the BPF source's) */
+					 * tracedat/evformat.h (the BPF source's) */
 };
 
 /* Assembles a version 6 file at @path from the tracefs formats of the

@@ -91,7 +91,7 @@ static int put_system(struct out *o, const char *tdir, const char *sys,
 	return ret;
 }
 
-/* The hvnoise system as the BPF source writes it (formats.c). */
+/* The hvnoise system as the BPF source writes it (evformat.c). */
 static int put_formats(struct out *o, const char *tdir)
 {
 	put(o, "hvnoise", 8);
