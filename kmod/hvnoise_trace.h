@@ -67,7 +67,7 @@ TRACE_EVENT_FN(watch,
 		__entry->irq = r->irq;
 		__entry->dev = r->dev;
 		__entry->nirqs = r->nirqs;
-		strscpy(__entry->name, r->name, HVN_IRQ_NAME_LEN);
+		strscpy_pad(__entry->name, r->name, HVN_IRQ_NAME_LEN);
 	),
 
 	TP_printk("gen=%u %u/%u %s cpu=%d why=%s dev=%04x:%02x:%02x.%x node=%d irq=%d nirqs=%u name=%s",
@@ -179,7 +179,7 @@ TRACE_EVENT(irq_storm_begin,
 		__entry->irq = irq;
 		__entry->threshold = threshold;
 		__entry->start = start;
-		strscpy(__entry->name, name, HVN_IRQ_NAME_LEN);
+		strscpy_pad(__entry->name, name, HVN_IRQ_NAME_LEN);
 	),
 
 	TP_printk("cpu=%d source=%s irq=%d name=%s start=%llu threshold=%u",
@@ -214,7 +214,7 @@ TRACE_EVENT(irq_storm,
 		__entry->duration = r->duration;
 		__entry->count = r->count;
 		__entry->peak_rate = r->peak_rate;
-		strscpy(__entry->name, name, HVN_IRQ_NAME_LEN);
+		strscpy_pad(__entry->name, name, HVN_IRQ_NAME_LEN);
 	),
 
 	TP_printk("cpu=%d source=%s irq=%d name=%s start=%llu duration=%llu count=%llu peak_rate=%llu",
@@ -245,7 +245,7 @@ TRACE_EVENT(irq_migrate,
 		__entry->from_cpu = from;
 		__entry->to_cpu = to;
 		__entry->how = how;
-		strscpy(__entry->name, name, HVN_IRQ_NAME_LEN);
+		strscpy_pad(__entry->name, name, HVN_IRQ_NAME_LEN);
 	),
 
 	TP_printk("irq=%d name=%s dev=%04x:%02x:%02x.%x from_cpu=%d to_cpu=%d how=%s",

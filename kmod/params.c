@@ -175,7 +175,7 @@ static int resolve_ms_set(const char *val, const struct kernel_param *kp)
 {
 	unsigned int ms;
 
-	if (kstrtouint(val, 0, &ms) ||
+	if (kstrtouint(val, 10, &ms) ||
 	    (ms && (ms < RESOLVE_MS_MIN || ms > RESOLVE_MS_MAX))) {
 		reject("resolve_ms", val,
 		       "want 0 (no polling) or " __stringify(RESOLVE_MS_MIN)
@@ -238,8 +238,8 @@ static int uint_set(const char *val, const struct kernel_param *kp)
 	char why[80];
 	unsigned int v;
 
-	if (kstrtouint(val, 0, &v) || ((v || !u->zero_off) &&
-					(v < u->min || v > u->max))) {
+	if (kstrtouint(val, 10, &v) || ((v || !u->zero_off) &&
+					 (v < u->min || v > u->max))) {
 		snprintf(why, sizeof(why), "want %s%u..%u",
 			 u->zero_off ? "0 (off) or " : "", u->min, u->max);
 		reject(kp->name, val, why);

@@ -238,9 +238,16 @@ if re.search(r"^source +bpf", st, re.M):
     for f in glob.glob(bprefix + "-*.dat"):
         os.unlink(f)
     errf = open(os.path.join(work, "fr-bpf.err"), "w+")
-    pr = subprocess.Popen([hvn, "record", "--flight-recorder", "--keep", "5", "-o", bprefix,
-                           "--cpus", "0-1", "--param", "storm_rate=500",
-                           "--storm-irqs", "300"], stderr=errf, env=env)
+    # As the systemd unit runs it: its capability bounding set, no new
+    # privileges (taken from the unit, so that the two cannot drift).
+    unit = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                             "tools", "systemd", "hvnoise-flight-recorder.service")).read()
+    caps = re.search(r"^CapabilityBoundingSet=(.*)$", unit, re.M).group(1).split()
+    sandbox = ["setpriv", "--no-new-privs", "--bounding-set",
+               "-all," + ",".join("+" + c[4:].lower() for c in caps)]
+    pr = subprocess.Popen(sandbox + [hvn, "flight-recorder", "--keep", "5", "-o", bprefix,
+                                     "--cpus", "0-1", "--param", "storm_rate=500",
+                                     "--storm-irqs", "300"], stderr=errf, env=env)
     time.sleep(1.5)
     n = burst()
     storm = None
@@ -262,7 +269,8 @@ if re.search(r"^source +bpf", st, re.M):
     check(storm and rc == 0 and irqs >= 300 and "Sanitizer" not in err and
           "runtime error" not in err,
           f"BPF source: a disk burst ({n} IRQs) over storm_rate=500 writes a storm incident "
-          f"holding the storm ({irqs} IRQs >= --storm-irqs 300); exit {rc}", err[-400:])
+          f"holding the storm ({irqs} IRQs >= --storm-irqs 300); exit {rc}; with only the "
+          f"unit's capabilities ({' '.join(caps)}) and no new privileges", err[-400:])
     if storm:
         tc = subprocess.run(["trace-cmd", "report", "-i", storm[-1]], capture_output=True,
                             text=True)

@@ -76,6 +76,8 @@ rc=$?
 check $? "record -e irq:irq_handler_entry -d 3 (exit $rc)"
 no_instances
 check $? "record removed its instance"
+[ "$(stat -c %a "$d/live.dat")" = 600 ]
+check $? "the recording is 0600 (IRQ names, devices and timings of the host)"
 trace-cmd report -i "$d/live.dat" >"$d/tc.txt" 2>"$d/tc.err"
 check $? "trace-cmd report reads hvnoise record's file"
 ! grep -q "FAILED TO PARSE\|ug! no event found" "$d/tc.txt" "$d/tc.err"
@@ -139,6 +141,15 @@ for sig in INT TERM; do
 done
 check_rc 0 "record -- CMD records until CMD exits" timeout 30 "$hvn" record \
 	-e irq:irq_handler_entry -o "$d/cmd.dat" -- sleep 1
+# A scheduler must see the job fail: record returns the command's status.
+check_rc 3 "record -- CMD returns CMD's exit status (3)" timeout 30 "$hvn" record \
+	-e irq:irq_handler_entry -o "$d/cmd3.dat" -- sh -c 'exit 3'
+"$hvn" report "$d/cmd3.dat" >/dev/null 2>&1 && grep -q "the command exited with 3" "$d/err"
+check $? "... with the recording written and the status said"
+check_rc 137 "record -- CMD killed by SIGKILL returns 128 + 9" timeout 30 "$hvn" record \
+	-e irq:irq_handler_entry -o "$d/cmd9.dat" -- sh -c 'kill -9 $$'
+check_rc 127 "record -- CMD that cannot be run returns 127" timeout 30 "$hvn" record \
+	-e irq:irq_handler_entry -o "$d/cmd127.dat" -- /nonexistent/job
 check_rc 2 "record of an unknown event is refused" "$hvn" record -e nosuch:event -d 1 -o "$d/x.dat"
 grep -q "no such event nosuch:event" "$d/err" && [ ! -e "$d/x.dat" ] && no_instances
 check $? "... naming the event, writing nothing, removing its instance"
@@ -157,6 +168,21 @@ check_rc 1 "record into an unwritable directory fails" "$hvn" record -e irq:irq_
 cmp -s "$d/live.dat" "$d/keep.dat" && no_instances
 check $? "... losing nothing already recorded and removing its instance"
 
+# --- files in a shared directory: symlinks planted at the temporary names ---------
+echo victim >"$d/victim"
+rm -f "$d/sym.dat" && ln -sf "$d/victim" "$d/sym.dat.hvnoise-tmp"
+check_rc 0 "record with a symlink planted at its temporary output name" "$hvn" record \
+	-e irq:irq_handler_entry -d 1 -o "$d/sym.dat"
+[ "$(cat "$d/victim")" = victim ] && [ -f "$d/sym.dat" ] && [ ! -L "$d/sym.dat" ] &&
+	"$hvn" report "$d/sym.dat" >/dev/null 2>&1
+check $? "... writes through no symlink: the target untouched, a file of its own written"
+rm -f "$d/sym2.dat" && ln -sf "$d/victim" "$d/sym2.dat.cpu0.hvnoise-tmp"
+check_rc 1 "a symlink at a per-CPU piece's name is refused, not followed" "$hvn" record \
+	-e irq:irq_handler_entry -d 1 -o "$d/sym2.dat"
+[ "$(cat "$d/victim")" = victim ] && [ -L "$d/sym2.dat.cpu0.hvnoise-tmp" ] && no_instances
+check $? "... the target and the link untouched, the instance removed"
+rm -f "$d/sym2.dat.cpu0.hvnoise-tmp"
+
 # --- faults: SIGKILL, a full disk, a full ring buffer --------------------------------
 "$hvn" record -e irq:irq_handler_entry -o "$d/killed.dat" 2>/dev/null &
 pid=$!
@@ -172,6 +198,12 @@ inst=$(ls $T/instances | grep "^hvnoise-record-$pid$")
 grep -q "hvnoise-record-$pid is left over from a killed recorder" "$d/status.txt"
 check $? "status names the killed recorder's instance and how to remove it"
 [ -n "$inst" ] && rmdir "$T/instances/$inst"
+sum=$(cat "$d"/killed.dat.cpu*.hvnoise-tmp "$d/killed.dat.hvnoise-recover" | md5sum)
+check_rc 1 "a new recording into the killed one's name is refused" "$hvn" record \
+	-e irq:irq_handler_entry -d 1 -o "$d/killed.dat"
+grep -q -- "--recover -o $d/killed.dat" "$d/err" && no_instances &&
+	[ "$(cat "$d"/killed.dat.cpu*.hvnoise-tmp "$d/killed.dat.hvnoise-recover" | md5sum)" = "$sum" ]
+check $? "... naming --recover, the killed recording's pieces and recovery file untouched"
 check_rc 0 "record --recover assembles the killed recording" "$hvn" record --recover -o "$d/killed.dat"
 "$hvn" report --json "$d/killed.dat" >"$d/killed.json" 2>&1 &&
 	trace-cmd report -i "$d/killed.dat" >"$d/killed.txt" 2>&1 &&

@@ -1,5 +1,6 @@
 """The layout of a trace-cmd version 6 file (trace-cmd.dat.v6(5)), for the
 tests and benchmarks that cut or rebuild one."""
+import re
 import struct
 
 
@@ -75,3 +76,52 @@ def v6_boundaries(d):
     """Header boundaries, and where the CPU data begins."""
     p = v6_parse(d)
     return p["bounds"], p["data_start"]
+
+
+def v6_events(d, page_size=4096):
+    """Every event record of a version 6 file's CPU data, as (event id,
+    payload bytes): the ring-buffer page format (include/linux/
+    ring_buffer.h), 8-byte commit field."""
+    p = v6_parse(d)
+    for off, size in p["cpus"]:
+        for pg in range(off, off + size, page_size):
+            page = d[pg:pg + page_size]
+            if len(page) < 16:
+                continue
+            length = struct.unpack_from("<Q", page, 8)[0] & ((1 << 27) - 1)
+            data = page[16:16 + length]
+            i = 0
+            while i + 4 <= len(data):
+                h, = struct.unpack_from("<I", data, i)
+                t = h & 31
+                if t == 29:                     # padding
+                    if i + 8 > len(data):
+                        break
+                    i += 4 + struct.unpack_from("<I", data, i + 4)[0]
+                    continue
+                if t in (30, 31):               # time extend, time stamp
+                    i += 8
+                    continue
+                if t == 0:
+                    n, = struct.unpack_from("<I", data, i + 4)
+                    body = data[i + 8:i + 4 + n]
+                    i += 4 + ((n + 3) & ~3)
+                else:
+                    body = data[i + 4:i + 4 + 4 * t]
+                    i += 4 + 4 * t
+                if len(body) >= 2:
+                    yield struct.unpack_from("<H", body, 0)[0], body
+
+
+def v6_array_fields(d, events, field):
+    """{event id: (offset, size)} of the char array @field of the events
+    named in @events, from the format texts in the file."""
+    out = {}
+    for m in re.finditer(rb"name: (\w+)\nID: (\d+)\nformat:\n(.*?)\nprint fmt:", d, re.S):
+        if m.group(1).decode() not in events:
+            continue
+        f = re.search(rb"field:char " + field.encode() + rb"\[\d+\];\toffset:(\d+);\tsize:(\d+);",
+                      m.group(3))
+        if f:
+            out[int(m.group(2))] = (int(f.group(1)), int(f.group(2)))
+    return out

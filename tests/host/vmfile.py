@@ -17,6 +17,7 @@ import sys
 from collections import defaultdict
 
 import hvntest
+import tdat
 
 check = hvntest.checker("vm-tools/")
 
@@ -46,6 +47,28 @@ def main():
     for r in (host, guest):
         r.pop("file")
     check(host == guest, "the host's report of the file equals the guest's")
+
+    # The name fields: nothing after the NUL but NULs (the ring's pages
+    # are reused: a copy that stops at the NUL leaves an older event's
+    # bytes there).
+    raw = open(out, "rb").read()
+    names = tdat.v6_array_fields(raw, ("watch", "irq_storm_begin", "irq_storm",
+                                       "irq_migrate"), "name")
+    seen = dirty = 0
+    example = ""
+    for evid, body in tdat.v6_events(raw):
+        if evid not in names:
+            continue
+        off, size = names[evid]
+        name = body[off:off + size]
+        seen += 1
+        tail = name[name.find(b"\0"):] if b"\0" in name else b""
+        if tail.strip(b"\0"):
+            dirty += 1
+            example = example or repr(name)
+    check(seen > 0 and not dirty and len(names) == 4,
+          f"every IRQ name field is NUL-padded ({seen} names in {len(names)} event "
+          f"kinds, {dirty} with stale bytes{': ' + example if example else ''})")
 
     tc = subprocess.run(["trace-cmd", "report", "-i", out], capture_output=True,
                         text=True)

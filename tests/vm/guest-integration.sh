@@ -173,6 +173,14 @@ expect_write_rejected devices $HOSTBRIDGE "has no IRQs"
 expect_write_rejected devices "0000:00:04" "not a PCI address"
 expect_write_rejected local_cpus 2 "not a boolean"
 expect_write_rejected resolve_ms 99999999 "rejected"
+# Numbers are decimal: a leading zero is not octal, 0x is no number.
+for p in resolve_ms storm_window_ms; do
+	before=$(cat $P/$p)
+	echo 0100 >$P/$p && [ "$(cat $P/$p)" = 100 ]
+	check $? "$p=0100 is 100 (decimal, not octal 64)"
+	echo "$before" >$P/$p
+done
+expect_write_rejected storm_window_ms 0x64 "want 1..10000"
 
 g=$(watch_gen)
 echo 2-3 >$P/cpus
@@ -289,6 +297,24 @@ cat /tmp/hs.txt
 grep -q "^watched    CPUs $(cat $P/watched)\$" /tmp/hs.txt && grep -q "hvnoise:irq_migrate" /tmp/hs.txt &&
 	grep -q "storm_rate=" /tmp/hs.txt
 check $? "hvnoise status shows the watched CPUs, the events and the parameters"
+
+# The module's parameters are global (the flight-recorder service depends on
+# them): what record changes with --cpus, --devices and --param it puts back.
+before="$(cat $P/cpus) $(cat $P/devices) $(cat $P/storm_rate)"
+hvnoise record --cpus 1 --devices none --param storm_rate=777 -d 1 \
+	-o /tmp/params.dat >/tmp/params.err 2>&1
+after="$(cat $P/cpus) $(cat $P/devices) $(cat $P/storm_rate)"
+[ "$after" = "$before" ] && hvnoise report --json /tmp/params.dat | grep -q '"kind":"cpu","cpu":1,'
+check $? "record --cpus/--devices/--param puts the module's parameters back ($before, after: $after)"
+hvnoise top --cpus 1 --param storm_rate=778 -n 1 -i 0.2 </dev/null >/dev/null 2>&1
+after="$(cat $P/cpus) $(cat $P/devices) $(cat $P/storm_rate)"
+[ "$after" = "$before" ]
+check $? "... and so does top ($after)"
+hvnoise record --cpus 1 --devices $NOSUCH -d 1 -o /tmp/params2.dat >/dev/null 2>&1
+rc=$?
+after="$(cat $P/cpus) $(cat $P/devices) $(cat $P/storm_rate)"
+[ $rc = 2 ] && [ "$after" = "$before" ]
+check $? "... and a record whose --devices the module refused puts its --cpus back (exit $rc, $after)"
 
 # --- Nothing for non-root, no kernel pointers ---------------------------------
 bad=$(for f in $P/*; do

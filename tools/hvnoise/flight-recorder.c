@@ -95,12 +95,15 @@ struct cpu_pages {
 static int write_pages(const char *path, const uint8_t *buf, size_t n,
 		       uint32_t ps)
 {
-	FILE *o = fopen(path, "w");
+	int fd = hvn_create(path, true);
+	FILE *o = fd < 0 ? NULL : fdopen(fd, "w");
 
 	if (!o || fwrite(buf, ps, n, o) != n) {
 		hvn_err("cannot write %s: %s", path, strerror(errno));
 		if (o)
 			fclose(o);
+		else if (fd >= 0)
+			close(fd);
 		return -1;
 	}
 	if (fclose(o)) {

@@ -77,9 +77,17 @@ static int create_tmp(char **path, int *fd, const char *out, const char *kind,
 		*path = NULL;
 		return -1;
 	}
-	*fd = open(*path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	/* A piece of that name is a killed recording's: never lose it. */
+	*fd = hvn_create(*path, false);
 	if (*fd < 0) {
-		hvn_err("cannot create %s: %s", *path, strerror(errno));
+		if (errno == EEXIST)
+			hvn_err("%s is there: a piece of a recording that was killed; run hvnoise record --recover -o %s to assemble it, or remove it",
+				*path, out);
+		else
+			hvn_err("cannot create %s: %s", *path, strerror(errno));
+		/* Not ours: the clean-up must not remove it. */
+		free(*path);
+		*path = NULL;
 		return -1;
 	}
 	return 0;
@@ -184,15 +192,20 @@ static void write_recovery(const char *out, const struct hvn_session *s,
 	char path[4096], tmp[4200];
 	const char *mbuf;
 	FILE *f;
+	int fd;
 
 	/* The memstream's buffer is only current after the flush. */
 	fflush(meta);
 	mbuf = *mbufp;
 	snprintf(path, sizeof(path), "%s.hvnoise-recover", out);
 	snprintf(tmp, sizeof(tmp), "%s.new", path);
-	f = fopen(tmp, "w");
-	if (!f)
+	fd = hvn_create(tmp, true);
+	f = fd < 0 ? NULL : fdopen(fd, "w");
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	fprintf(f, "hvnoise-recover 1\npage_size %u\nncpus %d\nuname %s\n",
 		s->page_size, s->ncpus, uname_str);
 	for (int i = 0; i < s->nsystems; i++)
@@ -315,6 +328,8 @@ int cmd_record(int argc, char **argv)
 	void *page = NULL;
 	pid_t child = 0;
 	int first, ret, failed = 0, child_status = 0;
+	bool child_ended = false;	/* by itself, not stopped by us */
+	bool pieces_made = false;
 
 	ret = hvn_cli_parse(&record_cmd, argc, argv, &a, &o, &first);
 	if (ret >= 0) {
@@ -364,6 +379,7 @@ int cmd_record(int argc, char **argv)
 	}
 	bo.co = co;
 	bo.ncpus = s.ncpus;
+	pieces_made = true;
 
 	hvn_catch_stop();
 	if (first < argc) {
@@ -409,6 +425,7 @@ int cmd_record(int argc, char **argv)
 			break;
 		if (child && waitpid(child, &child_status, WNOHANG) == child) {
 			child = 0;
+			child_ended = true;
 			break;
 		}
 		poll(NULL, 0, POLL_MS);
@@ -505,7 +522,8 @@ out:
 		free(co[c].bpath);
 		hvn_rb_out_free(&co[c].bout);
 	}
-	if (!keep) {
+	/* The recovery file is ours once the pieces were: all were made. */
+	if (!keep && co && pieces_made) {
 		char rp[4096];
 
 		snprintf(rp, sizeof(rp), "%s.hvnoise-recover", out);
@@ -515,8 +533,17 @@ out:
 	free(files);
 	free(page);
 	hvn_session_end(&s);
-	if (!ret && WIFEXITED(child_status) && WEXITSTATUS(child_status))
+	/* A recording that succeeded returns the command's own status, as
+	 * time(1) does: a scheduler must see the job fail. */
+	if (!ret && child_ended && WIFEXITED(child_status) &&
+	    WEXITSTATUS(child_status)) {
 		fprintf(stderr, "hvnoise record: the command exited with %d\n",
 			WEXITSTATUS(child_status));
+		ret = WEXITSTATUS(child_status);
+	} else if (!ret && child_ended && WIFSIGNALED(child_status)) {
+		fprintf(stderr, "hvnoise record: the command was killed by signal %s\n",
+			strsignal(WTERMSIG(child_status)));
+		ret = 128 + WTERMSIG(child_status);
+	}
 	return ret;
 }

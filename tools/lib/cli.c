@@ -49,7 +49,7 @@ void hvn_warn(const char *fmt, ...)
 
 const struct hvn_opt hvn_session_options[] = {
 	SESSION("cpus", 0, "LIST", HVN_SO_CPUS,
-		"CPUs to watch (e.g. 0-3,8): hvnoise.ko's cpus="),
+		"CPUs to watch (e.g. 0-3,8): hvnoise.ko's cpus=, put\nback at the end"),
 	SESSION("devices", 0, "LIST", HVN_SO_DEVICES,
 		"GPUs/NICs to watch (PCI addresses, auto, none)"),
 	SESSION("source", 0, "SRC", HVN_SO_SOURCE,

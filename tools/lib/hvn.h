@@ -28,6 +28,13 @@ bool hvn_module_loaded(void);
 char *hvn_module_param(const char *name);
 uint64_t hvn_now(int clock);
 int hvn_list_events(const char *sysdir, char ***names);
+/*
+ * A new file, 0600: recordings hold IRQ names, device addresses and
+ * timings of a production host.  Never through a symlink someone planted
+ * in a shared directory: a file of that name is removed first (@replace;
+ * the link, not its target) or refused (EEXIST).  The fd, or -1 and errno.
+ */
+int hvn_create(const char *path, bool replace);
 /* SIGINT, SIGTERM and SIGHUP set hvn_stop_sig (to the signal) from
  * hvn_catch_stop() on: the long-running commands stop cleanly. */
 extern volatile sig_atomic_t hvn_stop_sig;

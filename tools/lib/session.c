@@ -72,12 +72,60 @@ static int add_str(char ***list, int *n, const char *s)
 	return 0;
 }
 
-static int set_param(const char *name, const char *val)
+/* The module's parameters are global: other sessions (the flight-recorder
+ * service) depend on them.  What a session changes, it puts back. */
+static void save_param(struct hvn_session *s, const char *name)
+{
+	char **n, **v;
+
+	for (int i = 0; i < s->nsaved; i++)
+		if (!strcmp(s->saved_name[i], name))
+			return;
+	n = realloc(s->saved_name, (s->nsaved + 1) * sizeof(*n));
+	if (n)
+		s->saved_name = n;
+	v = realloc(s->saved_val, (s->nsaved + 1) * sizeof(*v));
+	if (v)
+		s->saved_val = v;
+	if (!n || !v)
+		return;
+	n[s->nsaved] = strdup(name);
+	v[s->nsaved] = hvn_module_param(name);
+	if (n[s->nsaved] && v[s->nsaved])
+		s->nsaved++;
+	else
+		free(n[s->nsaved]), free(v[s->nsaved]);
+}
+
+static void restore_params(struct hvn_session *s)
+{
+	char path[256];
+
+	/* In reverse: devices after cpus, as they were set. */
+	for (int i = s->nsaved - 1; i >= 0; i--) {
+		const char *v = s->saved_val[i][0] ? s->saved_val[i] : "none";
+
+		snprintf(path, sizeof(path),
+			 "/sys/module/hvnoise/parameters/%s", s->saved_name[i]);
+		if (hvn_write_str(path, v))
+			hvn_warn("could not put back the module's %s=%s: %s",
+				 s->saved_name[i], v, strerror(errno));
+		free(s->saved_name[i]);
+		free(s->saved_val[i]);
+	}
+	free(s->saved_name);
+	free(s->saved_val);
+	s->saved_name = s->saved_val = NULL;
+	s->nsaved = 0;
+}
+
+static int set_param(struct hvn_session *s, const char *name, const char *val)
 {
 	char path[256];
 
 	snprintf(path, sizeof(path), "/sys/module/hvnoise/parameters/%s",
 		 name);
+	save_param(s, name);
 	if (hvn_write_str(path, val)) {
 		hvn_err("the module refused %s=%s: %s (its reason is in dmesg)",
 			name, val, strerror(errno));
@@ -286,20 +334,18 @@ static int start(struct hvn_session *s, const struct hvn_session_opts *o)
 	if (s->source == HVN_SRC_MODULE) {
 		char *w;
 
-		ret = o->cpus ? set_param("cpus", o->cpus) : 0;
+		ret = o->cpus ? set_param(s, "cpus", o->cpus) : 0;
 		if (!ret && o->devices)
-			ret = set_param("devices", o->devices);
-		if (ret)
-			return ret;
-		for (int i = 0; i < o->nparams; i++) {
+			ret = set_param(s, "devices", o->devices);
+		for (int i = 0; !ret && i < o->nparams; i++) {
 			char *nv = strdup(o->params[i]), *eq = strchr(nv, '=');
 
 			*eq = 0;
-			ret = set_param(nv, eq + 1);
+			ret = set_param(s, nv, eq + 1);
 			free(nv);
-			if (ret)
-				return ret;
 		}
+		if (ret)
+			return ret;	/* hvn_session_end() puts back */
 		w = hvn_module_param("watched");
 		if (w)
 			set_filter(s, w);
@@ -488,6 +534,7 @@ struct tep_handle *hvn_session_tep(struct hvn_session *s)
 void hvn_session_end(struct hvn_session *s)
 {
 	set_live(s, false);
+	restore_params(s);
 	hvn_bpf_free(s->bpf);
 	s->bpf = NULL;
 	if (s->tcpu) {

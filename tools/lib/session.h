@@ -51,6 +51,10 @@ struct hvn_session {
 	enum hvn_source source;
 	char source_why[256];		/* why this source was chosen */
 	struct hvn_bpf *bpf;		/* the BPF source, when chosen */
+	/* The module's parameters this session changed, and their values
+	 * before: hvn_session_end() puts them back. */
+	char **saved_name, **saved_val;
+	int nsaved;
 };
 
 /* 0 or an HVN_EXIT_* code, with the reason printed. */

@@ -167,3 +167,12 @@ void hvn_catch_stop(void)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 }
+
+int hvn_create(const char *path, bool replace)
+{
+	/* After the unlink, O_EXCL refuses whatever appears in between. */
+	if (replace && unlink(path) && errno != ENOENT)
+		return -1;
+	return open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    0600);
+}

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hvn.h"
 #include "tracedat/pages.h"
 
 #define TYPE_PADDING	29
@@ -292,7 +293,7 @@ int hvn_rb_merge(const char *a, const char *b, const char *out,
 	memset(in, 0, sizeof(in));
 	memset(&w, 0, sizeof(w));
 	in[0].fd = in[1].fd = -1;
-	w.fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	w.fd = hvn_create(out, true);
 	if (w.fd < 0)
 		return -1;
 	if (hvn_rb_out_init(&w.o, page_size, commit_size, flush_fd, &w))

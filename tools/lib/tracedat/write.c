@@ -160,7 +160,7 @@ int hvn_tdat_write(const char *path, const char *tdir, char *const *systems,
 			size[i] = st.st_size - st.st_size % page_size;
 
 	snprintf(tmp, sizeof(tmp), "%s.hvnoise-tmp", path);
-	o.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	o.fd = hvn_create(tmp, true);
 	if (o.fd < 0) {
 		hvn_err("cannot create %s: %s", tmp, strerror(errno));
 		free(size);
