@@ -625,13 +625,26 @@ void hvn_detect_exit(void)
 	int cpu;
 
 	for (i = 0; i < ARRAY_SIZE(hvn_probes); i++) {
+		int ret = 0;
+
 		if (hvn_probes[i].registered)
-			tracepoint_probe_unregister(hvn_probes[i].tp,
-						    hvn_probes[i].fn, NULL);
+			ret = tracepoint_probe_unregister(hvn_probes[i].tp,
+							  hvn_probes[i].fn,
+							  NULL);
+		/* Only -ENOMEM (a copy of the probe array) fails here. */
+		if (ret)
+			pr_err("cannot detach from tracepoint %s (%d)\n",
+			       hvn_probes[i].name, ret);
 		hvn_probes[i].registered = false;
 	}
 	/* No probe runs past this point. */
 	tracepoint_synchronize_unregister();
+	/*
+	 * The CPU-dead callback (hvn_detect_cpu_dead) is still registered:
+	 * with hotplug held off, a CPU going away now cannot end the same
+	 * storms a second time.
+	 */
+	cpus_read_lock();
 	for_each_possible_cpu(cpu) {
 		struct hvn_pcpu *p = per_cpu_ptr(&hvn_pcpu, cpu);
 
@@ -643,6 +656,7 @@ void hvn_detect_exit(void)
 			storm_expire(p, cpu, hvn_clock(), true);
 		}
 	}
+	cpus_read_unlock();
 	t = rcu_dereference_protected(hvn_irqtab, 1);
 	RCU_INIT_POINTER(hvn_irqtab, NULL);
 	synchronize_rcu();

@@ -125,6 +125,28 @@ EOF
 "$hvn" record --cpus "$cpu" -o "$d/auto.dat" -d 1 2>/dev/null
 check "without --source and without the module, record picks BPF" \
 	sh -c "'$hvn' report --json '$d/auto.dat' | grep -q '\"source\":\"bpf\"'"
+# Off the watched CPUs (as rtla): record runs on the others, its command
+# where it would have run.  The command reads both from /proc.
+if [ "$(nproc)" -gt 1 ]; then
+	all=$(sed -n 's/^Cpus_allowed_list:\t*//p' /proc/self/status)
+	others=$(python3 -c "import os; print(','.join(str(c) for c in sorted(os.sched_getaffinity(0)) if c != $cpu))")
+	"$hvn" record --source bpf --cpus "$cpu" -o "$d/pin.dat" -- sh -c \
+		"sed -n 's/^Cpus_allowed_list:\t*//p' /proc/\$PPID/status /proc/self/status >'$d/pin.txt'" \
+		2>"$d/pin.err"
+	want=$(python3 -c "import os; c = sorted(os.sched_getaffinity(0)); c.remove($cpu); print(c)")
+	got=$(python3 -c "import sys; s = open('$d/pin.txt').read().split(); from itertools import chain
+def cpus(l): return sorted(chain.from_iterable(range(int(a.split('-')[0]), int(a.split('-')[-1]) + 1) for a in l.split(',')))
+print(cpus(s[0]), cpus(s[1]) == cpus('$all'))")
+	check "record keeps off the watched CPU $cpu: it runs on $want, its command where it would have ($got)" \
+		sh -c "[ '$got' = '$want True' ] && grep -q 'runs on CPUs' '$d/pin.err'"
+	"$hvn" record --source bpf --cpus "$cpu" --housekeeping all -o "$d/pin.dat" -- sh -c \
+		"sed -n 's/^Cpus_allowed_list:\t*//p' /proc/\$PPID/status >'$d/pin-all.txt'" 2>/dev/null
+	check "--housekeeping all leaves record unpinned ($(cat "$d/pin-all.txt"))" \
+		sh -c "[ '$(cat "$d/pin-all.txt" 2>/dev/null)' = '$all' ]"
+else
+	ktap_skip "bpf/record keeps off the watched CPU" "one CPU: nowhere else to run"
+	ktap_skip "bpf/--housekeeping all leaves record unpinned" "one CPU"
+fi
 "$hvn" top --source bpf --cpus "$cpu" -n 2 -i 0.5 </dev/null >"$d/top.txt" 2>&1
 check "top --source bpf says so and draws the watched CPU" sh -c "grep -q 'BPF source' '$d/top.txt' && grep -q '^ *$cpu\\*' '$d/top.txt'"
 

@@ -295,8 +295,8 @@ hvnoise status >/tmp/hs.txt 2>&1
 check $? "hvnoise status exits 0 with the module loaded"
 cat /tmp/hs.txt
 grep -q "^watched    CPUs $(cat $P/watched)\$" /tmp/hs.txt && grep -q "hvnoise:irq_migrate" /tmp/hs.txt &&
-	grep -q "storm_rate=" /tmp/hs.txt
-check $? "hvnoise status shows the watched CPUs, the events and the parameters"
+	grep -q "storm_rate=" /tmp/hs.txt && grep -q "^runs on    CPUs " /tmp/hs.txt
+check $? "hvnoise status shows the watched CPUs, the events, the parameters and where the tool runs"
 
 # The module's parameters are global (the flight-recorder service depends on
 # them): what record changes with --cpus, --devices and --param it puts back.
@@ -306,6 +306,11 @@ hvnoise record --cpus 1 --devices none --param storm_rate=777 -d 1 \
 after="$(cat $P/cpus) $(cat $P/devices) $(cat $P/storm_rate)"
 [ "$after" = "$before" ] && hvnoise report --json /tmp/params.dat | grep -q '"kind":"cpu","cpu":1,'
 check $? "record --cpus/--devices/--param puts the module's parameters back ($before, after: $after)"
+# As rtla: the tool itself stays off the CPUs it watches.
+n=$(nproc)
+case $n in 2) want=0 ;; 3) want=0,2 ;; *) want=0,2-$((n - 1)) ;; esac
+grep -q "runs on CPUs $want\$" /tmp/params.err
+check $? "record --cpus 1 keeps itself off CPU 1 (want $want; $(grep -o 'runs on CPUs.*' /tmp/params.err))"
 hvnoise top --cpus 1 --param storm_rate=778 -n 1 -i 0.2 </dev/null >/dev/null 2>&1
 after="$(cat $P/cpus) $(cat $P/devices) $(cat $P/storm_rate)"
 [ "$after" = "$before" ]

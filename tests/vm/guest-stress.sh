@@ -3,7 +3,8 @@
 # kmemleak): hvnoise.ko loaded and unloaded N times (N in
 # /lib/hvnoise/cycles) while a disk IRQ storm runs, a tracefs reader reads,
 # and each cycle writes the runtime parameters, moves the disk's IRQ and,
-# every tenth, takes CPU 1 offline and back; the host pauses the VM now and
+# every tenth, takes CPU 1 offline and back (and, five cycles later, offline
+# while the module unloads); the host pauses the VM now and
 # then.  Then: no report from any debug facility, no kmemleak entry.
 STAGE=stress
 . /lib/hvnoise/lib.sh
@@ -34,13 +35,24 @@ while [ $cycles -lt "$n" ]; do
 		echo 1 >/sys/devices/system/cpu/cpu1/online
 	fi
 	echo 0-$((ncpu - 1)) >$P/cpus
+	# Every tenth (from the fifth): unload while CPU 1 goes offline; the
+	# CPU-dead callback and the unload must not both end its storms.
+	off=
+	if [ $((cycles % 10)) = 5 ]; then
+		(echo 0 >/sys/devices/system/cpu/cpu1/online) &
+		off=$!
+	fi
 	rmmod hvnoise || break
+	if [ -n "$off" ]; then
+		wait $off
+		echo 1 >/sys/devices/system/cpu/cpu1/online
+	fi
 	cycles=$((cycles + 1))
 done
 echo "HVN-STRESS-END"
 kill $disk $reader
 [ "$cycles" = "$n" ]
-check $? "$n load/write/IRQ-move/hotplug/unload cycles under a storm, a reader and host pauses ($cycles)"
+check $? "$n load/write/IRQ-move/hotplug/unload cycles (unloads during hotplug among them) under a storm, a reader and host pauses ($cycles)"
 echo scan >/sys/kernel/debug/kmemleak
 sleep 6
 echo scan >/sys/kernel/debug/kmemleak

@@ -491,8 +491,9 @@ int cmd_exporter(int argc, char **argv)
 	 * second, whatever -i says, or it drops records. */
 	if (x->s.bpf && ivl > 1)
 		ivl = 1;
-	fprintf(stderr, "hvnoise exporter: %s, serving http://%s/metrics\n",
-		x->s.name, shown);
+	fprintf(stderr, "hvnoise exporter: %s, serving http://%s/metrics%s%s\n",
+		x->s.name, shown, hvn_housekeeping()[0] ? "; runs on CPUs " : "",
+		hvn_housekeeping());
 	ret = serve(x, lfd, ivl);
 	if (hvn_stop_sig)
 		fprintf(stderr, "hvnoise exporter: stopped by signal %s\n",

@@ -642,6 +642,8 @@ int cmd_flight_recorder(int argc, char **argv)
 		fprintf(stderr, ", storm >= %lu IRQs", f->storm_irqs);
 	if (f->ring.source == HVN_SRC_KERNEL && (f->lost_ms || f->storm_irqs))
 		fprintf(stderr, " (no lost or storm triggers: %s)", f->ring.source_why);
+	if (hvn_housekeeping()[0])
+		fprintf(stderr, "; runs on CPUs %s", hvn_housekeeping());
 	fprintf(stderr, "\n");
 
 	while (!hvn_stop_sig) {

@@ -300,6 +300,8 @@ static pid_t spawn(char **argv, const char *inst_dir)
 		/* The NCCL profiler plugin writes into our instance. */
 		if (inst_dir)
 			setenv("HVNOISE_NCCL_TRACEFS", inst_dir, 1);
+		/* The job runs where it would have: only we keep off. */
+		hvn_unpin();
 		execvp(argv[0], argv);
 		fprintf(stderr, "hvnoise record: cannot run %s: %s\n", argv[0],
 			strerror(errno));
@@ -394,8 +396,10 @@ int cmd_record(int argc, char **argv)
 	}
 	start = last_clock = last_flush = hvn_now(CLOCK_MONOTONIC);
 	write_recovery(out, &s, uname_str, meta, &mb.buf);
-	fprintf(stderr, "hvnoise record: recording %s into %s%s\n", s.name,
-		out, duration || child ? "" : " (Ctrl-C stops)");
+	fprintf(stderr, "hvnoise record: recording %s into %s%s%s%s\n", s.name,
+		out, duration || child ? "" : " (Ctrl-C stops)",
+		hvn_housekeeping()[0] ? "; runs on CPUs " : "",
+		hvn_housekeeping());
 
 	while (!hvn_stop_sig) {
 		uint64_t now;

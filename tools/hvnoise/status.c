@@ -12,6 +12,7 @@
 #include <tracefs/tracefs.h>
 
 #include "builtin.h"
+#include "cpulist.h"
 #include "hvn.h"
 #include "session.h"
 
@@ -65,6 +66,25 @@ static void stale_instances(const char *tdir)
 		       de->d_name);
 	}
 	closedir(d);
+}
+
+/* Where record, top, the exporter and the flight recorder would run: the
+ * CPUs this process may run on that are not watched. */
+static void print_housekeeping(const char *watched)
+{
+	static unsigned long w[HVN_BITS_TO_LONGS(HVN_MAX_CPUS)];
+	static unsigned long run[HVN_BITS_TO_LONGS(HVN_MAX_CPUS)];
+	char list[256];
+	int n;
+
+	if (!watched || hvn_cpulist_parse(watched, w, HVN_MAX_CPUS, NULL, 0))
+		return;
+	n = hvn_cpus_allowed(w, true, run);
+	if (n < 0)
+		return;
+	hvn_cpulist_format(list, sizeof(list), run, HVN_MAX_CPUS);
+	printf("runs on    CPUs %s (record, top, exporter, flight-recorder: off the watched CPUs; --housekeeping to choose)\n",
+	       n ? list : "all: every CPU is watched");
 }
 
 int cmd_status(int argc, char **argv)
@@ -138,6 +158,7 @@ int cmd_status(int argc, char **argv)
 		char *w = hvn_module_param("watched");
 
 		printf("watched    CPUs %s\n", w && *w ? w : "(none)");
+		print_housekeeping(w);
 		free(w);
 		printf("parameters");
 		for (size_t i = 0; i < sizeof(params) / sizeof(*params); i++) {

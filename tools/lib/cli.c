@@ -60,6 +60,8 @@ const struct hvn_opt hvn_session_options[] = {
 		"record SYS:EVENT or a whole SYS, repeatable\n(default: hvnoise, or irq:irq_handler_entry with\nneither the module nor BPF)"),
 	SESSION("buffer", 'b', "KB", HVN_SO_BUFFER,
 		"ring buffer per CPU (default: the kernel's)"),
+	SESSION("housekeeping", 0, "LIST", HVN_SO_HOUSEKEEPING,
+		"the CPUs hvnoise itself runs on (default auto: those\nit does not watch; all: not pinned)"),
 	{ NULL }
 };
 

@@ -3,6 +3,7 @@
  * Tracing sessions on our own tracefs instance.
  */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,6 +199,18 @@ int hvn_session_opt(struct hvn_session_opts *o, int opt, const char *arg)
 	case HVN_SO_CPUS:
 		o->cpus = arg;
 		return 1;
+	case HVN_SO_HOUSEKEEPING: {
+		unsigned long map[HVN_MAX_CPUS / LBITS] = { 0 };
+
+		if (strcmp(arg, "all") && strcmp(arg, "auto") &&
+		    hvn_cpulist_parse(arg, map, HVN_MAX_CPUS, NULL, 0)) {
+			hvn_err("--housekeeping %s: want a CPU list, auto or all",
+				arg);
+			return -1;
+		}
+		o->housekeeping = strcmp(arg, "auto") ? arg : NULL;
+		return 1;
+	}
 	case HVN_SO_DEVICES:
 		o->devices = arg;
 		return 1;
@@ -318,6 +331,90 @@ static int choose_source(struct hvn_session *s, const struct hvn_session_opts *o
 	return 0;
 }
 
+static cpu_set_t *orig_mask;		/* before hvn_pin() */
+static char pinned_to[256];
+
+/*
+ * Keep the tool off the CPUs it measures, as rtla does: its own reads and
+ * wake-ups would be the noise it reports.  The CPUs it may run on but
+ * does not watch, or @list; "all": not pinned.  Once per process.
+ */
+int hvn_cpus_allowed(const unsigned long *map, bool invert,
+		     unsigned long *out)
+{
+	size_t sz = CPU_ALLOC_SIZE(HVN_MAX_CPUS);
+	cpu_set_t *set = CPU_ALLOC(HVN_MAX_CPUS);
+	int n = 0;
+
+	if (!set || sched_getaffinity(0, sz, set)) {
+		CPU_FREE(set);
+		return -1;
+	}
+	memset(out, 0, HVN_BITS_TO_LONGS(HVN_MAX_CPUS) * sizeof(long));
+	for (int c = 0; c < HVN_MAX_CPUS; c++)
+		if (CPU_ISSET_S(c, sz, set) && hvn_bit_test(map, c) != invert) {
+			hvn_bit_set(out, c);
+			n++;
+		}
+	CPU_FREE(set);
+	return n;
+}
+
+static int pin(const struct hvn_session *s, const char *list)
+{
+	size_t sz = CPU_ALLOC_SIZE(HVN_MAX_CPUS);
+	unsigned long map[HVN_MAX_CPUS / LBITS] = { 0 };
+	unsigned long run[HVN_MAX_CPUS / LBITS];
+	cpu_set_t *set;
+	int n;
+
+	if (orig_mask || (list && !strcmp(list, "all")) ||
+	    (!list && !s->have_filter))
+		return 0;
+	if (list)
+		hvn_cpulist_parse(list, map, HVN_MAX_CPUS, NULL, 0);
+	n = hvn_cpus_allowed(list ? map : s->filter_cpus, !list, run);
+	if (!n && list) {
+		hvn_err("--housekeeping %s: none of these CPUs is one hvnoise may run on",
+			list);
+		return HVN_EXIT_USAGE;
+	}
+	if (n < 0)
+		return 0;
+	if (!n) {
+		hvn_warn("every CPU hvnoise may run on is watched: not pinned");
+		return 0;
+	}
+	orig_mask = CPU_ALLOC(HVN_MAX_CPUS);
+	set = CPU_ALLOC(HVN_MAX_CPUS);
+	if (!orig_mask || !set || sched_getaffinity(0, sz, orig_mask)) {
+		CPU_FREE(set);
+		return 0;
+	}
+	CPU_ZERO_S(sz, set);
+	for (int c = 0; c < HVN_MAX_CPUS; c++)
+		if (hvn_bit_test(run, c))
+			CPU_SET_S(c, sz, set);
+	if (sched_setaffinity(0, sz, set))
+		hvn_warn("cannot keep off the watched CPUs: %s", strerror(errno));
+	else
+		hvn_cpulist_format(pinned_to, sizeof(pinned_to), run,
+				   HVN_MAX_CPUS);
+	CPU_FREE(set);
+	return 0;
+}
+
+const char *hvn_housekeeping(void)
+{
+	return pinned_to;
+}
+
+void hvn_unpin(void)
+{
+	if (orig_mask)
+		sched_setaffinity(0, CPU_ALLOC_SIZE(HVN_MAX_CPUS), orig_mask);
+}
+
 static int start(struct hvn_session *s, const struct hvn_session_opts *o)
 {
 	int ret;
@@ -431,7 +528,7 @@ static int start(struct hvn_session *s, const struct hvn_session_opts *o)
 	if (s->source == HVN_SRC_MODULE && tracefs_event_file_exists(s->inst, "hvnoise",
 						    "watch", "enable"))
 		hvn_write_str("/sys/module/hvnoise/parameters/emit", "1");
-	return 0;
+	return pin(s, o->housekeeping);
 }
 
 /* Every failure after the first resource is taken ends the session, so no

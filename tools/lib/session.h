@@ -28,6 +28,7 @@ struct hvn_session_opts {
 	struct hvn_bpf_cfg bpf;		/* --param, for the BPF source */
 	char **params;			/* --param NAME=VALUE, as given */
 	int nparams;
+	const char *housekeeping;	/* where the tool runs; NULL: auto */
 };
 
 /* Where the detector events come from. */
@@ -63,9 +64,18 @@ int hvn_session_check_access(void);
  * --param): 1 taken, 0 not one of them, -1 a bad value (printed). */
 enum hvn_session_opt {
 	HVN_SO_CPUS, HVN_SO_DEVICES, HVN_SO_EVENT, HVN_SO_BUFFER,
-	HVN_SO_SOURCE, HVN_SO_PARAM,
+	HVN_SO_SOURCE, HVN_SO_PARAM, HVN_SO_HOUSEKEEPING,
 };
 int hvn_session_opt(struct hvn_session_opts *o, int opt, const char *arg);
+/* The CPUs the tool runs on since the first session started ("" if it was
+ * not pinned), and the CPU mask it had before: a command it runs gets that
+ * back (hvn_unpin(), in the child). */
+const char *hvn_housekeeping(void);
+/* The CPUs this process may run on that are in @map (HVN_MAX_CPUS bits),
+ * or not in it (@invert), into @out; how many, or -1. */
+int hvn_cpus_allowed(const unsigned long *map, bool invert,
+		     unsigned long *out);
+void hvn_unpin(void);
 /* What hvn_session_opt() allocated. */
 void hvn_session_opts_free(struct hvn_session_opts *o);
 /* Which source "auto" picks here, and why (for status). */

@@ -219,6 +219,8 @@ void hvn_meta_put_session(FILE *f, const struct hvn_session *s,
 	}
 	for (int i = 0; i < s->nenabled; i++)
 		fprintf(f, "event %s\n", s->enabled[i]);
+	if (hvn_housekeeping()[0])
+		fprintf(f, "housekeeping %s\n", hvn_housekeeping());
 }
 
 void hvn_meta_put_bpf(FILE *f, const struct hvn_bpf *b)
