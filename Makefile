@@ -182,7 +182,7 @@ build/tools-asan/hvnoise: $(TOOL_CMD_SRCS) $(TOOL_HDRS) build/tools-asan/libhvno
 # They link the library's sources only: no command, no main.
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -std=gnu11 \
 	       $(TOOL_INC) $(shell pkg-config --cflags $(TOOL_PKGS) 2>/dev/null)
-FUZZERS := tracedat inputs nccl params
+FUZZERS := tracedat inputs nccl params http
 
 build/fuzz/fuzz_params: tests/fuzz/fuzz_params.c kmod/lib/cpulist.c kmod/lib/devlist.c
 	@mkdir -p $(dir $@)
@@ -215,7 +215,7 @@ demo: deps
 
 # 500 load/unload cycles on the 6.12 debug kernel (KASAN, lockdep, kmemleak)
 # under a storm, a tracefs reader, parameter writes, IRQ moves, hotplug and
-# host pauses; make check runs 30.
+# host pauses; make check runs 10 (one unloads during hotplug).
 stress: deps
 	k=$$(scripts/build-test-kernel.sh tests/kunit/kernel.config) && \
 	scripts/kbuild.sh build/kbuild-6.12 $$k HVNOISE_KUNIT=m && \

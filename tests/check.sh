@@ -90,10 +90,13 @@ else
 	fail "prom/completed (no ASan build of hvnoise)"
 fi
 
-stage flight "flight recorder: hvnoise record --flight-recorder, SIGUSR1 and trigger-file incidents (ASan/UBSan)"
+stage flight "flight recorder: hvnoise record --flight-recorder, SIGUSR1 and trigger-file incidents, and faults: a full disk, SIGKILL, its instance removed (ASan/UBSan)"
 if [ -x build/tools-asan/hvnoise ]; then
 	collect "$out/flight.log" tests/host/flight.py build/tools-asan/hvnoise "$out/flight"
 	grep -E "^  " "$out/flight.log" | diag
+	collect "$out/flight-faults.log" tests/host/flight_faults.py build/tools-asan/hvnoise \
+		"$out/flight-faults"
+	grep -E "^  " "$out/flight-faults.log" | diag
 else
 	fail "flight/completed (no ASan build of hvnoise)"
 fi
@@ -272,7 +275,7 @@ else
 	fail "plugin/build"
 fi
 
-stage vm-flight "VM: the flight recorder's triggers (a host pause, a disk storm, a touch, SIGUSR1) on Debian's kernel"
+stage vm-flight "VM: the flight recorder's triggers (a host pause, a disk storm, a touch, SIGUSR1), hvnoise.ko reloaded and the clock stepped under it, on Debian's kernel"
 if [ -z "$k61" ]; then
 	skip "vm-flight/completed" "$k61_why"
 elif [ -f build/kbuild-6.1/kmod/hvnoise.ko ] && mkdir -p "$out/vm-flight" &&

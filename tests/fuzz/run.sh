@@ -21,7 +21,7 @@ fi
 # Seed corpora from what the tests wrote.
 corp=$out/corpus
 rm -rf "$corp"
-mkdir -p "$corp"/{tracedat,inputs,params,nccl}
+mkdir -p "$corp"/{tracedat,inputs,params,nccl,http}
 for f in "$seeds"/live.dat "$seeds"/live-zstd.dat "$seeds"/live-none.dat "$seeds"/job.dat; do
 	[ -f "$f" ] && [ "$(stat -c %s "$f")" -lt 4000000 ] && cp "$f" "$corp/tracedat/"
 done
@@ -33,13 +33,17 @@ done
 for s in "0-3,8" "none" "0,2-5,64-127" "auto,0000:17:00.0" "17:00.0,0000:31:00.1" "1-0"; do
 	printf '%s' "$s" >"$corp/params/$(echo "$s" | md5sum | cut -c1-8)"
 done
+# What Prometheus, curl and a scanner send.
+printf 'GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:9464\r\nUser-Agent: Prometheus/2.45.0\r\nAccept: application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5\r\nX-Prometheus-Scrape-Timeout-Seconds: 10\r\n\r\n' >"$corp/http/prom"
+printf 'HEAD /metrics?x=1 HTTP/1.0\n\n' >"$corp/http/head"
+printf 'POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc' >"$corp/http/post"
 for f in "$seeds"/nccl-files/*.bin; do
 	[ -f "$f" ] && tail -c +9 "$f" | head -c 8000 >"$corp/nccl/seed"
 done
 
 export ASAN_OPTIONS=detect_leaks=1 HVN_FUZZ_TRACE=$trace
 export LSAN_OPTIONS=$HVN_LSAN_OPTIONS
-for h in tracedat inputs params nccl; do
+for h in tracedat inputs params nccl http; do
 	bin=build/fuzz/fuzz_$h
 	ok=1
 	# Crashes found before stay fixed.

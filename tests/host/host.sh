@@ -184,6 +184,7 @@ check $? "... the target and the link untouched, the instance removed"
 rm -f "$d/sym2.dat.cpu0.hvnoise-tmp"
 
 # --- faults: SIGKILL, a full disk, a full ring buffer --------------------------------
+rm -f "$d"/killed.dat*	# an earlier run's, in a reused WORKDIR (make fuzz's seeds)
 "$hvn" record -e irq:irq_handler_entry -o "$d/killed.dat" 2>/dev/null &
 pid=$!
 sleep 1.5

@@ -54,6 +54,50 @@ kill -USR1 $frpid
 wait_file 3 "$D/*-signal.dat"
 [ -n "$(ls $D/*-file.dat 2>/dev/null)" ] && [ -n "$(ls $D/*-signal.dat 2>/dev/null)" ]
 check $? "touching the trigger file and SIGUSR1 each write an incident"
+
+# --- faults: the module unloaded and loaded again under it, the clock stepped ---
+# The kernel takes a module's events out of every instance and brings them
+# back disabled: without the recorder enabling them again, no event would
+# mean no detector, not no lost time.
+rmmod hvnoise
+check $? "rmmod hvnoise.ko under the running recorder"
+wait_until 5 "grep -q 'hvnoise.ko was unloaded' $D/fr.log"
+insmod $KO devices=$NIC,$BLK cpus=0-$((ncpu - 1)) lost_threshold_us=15000 sample_us=1000 \
+	storm_rate=2000 storm_window_ms=100
+check $? "insmod hvnoise.ko again"
+wait_until 5 "grep -q 'hvnoise.ko is loaded again: its events are enabled again' $D/fr.log"
+check $? "the recorder says the module went and came back ($(grep -c 'hvnoise.ko' $D/fr.log) lines)"
+mon=$(ls $T/instances | grep '^hvnoise-fr-monitor-' | head -n 1)
+[ "$(cat $T/instances/$inst/events/hvnoise/enable)" = 1 ] &&
+	[ "$(cat $T/instances/$mon/events/hvnoise/lost/enable)" = 1 ] &&
+	grep -q "duration >= 40000000" $T/instances/$mon/events/hvnoise/lost/filter &&
+	grep -q "count >= 1000" $T/instances/$mon/events/hvnoise/irq_storm/filter
+check $? "... its events enabled again in both instances, the thresholds' filters set again"
+n0=$(ls $D/*-storm.dat 2>/dev/null | wc -l)
+taskset -c "$cpu" /lib/hvnoise/dread /dev/vda 20000
+wait_until 5 "[ \$(ls $D/*-storm.dat 2>/dev/null | wc -l) -gt $n0 ]"
+rc=$?
+stormf2=$(ls -t $D/*-storm.dat 2>/dev/null | head -n 1)
+check $rc "a disk storm after the reload writes a storm incident ($stormf2)"
+$HVN report "$stormf2" >$D/storm2.txt 2>&1
+grep "GAP:" $D/storm2.txt
+grep -q "GAP: hvnoise.ko was not loaded for [0-9.]* s from" $D/storm2.txt &&
+	$HVN report --json "$stormf2" | grep -q '"module_gaps":{"count":1,'
+check $? "... and says when the module was not loaded (report: GAP)"
+
+# A clock step of an hour (NTP, a VM restored): names and pairs follow it.
+now=$(date +%s)
+date -s "@$((now + 3600))" >/dev/null
+n0=$(ls $D/*-signal.dat | wc -l)
+kill -USR1 $frpid
+wait_until 5 "[ \$(ls $D/*-signal.dat 2>/dev/null | wc -l) -gt $n0 ]"
+sigf=$(ls -t $D/*-signal.dat | head -n 1)
+want=$(date +%Y%m%d-%H)
+date -s "@$(($(date +%s) - 3600))" >/dev/null
+$HVN report --json "$sigf" >$D/step.json 2>&1 && grep -q '"complete":true' $D/step.json &&
+	case "$sigf" in *-$want*) true ;; *) false ;; esac && kill -0 $frpid
+check $? "a clock stepped 1 h: the recorder goes on, the incident named by the new time ($want), complete"
+
 kill -TERM $frpid
 wait $frpid
 check $? "SIGTERM stops the recorder (exit 0)"

@@ -23,6 +23,7 @@
 
 #include "builtin.h"
 #include "analysis/episodes.h"
+#include "http.h"
 #include "loader.h"
 #include "out/prom.h"
 #include "tracedat/pages.h"
@@ -30,7 +31,6 @@
 #include "tracedat/meta.h"
 
 #define MAX_CLIENTS	16
-#define REQ_MAX		4096		/* request line and headers */
 #define CLIENT_MS	10000		/* to send a request and read the reply */
 
 struct exporter_args {
@@ -60,7 +60,7 @@ static const struct hvn_cmd exporter_cmd = {
 struct client {
 	int fd;
 	uint64_t deadline;		/* CLOCK_MONOTONIC ns */
-	char req[REQ_MAX];
+	char req[HVN_HTTP_REQ_MAX - 1];
 	size_t nreq;
 	char *out;			/* the reply, once the request is in */
 	size_t nout, sent;
@@ -164,6 +164,10 @@ static int bpf_feed(void *ctx, int cpu, uint64_t ts, const void *rec,
  * running counters. */
 static void drain(struct exporter *x)
 {
+	uint64_t a, b;
+
+	/* Reloaded under us: its events enabled again. */
+	hvn_session_module_check(&x->s, &a, &b);
 	for (int c = 0; c < x->s.ncpus; c++)
 		while (hvn_session_read(&x->s, c, x->page) > 0)
 			hvn_rb_page(&x->rb, c, x->page);
@@ -203,9 +207,9 @@ static char *metrics(struct exporter *x, size_t *len)
 	if (!f)
 		return NULL;
 	hvn_prom_write(f, &x->an, &pi);
-	fprintf(f, "# HELP hvnoise_module_loaded 1 if hvnoise.ko was loaded when the exporter started.\n"
+	fprintf(f, "# HELP hvnoise_module_loaded 1 while hvnoise.ko, loaded when the exporter started, is loaded.\n"
 		"# TYPE hvnoise_module_loaded gauge\nhvnoise_module_loaded %d\n",
-		x->s.module);
+		x->s.module && !x->s.mod_gone);
 	fprintf(f, "# HELP hvnoise_source Where the detector events come from: hvnoise.ko, BPF, or none (kernel: irq events only).\n"
 		"# TYPE hvnoise_source gauge\nhvnoise_source{source=\"%s\"} 1\n",
 		hvn_source_names[x->s.source]);
@@ -241,55 +245,33 @@ static void reply(struct client *c, const char *status, const char *ctype,
 	fclose(f);
 }
 
-static void error_reply(struct client *c, const char *status,
-			const char *extra)
+static void error_reply(struct client *c, int status)
 {
-	char body[128];
-	int n = snprintf(body, sizeof(body), "%s\n", status);
+	char line[64], body[64];
+	int n;
 
-	reply(c, status, "text/plain; charset=utf-8", extra, body, n, false);
+	snprintf(line, sizeof(line), "%d %s", status, hvn_http_reason(status));
+	n = snprintf(body, sizeof(body), "%s\n", line);
+	reply(c, line, "text/plain; charset=utf-8",
+	      status == 405 ? "Allow: GET, HEAD\r\n" : "", body, n, false);
 }
 
-/* A whole request is in: the reply to it. */
-static void handle(struct exporter *x, struct client *c)
+/* GET or HEAD /metrics: the counters as they are now. */
+static void scrape(struct exporter *x, struct client *c, bool head)
 {
-	char *sp1, *sp2, *eol = strpbrk(c->req, "\r\n");
-	bool head;
-	size_t plen;
+	size_t blen;
+	char *body;
 
-	*eol = 0;
-	sp1 = strchr(c->req, ' ');
-	sp2 = sp1 ? strchr(sp1 + 1, ' ') : NULL;
-	if (!sp1 || !sp2 || strncmp(sp2 + 1, "HTTP/1.", 7) || sp1[1] != '/') {
-		error_reply(c, "400 Bad Request", "");
+	drain(x);
+	x->scrapes++;
+	body = metrics(x, &blen);
+	if (!body) {
+		error_reply(c, 500);
 		return;
 	}
-	*sp1 = 0;
-	head = !strcmp(c->req, "HEAD");
-	if (!head && strcmp(c->req, "GET")) {
-		error_reply(c, "405 Method Not Allowed", "Allow: GET, HEAD\r\n");
-		return;
-	}
-	plen = strcspn(sp1 + 1, "? ");
-	if (plen != 8 || strncmp(sp1 + 1, "/metrics", 8)) {
-		error_reply(c, "404 Not Found", "");
-		return;
-	}
-	{
-		size_t blen;
-		char *body;
-
-		drain(x);
-		x->scrapes++;
-		body = metrics(x, &blen);
-		if (!body) {
-			error_reply(c, "500 Internal Server Error", "");
-			return;
-		}
-		reply(c, "200 OK", "text/plain; version=0.0.4; charset=utf-8",
-		      "", body, blen, head);
-		free(body);
-	}
+	reply(c, "200 OK", "text/plain; version=0.0.4; charset=utf-8", "",
+	      body, blen, head);
+	free(body);
 }
 
 static void drop(struct exporter *x, int i)
@@ -302,23 +284,22 @@ static void drop(struct exporter *x, int i)
 /* Read what the client sent; 0 keep, -1 drop it. */
 static int client_in(struct exporter *x, struct client *c)
 {
-	ssize_t r = recv(c->fd, c->req + c->nreq, REQ_MAX - 1 - c->nreq, 0);
+	ssize_t r = recv(c->fd, c->req + c->nreq, sizeof(c->req) - c->nreq, 0);
+	bool head;
+	int status;
 
 	if (r < 0)
 		return errno == EAGAIN || errno == EINTR ? 0 : -1;
 	if (!r)
 		return -1;
 	c->nreq += r;
-	c->req[c->nreq] = 0;
-	if (memchr(c->req, 0, c->nreq)) {
-		error_reply(c, "400 Bad Request", "");
-	} else if (strstr(c->req, "\r\n\r\n") || strstr(c->req, "\n\n")) {
-		handle(x, c);
-	} else if (c->nreq == REQ_MAX - 1) {
-		error_reply(c, "431 Request Header Fields Too Large", "");
-	} else {
+	status = hvn_http_request(c->req, c->nreq, &head);
+	if (!status)
 		return 0;
-	}
+	if (status == 200)
+		scrape(x, c, head);
+	else
+		error_reply(c, status);
 	return c->out ? 0 : -1;
 }
 
@@ -463,6 +444,7 @@ int cmd_exporter(int argc, char **argv)
 		ret = HVN_EXIT_FAIL;
 		goto out;
 	}
+	hvn_session_reap("hvnoise-exporter");	/* a killed one's */
 	ret = hvn_session_start(&x->s, &o);
 	if (ret)
 		goto out;

@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -144,6 +145,13 @@ struct flight {
 	struct timespec tf_mtime;	/* the trigger file, when last seen */
 	ino_t tf_ino;
 	uint64_t overruns;		/* the ring's, at the last incident */
+	/* Incidents not written (disk full, ...) and the pages they took
+	 * from the ring: said in every later incident and at the stop. */
+	uint64_t unwritten, unwritten_pages;
+	/* The latest times without hvnoise.ko (mono ns), for the incidents
+	 * whose seconds they fall in. */
+	struct { uint64_t start, end; } gaps[16];
+	unsigned int ngaps;
 };
 
 static struct flight *live_flight;
@@ -265,18 +273,10 @@ static int start_bpf(struct flight *f)
 	return 0;
 }
 
-static int start_monitor(struct flight *f)
+static int monitor_filters(struct flight *f)
 {
-	char *ev[] = { "hvnoise:lost", "hvnoise:irq_storm" };
-	struct hvn_session_opts o = { .prefix = "hvnoise-fr-monitor",
-				      .events = ev, .nevents = 2,
-				      .buffer_kb = 64 };
 	char filt[64];
-	int ret;
 
-	ret = hvn_session_start(&f->mon, &o);
-	if (ret)
-		return ret;
 	/* In the kernel: only what is over a threshold reaches us. */
 	snprintf(filt, sizeof(filt), f->lost_ms ? "duration >= %llu" : "cpu < -1",
 		 (unsigned long long)f->lost_ms * 1000000ull);
@@ -288,7 +288,11 @@ static int start_monitor(struct flight *f)
 	if (tracefs_event_file_write(f->mon.inst, "hvnoise", "irq_storm",
 				     "filter", filt) < 0)
 		goto bad;
+	/* Again after a reload of the module: its event ids may differ. */
+	if (f->tep)
+		tep_free(f->tep);
 	f->tep = hvn_session_tep(&f->mon);
+	free(f->schema);
 	f->schema = calloc(1, sizeof(*f->schema));
 	if (!f->tep || !f->schema)
 		return HVN_EXIT_FAIL;
@@ -298,12 +302,48 @@ static int start_monitor(struct flight *f)
 				 .commit_size = tep_get_header_page_size(f->tep) };
 	if (f->rb.commit_size != 4 && f->rb.commit_size != 8)
 		f->rb.commit_size = sizeof(long);
-	f->have_mon = true;
 	return 0;
 bad:
 	hvn_err("cannot set the threshold filters in %s: %s", f->mon.name,
 		strerror(errno));
 	return HVN_EXIT_FAIL;
+}
+
+static int start_monitor(struct flight *f)
+{
+	char *ev[] = { "hvnoise:lost", "hvnoise:irq_storm" };
+	struct hvn_session_opts o = { .prefix = "hvnoise-fr-monitor",
+				      .events = ev, .nevents = 2,
+				      .buffer_kb = 64 };
+	int ret;
+
+	ret = hvn_session_start(&f->mon, &o);
+	if (ret)
+		return ret;
+	f->mon.mod_quiet = true;	/* the ring's session says it */
+	ret = monitor_filters(f);
+	if (ret)
+		return ret;
+	f->have_mon = true;
+	return 0;
+}
+
+/* hvnoise.ko unloaded (and perhaps back) under the recorder. */
+static void check_module(struct flight *f)
+{
+	uint64_t a, b;
+
+	if (hvn_session_module_check(&f->ring, &a, &b) == HVN_MOD_BACK) {
+		f->gaps[f->ngaps % 16].start = a;
+		f->gaps[f->ngaps % 16].end = b;
+		f->ngaps++;
+	}
+	if (f->have_mon &&
+	    hvn_session_module_check(&f->mon, &a, &b) == HVN_MOD_BACK &&
+	    monitor_filters(f)) {
+		hvn_warn("no lost or storm triggers from now on (above)");
+		f->have_mon = false;
+	}
 }
 
 /*
@@ -438,6 +478,7 @@ static int write_incident(struct flight *f, const char *tag, const char *why)
 			oldest = page_ts(f, p, first);
 		if (p->n - first == 0)
 			continue;
+		pages += p->n - first;
 		if (asprintf(&files[c], "%s.cpu%d.hvnoise-tmp", f->prefix, c) < 0) {
 			files[c] = NULL;
 			ret = HVN_EXIT_FAIL;
@@ -447,7 +488,6 @@ static int write_incident(struct flight *f, const char *tag, const char *why)
 			ret = HVN_EXIT_FAIL;
 			break;
 		}
-		pages += p->n - first;
 	}
 	/* The BPF source's pages of the same seconds, merged in time order
 	 * into each CPU's; taken, as the ring's are. */
@@ -498,7 +538,15 @@ static int write_incident(struct flight *f, const char *tag, const char *why)
 	mf = open_memstream(&meta, &mlen);
 	if (mf) {
 		fputs(f->base_meta ? f->base_meta : "", mf);
-		hvn_meta_put_flight(mf, why, f->keep);
+		hvn_meta_put_flight(mf, why, f->keep, f->unwritten,
+				    f->unwritten_pages);
+		for (unsigned int i = f->ngaps > 16 ? f->ngaps - 16 : 0;
+		     i < f->ngaps; i++)
+			if (f->gaps[i % 16].end >= cutoff)
+				hvn_meta_put_gap(mf, f->gaps[i % 16].start,
+						 f->gaps[i % 16].end);
+		if (f->ring.mod_gone)
+			hvn_meta_put_gap(mf, f->ring.mod_seen, now);
 		hvn_meta_put_clock(mf);
 		fclose(mf);
 	}
@@ -518,7 +566,12 @@ static int write_incident(struct flight *f, const char *tag, const char *why)
 		}
 		free(clock);
 	}
-	if (!ret) {
+	if (ret) {
+		f->unwritten++;
+		f->unwritten_pages += pages;
+		hvn_err("flight recorder: the incident (%s) is lost: %llu pages of the ring with it; the recorder goes on",
+			why, (unsigned long long)pages);
+	} else {
 		double span = oldest != UINT64_MAX && now > oldest ?
 			      (now - oldest) / 1e9 : 0;
 
@@ -558,6 +611,51 @@ static int write_incident(struct flight *f, const char *tag, const char *why)
 	return ret;
 }
 
+/*
+ * What an earlier recorder with this prefix left (one killed, or stopped
+ * by systemd before a restart): its partial files go, being nobody's;
+ * its incidents count against --max-files, oldest first, as names sort.
+ */
+static void adopt_earlier(struct flight *f)
+{
+	static const char *const partial[] = {
+		"%s.cpu[0-9]*.hvnoise-tmp", "%s.bpf[0-9]*.hvnoise-tmp",
+		"%s.merge[0-9]*.hvnoise-tmp", "%s-[0-9]*-[0-9]*.dat.hvnoise-tmp",
+	};
+	char pat[8400], esc[8200], *e = esc;
+	glob_t g;
+	size_t removed = 0;
+
+	/* The prefix is a name, not a pattern. */
+	for (const char *s = f->prefix; *s && e < esc + sizeof(esc) - 2; s++) {
+		if (strchr("*?[\\", *s))
+			*e++ = '\\';
+		*e++ = *s;
+	}
+	*e = 0;
+	for (size_t i = 0; i < sizeof(partial) / sizeof(partial[0]); i++) {
+		snprintf(pat, sizeof(pat), partial[i], esc);
+		if (glob(pat, GLOB_NOSORT, NULL, &g))
+			continue;
+		for (size_t j = 0; j < g.gl_pathc; j++)
+			removed += !unlink(g.gl_pathv[j]);
+		globfree(&g);
+	}
+	if (removed)
+		hvn_warn("removed %zu partial files an earlier recorder left (%s.*hvnoise-tmp): none was an incident",
+			 removed, f->prefix);
+	snprintf(pat, sizeof(pat), "%s-[0-9]*-[0-9]*.[0-9]*-*.dat", esc);
+	if (glob(pat, 0, NULL, &g))
+		return;
+	f->files = calloc(g.gl_pathc, sizeof(*f->files));
+	for (size_t j = 0; f->files && j < g.gl_pathc; j++) {
+		f->files[f->nfiles] = strdup(g.gl_pathv[j]);
+		if (f->files[f->nfiles])
+			f->nfiles++;
+	}
+	globfree(&g);
+}
+
 int cmd_flight_recorder(int argc, char **argv)
 {
 	struct flight_args a = {
@@ -583,6 +681,10 @@ int cmd_flight_recorder(int argc, char **argv)
 	if (!o.buffer_kb)
 		o.buffer_kb = DEFAULT_KB;
 
+	/* A recorder killed before this one (systemd restarts it) left its
+	 * rings: 8 MB per CPU each, never read again. */
+	hvn_session_reap("hvnoise-fr");
+	hvn_session_reap("hvnoise-fr-monitor");
 	ret = hvn_session_start(&f->ring, &o);
 	live_flight = f;
 	atexit(cleanup);
@@ -605,6 +707,7 @@ int cmd_flight_recorder(int argc, char **argv)
 		goto out;
 
 	hvn_meta_uname(f->uname_str, sizeof(f->uname_str));
+	adopt_earlier(f);
 	{
 		size_t len;
 		FILE *mf = open_memstream(&f->base_meta, &len);
@@ -650,6 +753,16 @@ int cmd_flight_recorder(int argc, char **argv)
 		const char *tag = NULL;
 		char why[512], line[200];
 
+		/* Someone removed our instance: nothing records any more.  A
+		 * failure, so that systemd starts a recorder afresh. */
+		if (!tracefs_instance_exists(f->ring.name) ||
+		    (f->have_mon && !tracefs_instance_exists(f->mon.name))) {
+			hvn_err("flight recorder: its tracefs instance was removed: stopping (exit %d)",
+				HVN_EXIT_FAIL);
+			ret = HVN_EXIT_FAIL;
+			goto out;
+		}
+		check_module(f);
 		poll_monitor(f);
 		if (usr1) {
 			usr1 = 0;
@@ -676,8 +789,13 @@ int cmd_flight_recorder(int argc, char **argv)
 		}
 		poll(NULL, 0, POLL_MS);
 	}
-	fprintf(stderr, "hvnoise: flight recorder stopped by signal %s\n",
+	fprintf(stderr, "hvnoise: flight recorder stopped by signal %s",
 		strsignal(hvn_stop_sig));
+	if (f->unwritten)
+		fprintf(stderr, "; %llu incidents could not be written (%llu pages lost)",
+			(unsigned long long)f->unwritten,
+			(unsigned long long)f->unwritten_pages);
+	fprintf(stderr, "\n");
 	ret = HVN_EXIT_OK;
 out:
 	hvn_session_opts_free(&o);

@@ -402,8 +402,11 @@ int cmd_record(int argc, char **argv)
 		hvn_housekeeping());
 
 	while (!hvn_stop_sig) {
-		uint64_t now;
+		uint64_t now, gap_start, gap_end;
 
+		if (hvn_session_module_check(&s, &gap_start, &gap_end) ==
+		    HVN_MOD_BACK)
+			hvn_meta_put_gap(meta, gap_start, gap_end);
 		failed = drain(&s, co, page);
 		if (!failed && s.bpf && hvn_bpf_poll(s.bpf, bpf_rec, &bo) < 0)
 			failed = -1;
@@ -435,6 +438,8 @@ int cmd_record(int argc, char **argv)
 		poll(NULL, 0, POLL_MS);
 	}
 	hvn_session_stop(&s);
+	if (s.mod_gone)		/* and still gone at the end */
+		hvn_meta_put_gap(meta, s.mod_seen, hvn_now(CLOCK_MONOTONIC));
 	if (!failed)
 		failed = drain(&s, co, page);
 	if (s.bpf) {

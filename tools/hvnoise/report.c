@@ -112,6 +112,19 @@ static void print_text(const struct hvn_tdat *t, const struct hvn_rb *rb,
 		       "nowhere (the kernel's irq events only)");
 	if (cx->flight[0])
 		printf("  a flight-recorder incident: %s\n", cx->flight);
+	/* No event then means nothing seen, not nothing lost. */
+	for (int i = 0; i < cx->ngaps && i < (int)(sizeof(cx->gaps) / sizeof(cx->gaps[0])); i++) {
+		hvn_fmt_time(an, cx->gaps[i].start, a, sizeof(a), true);
+		printf("  GAP: hvnoise.ko was not loaded for %.3f s from %s: no detector events then\n",
+		       (cx->gaps[i].end - cx->gaps[i].start) / 1e9, a);
+	}
+	if (cx->ngaps > (int)(sizeof(cx->gaps) / sizeof(cx->gaps[0])))
+		printf("  GAP: %d more times without hvnoise.ko\n",
+		       cx->ngaps - (int)(sizeof(cx->gaps) / sizeof(cx->gaps[0])));
+	if (cx->flight_unwritten)
+		printf("  INCOMPLETE: before it, the flight recorder could not write %llu incidents (%llu pages lost; see its log)\n",
+		       (unsigned long long)cx->flight_unwritten,
+		       (unsigned long long)cx->flight_unwritten_pages);
 	/* Unsampled time is time the lost-time detector could not see. */
 	if (cx->bpf_throttled)
 		printf("  THROTTLED: perf throttled the BPF source's timers %llu times, %.3f ms unsampled\n",
@@ -297,6 +310,15 @@ static void print_json(const struct hvn_tdat *t, const struct hvn_rb *rb,
 		hvn_json_str(stdout, cx->flight);
 	else
 		printf("null");
+	printf(",\"module_gaps\":{\"count\":%d,\"gaps\":[", cx->ngaps);
+	for (int i = 0; i < cx->ngaps && i < (int)(sizeof(cx->gaps) / sizeof(cx->gaps[0])); i++)
+		printf("%s{\"start_ns\":%llu,\"end_ns\":%llu}", i ? "," : "",
+		       (unsigned long long)cx->gaps[i].start,
+		       (unsigned long long)cx->gaps[i].end);
+	printf("]}");
+	printf(",\"flight_recorder_unwritten\":{\"incidents\":%llu,\"pages\":%llu}",
+	       (unsigned long long)cx->flight_unwritten,
+	       (unsigned long long)cx->flight_unwritten_pages);
 	printf(",\"bpf_throttled\":{\"count\":%llu,\"unsampled_ns\":%llu}",
 	       (unsigned long long)cx->bpf_throttled,
 	       (unsigned long long)cx->bpf_throttled_ns);

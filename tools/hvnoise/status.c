@@ -51,12 +51,18 @@ static void stale_instances(const char *tdir)
 		return;
 	while ((de = readdir(d))) {
 		const char *dash = strrchr(de->d_name, '-');
+		char prefix[256];
 		int pid;
 
-		if (strncmp(de->d_name, "hvnoise-", 8) || !dash)
+		if (strncmp(de->d_name, "hvnoise-", 8) || !dash ||
+		    (size_t)(dash - de->d_name) >= sizeof(prefix))
 			continue;
-		pid = atoi(dash + 1);
-		if (pid > 0 && (kill(pid, 0) == 0 || errno == EPERM)) {
+		snprintf(prefix, sizeof(prefix), "%.*s",
+			 (int)(dash - de->d_name), de->d_name);
+		pid = hvn_instance_pid(de->d_name, prefix);
+		if (!pid)
+			continue;
+		if (pid > 0) {
 			printf("instance   %s (in use by process %d)\n",
 			       de->d_name, pid);
 			continue;

@@ -81,7 +81,8 @@ static void draw(const struct hvn_session *s, struct both *b, double ivl,
 	printf("\033[H\033[2J");
 	printf("hvnoise top  %s  every %.1f s  up %llus  %s  q quits\n", now,
 	       ivl, (unsigned long long)(elapsed / 1000000000ull),
-	       s->source == HVN_SRC_MODULE ? "module loaded" :
+	       s->source == HVN_SRC_MODULE ?
+	       (s->mod_gone ? "MODULE UNLOADED" : "module loaded") :
 	       s->source == HVN_SRC_BPF ? "BPF source" : "no module: IRQs only");
 	printf(" CPU  steal ms/s  lost ms/s  worst ms  storms  migr  IRQ/s   lost ms total\n");
 	for (int i = 0; i <= tot->max_cpu && rows < 40; i++) {
@@ -205,6 +206,13 @@ int cmd_top(int argc, char **argv)
 		if (quit || hvn_stop_sig)
 			break;
 		hvn_an_reset_counts(&b.cur);
+		{
+			uint64_t a, z;
+
+			/* On the screen, not stderr. */
+			s.mod_quiet = true;
+			hvn_session_module_check(&s, &a, &z);
+		}
 		for (int c = 0; c < s.ncpus; c++)
 			while (hvn_session_read(&s, c, page) > 0)
 				hvn_rb_page(&rb, c, page);

@@ -2,11 +2,14 @@
 /*
  * Tracing sessions on our own tracefs instance.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <glob.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <tracefs/tracefs.h>
@@ -628,6 +631,139 @@ struct tep_handle *hvn_session_tep(struct hvn_session *s)
 	return tep;
 }
 
+int hvn_instance_pid(const char *name, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	char *end;
+	long pid;
+
+	if (strncmp(name, prefix, n) || name[n] != '-' || !name[n + 1])
+		return 0;
+	pid = strtol(name + n + 1, &end, 10);
+	if (*end || pid <= 0 || pid > INT32_MAX || name[n + 1] == '0')
+		return 0;
+	if (!kill(pid, 0) || errno == EPERM)
+		return pid;
+	return -pid;
+}
+
+int hvn_session_reap(const char *prefix)
+{
+	char path[4200];
+	struct dirent *de;
+	int n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/instances", tracefs_tracing_dir());
+	d = opendir(path);
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		int pid = hvn_instance_pid(de->d_name, prefix);
+		char p[4500];
+
+		if (pid >= 0)
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", path, de->d_name);
+		if (!rmdir(p))
+			n++;
+	}
+	closedir(d);
+	if (n)
+		hvn_warn("removed %d tracefs instances %s-PID of recorders that were killed",
+			 n, prefix);
+	return n;
+}
+
+static bool has_module_events(const struct hvn_session *s)
+{
+	for (int i = 0; i < s->nsystems; i++)
+		if (!strcmp(s->systems[i], "hvnoise"))
+			return true;
+	return false;
+}
+
+/* The ids of the module's events, as one string: a reload may renumber. */
+static char *module_ids(const struct hvn_session *s)
+{
+	char pat[4200], *all = NULL;
+	size_t len;
+	FILE *f = open_memstream(&all, &len);
+	glob_t g;
+
+	if (!f)
+		return NULL;
+	snprintf(pat, sizeof(pat), "%s/events/hvnoise/*/id", s->tdir);
+	if (!glob(pat, 0, NULL, &g)) {
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			char *id = hvn_read_file(g.gl_pathv[i], NULL);
+
+			fprintf(f, "%s %s", g.gl_pathv[i], id ? id : "?\n");
+			free(id);
+		}
+		globfree(&g);
+	}
+	fclose(f);
+	return all;
+}
+
+int hvn_session_module_check(struct hvn_session *s, uint64_t *gap_start,
+			     uint64_t *gap_end)
+{
+	uint64_t now = hvn_now(CLOCK_MONOTONIC);
+	char path[4200], *v, *ids;
+	bool there, on;
+
+	if (!s->inst || s->bpf || !has_module_events(s))
+		return HVN_MOD_SAME;
+	if (!s->mod_ids)
+		s->mod_ids = module_ids(s);
+	snprintf(path, sizeof(path), "%s/instances/%s/events/hvnoise/enable",
+		 s->tdir, s->name);
+	v = hvn_read_file(path, NULL);
+	/* "1": all enabled; "0" or "X": some came back disabled. */
+	there = v;
+	on = v && v[0] == '1';
+	free(v);
+	if (on && !s->mod_gone) {
+		s->mod_seen = now;
+		return HVN_MOD_SAME;
+	}
+	if (!there) {
+		if (s->mod_gone)
+			return HVN_MOD_SAME;
+		s->mod_gone = true;
+		if (!s->mod_quiet)
+			hvn_warn("hvnoise.ko was unloaded: no detector events until it is loaded again");
+		return HVN_MOD_GONE;
+	}
+	/* Back, perhaps within one poll: enabled again as at the start. */
+	for (int i = 0; i < s->nenabled; i++)
+		if (!strncmp(s->enabled[i], "hvnoise", 7) &&
+		    (!s->enabled[i][7] || s->enabled[i][7] == ':')) {
+			char *ev = strchr(s->enabled[i], ':');
+
+			if (tracefs_event_enable(s->inst, "hvnoise",
+						 ev && ev[1] && strcmp(ev + 1, "*") ?
+						 ev + 1 : NULL))
+				hvn_warn("cannot enable %s again", s->enabled[i]);
+		}
+	if (s->source == HVN_SRC_MODULE)
+		hvn_write_str("/sys/module/hvnoise/parameters/emit", "1");
+	ids = module_ids(s);
+	*gap_start = s->mod_seen;
+	*gap_end = now;
+	if (!s->mod_quiet)
+		hvn_warn("hvnoise.ko is loaded again: its events are enabled again, after %.3f s without them%s",
+			 (now - s->mod_seen) / 1e9,
+			 ids && s->mod_ids && strcmp(ids, s->mod_ids) ?
+			 "; its event ids changed: events recorded before may decode as others" : "");
+	free(ids);
+	s->mod_gone = false;
+	s->mod_seen = now;
+	return HVN_MOD_BACK;
+}
+
 void hvn_session_end(struct hvn_session *s)
 {
 	set_live(s, false);
@@ -657,4 +793,6 @@ void hvn_session_end(struct hvn_session *s)
 	free(s->enabled);
 	s->enabled = NULL;
 	s->nenabled = 0;
+	free(s->mod_ids);
+	s->mod_ids = NULL;
 }

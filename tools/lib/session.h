@@ -56,6 +56,12 @@ struct hvn_session {
 	 * before: hvn_session_end() puts them back. */
 	char **saved_name, **saved_val;
 	int nsaved;
+	/* hvnoise.ko under the session (hvn_session_module_check()): when
+	 * its events were last seen enabled, and whether they are gone. */
+	uint64_t mod_seen;
+	bool mod_gone;
+	bool mod_quiet;			/* another session says it */
+	char *mod_ids;			/* its events' ids at the start */
 };
 
 /* 0 or an HVN_EXIT_* code, with the reason printed. */
@@ -76,6 +82,23 @@ const char *hvn_housekeeping(void);
 int hvn_cpus_allowed(const unsigned long *map, bool invert,
 		     unsigned long *out);
 void hvn_unpin(void);
+/*
+ * hvnoise.ko unloaded, or unloaded and loaded again, under a running
+ * session: the kernel takes a module's events out of every instance and
+ * brings them back disabled.  Call it every poll: it says so once
+ * (HVN_MOD_GONE), and when the module is back enables the session's
+ * hvnoise events again (HVN_MOD_BACK) and gives the gap, in
+ * CLOCK_MONOTONIC ns, during which no detector event could come.
+ */
+enum { HVN_MOD_SAME, HVN_MOD_GONE, HVN_MOD_BACK };
+int hvn_session_module_check(struct hvn_session *s, uint64_t *gap_start,
+			     uint64_t *gap_end);
+/* Whether the instance @name is "@prefix-PID": 0 not, PID if that process
+ * lives, -PID if it is gone (killed, its instance left behind). */
+int hvn_instance_pid(const char *name, const char *prefix);
+/* Remove the instances "@prefix-PID" whose process is gone (a service
+ * restarted after a kill); how many, said on stderr. */
+int hvn_session_reap(const char *prefix);
 /* What hvn_session_opt() allocated. */
 void hvn_session_opts_free(struct hvn_session_opts *o);
 /* Which source "auto" picks here, and why (for status). */

@@ -300,6 +300,43 @@ static void meta_many_overrun_cpus(struct hvn_test *t)
 	free(stats);
 }
 
+/* What the writers put, the reader gives back: module gaps (the first 16
+ * kept, all counted) and the flight recorder's unwritten incidents. */
+static void meta_gaps_round_trip(struct hvn_test *t)
+{
+	char *text = NULL;
+	size_t len;
+	FILE *f = open_memstream(&text, &len);
+	struct hvn_tdat td;
+	struct hvn_meta m;
+
+	if (!f)
+		return;
+	hvn_meta_put_flight(f, "SIGUSR1", 30, 2, 4096);
+	for (int i = 0; i < 18; i++)
+		hvn_meta_put_gap(f, 1000ull * i + 1, 1000ull * i + 500);
+	fclose(f);
+	tdat_init(&td, NULL, NULL, text);
+	HT_EXPECT_EQ(t, hvn_meta_read(&m, &td), 0);
+	HT_EXPECT_STREQ(t, m.flight, "SIGUSR1");
+	HT_EXPECT_EQ(t, m.flight_unwritten, 2);
+	HT_EXPECT_EQ(t, m.flight_unwritten_pages, 4096);
+	HT_EXPECT_EQ(t, m.ngaps, 18);
+	HT_EXPECT_EQ(t, m.gaps[0].start, 1);
+	HT_EXPECT_EQ(t, m.gaps[15].end, 15500);
+	hvn_meta_free(&m);
+	free(text);
+	/* Nothing unwritten: no line, nothing read. */
+	text = NULL;
+	f = open_memstream(&text, &len);
+	if (!f)
+		return;
+	hvn_meta_put_flight(f, "x", 1, 0, 0);
+	fclose(f);
+	HT_EXPECT_TRUE(t, !strstr(text, "unwritten"));
+	free(text);
+}
+
 static struct ht_case meta_cases[] = {
 	HT_CASE(cpustat_full),
 	HT_CASE(cpustat_no_dropped),
@@ -309,6 +346,7 @@ static struct ht_case meta_cases[] = {
 	HT_CASE(meta_odd_clock_and_uname),
 	HT_CASE(meta_long_values),
 	HT_CASE(meta_many_overrun_cpus),
+	HT_CASE(meta_gaps_round_trip),
 	{}
 };
 HT_SUITE(meta, meta_cases);

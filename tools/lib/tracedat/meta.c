@@ -95,7 +95,14 @@ static int parse_line(struct hvn_meta *m, const char *line)
 		COPY(m->devices, line + 8);
 	else if (!strncmp(line, "source ", 7))
 		COPY(m->source, line + 7);
-	else if (!strncmp(line, "flight-recorder ", 16))
+	else if (sscanf(line, "module-gap %llu %llu", &a, &b) == 2) {
+		if (m->ngaps < (int)(sizeof(m->gaps) / sizeof(m->gaps[0])))
+			m->gaps[m->ngaps] = (struct hvn_meta_gap){ a, b };
+		m->ngaps++;
+	} else if (sscanf(line, "flight-recorder-unwritten %llu %llu", &a, &b) == 2) {
+		m->flight_unwritten = a;
+		m->flight_unwritten_pages = b;
+	} else if (!strncmp(line, "flight-recorder ", 16))
 		COPY(m->flight, line + 16);
 	else if (!strncmp(line, "hvnoise-record ", 15))
 		snprintf(m->recorder, sizeof(m->recorder), "hvnoise record %.48s",
@@ -233,7 +240,18 @@ void hvn_meta_put_bpf(FILE *f, const struct hvn_bpf *b)
 		(unsigned long long)thr, (unsigned long long)thr_ns);
 }
 
-void hvn_meta_put_flight(FILE *f, const char *why, double keep)
+void hvn_meta_put_gap(FILE *f, uint64_t start, uint64_t end)
+{
+	fprintf(f, "module-gap %llu %llu\n", (unsigned long long)start,
+		(unsigned long long)end);
+}
+
+void hvn_meta_put_flight(FILE *f, const char *why, double keep,
+			 uint64_t unwritten, uint64_t unwritten_pages)
 {
 	fprintf(f, "flight-recorder %s\nflight-recorder-keep %.3f\n", why, keep);
+	if (unwritten)
+		fprintf(f, "flight-recorder-unwritten %llu %llu\n",
+			(unsigned long long)unwritten,
+			(unsigned long long)unwritten_pages);
 }

@@ -40,6 +40,14 @@ struct hvn_meta {
 	char watched[256], devices[256];
 	char source[16];		/* module, bpf, kernel; "" if unknown */
 	char flight[128];		/* the flight recorder's trigger, or "" */
+	/* Incidents the flight recorder could not write before this one,
+	 * and the pages they held (lost). */
+	uint64_t flight_unwritten, flight_unwritten_pages;
+	/* When hvnoise.ko was not loaded (mono ns): no detector events. */
+	struct hvn_meta_gap {
+		uint64_t start, end;
+	} gaps[16];
+	int ngaps;			/* beyond 16: counted only */
 	uint64_t overrun, dropped;	/* all CPUs, and BPF's ring */
 	char overrun_cpus[256];		/* CPUs that lost events */
 	uint64_t bpf_throttled, bpf_throttled_ns;
@@ -61,7 +69,11 @@ void hvn_meta_put_session(FILE *f, const struct hvn_session *s,
 			  const struct hvn_session_opts *o);
 /* What the BPF source lost: ring overflows, untracked IRQs, throttling. */
 void hvn_meta_put_bpf(FILE *f, const struct hvn_bpf *b);
-/* An incident of the flight recorder: its trigger and --keep. */
-void hvn_meta_put_flight(FILE *f, const char *why, double keep);
+/* hvnoise.ko was unloaded from @start to @end (mono ns). */
+void hvn_meta_put_gap(FILE *f, uint64_t start, uint64_t end);
+/* An incident of the flight recorder: its trigger, --keep, and the
+ * incidents (and their pages) it could not write since it started. */
+void hvn_meta_put_flight(FILE *f, const char *why, double keep,
+			 uint64_t unwritten, uint64_t unwritten_pages);
 
 #endif
