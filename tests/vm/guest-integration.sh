@@ -321,6 +321,32 @@ after="$(cat $P/cpus) $(cat $P/devices) $(cat $P/storm_rate)"
 [ $rc = 2 ] && [ "$after" = "$before" ]
 check $? "... and a record whose --devices the module refused puts its --cpus back (exit $rc, $after)"
 
+# --- hvnoise.ko unloaded and loaded again under a recording --------------------
+# The kernel brings a module's events back disabled in every instance:
+# record must enable them again, and the file must say when none could come.
+hvnoise record -o /tmp/reload.dat 2>/tmp/reload.err &
+rec=$!
+wait_until 10 "grep -q 'hvnoise record: recording' /tmp/reload.err"
+rmmod hvnoise
+wait_until 5 "grep -q 'hvnoise.ko was unloaded' /tmp/reload.err"
+insmod $KO devices=$NIC,$BLK cpus=1 resolve_ms=100
+wait_until 5 "grep -q 'hvnoise.ko is loaded again' /tmp/reload.err"
+kill -INT $rec
+wait $rec
+rc=$?
+cat /tmp/reload.err
+end=$(hvnoise report --json /tmp/reload.dat | sed -n 's/.*"module_gaps":{"count":1,"gaps":\[{"start_ns":[0-9]*,"end_ns":\([0-9]*\)}.*/\1/p')
+# The watched set the module emits when record enables it again.
+n=$(trace-cmd report -i /tmp/reload.dat 2>/dev/null | awk -v end="${end:-0}" '/ watch: / {
+	for (i = 1; i <= NF; i++)
+		if ($i ~ /^[0-9]+\.[0-9]+:$/) {
+			if (substr($i, 1, length($i) - 1) * 1e9 > end) n++
+			break
+		}
+} END { print n + 0 }')
+[ $rc = 0 ] && [ -n "$end" ] && [ "$n" -gt 0 ] && hvnoise report /tmp/reload.dat | grep -q "GAP: hvnoise.ko was not loaded"
+check $? "record under rmmod and insmod: its events enabled again ($n watch records after the gap), the gap in the file (report: GAP)"
+
 # --- Nothing for non-root, no kernel pointers ---------------------------------
 bad=$(for f in $P/*; do
 	m=$(stat -c %a "$f")
