@@ -21,7 +21,7 @@ fi
 # Seed corpora from what the tests wrote.
 corp=$out/corpus
 rm -rf "$corp"
-mkdir -p "$corp"/{tracedat,inputs,params,nccl,http}
+mkdir -p "$corp"/{tracedat,inputs,params,nccl,http,pickle}
 for f in "$seeds"/live.dat "$seeds"/live-zstd.dat "$seeds"/live-none.dat "$seeds"/job.dat; do
 	[ -f "$f" ] && [ "$(stat -c %s "$f")" -lt 4000000 ] && cp "$f" "$corp/tracedat/"
 done
@@ -29,6 +29,10 @@ i=0
 for f in "$seeds"/inputs/nccl_trace_rank_0 "$seeds"/inputs/kineto_rank0.json "$seeds"/inputs/node0-pid100.log; do
 	[ -f "$f" ] && { printf "\\x$(printf %02x $i)" >"$corp/inputs/seed$i"; head -c 20000 "$f" >>"$corp/inputs/seed$i"; }
 	i=$((i + 1))
+done
+# Flight Recorder dumps as pickles (Python's, and the jit pickler's form).
+for f in "$seeds"/inputs/fr-pickle/*; do
+	[ -f "$f" ] && head -c 20000 "$f" >"$corp/pickle/$(basename "$f")"
 done
 for s in "0-3,8" "none" "0,2-5,64-127" "auto,0000:17:00.0" "17:00.0,0000:31:00.1" "1-0"; do
 	printf '%s' "$s" >"$corp/params/$(echo "$s" | md5sum | cut -c1-8)"
@@ -43,7 +47,7 @@ done
 
 export ASAN_OPTIONS=detect_leaks=1 HVN_FUZZ_TRACE=$trace
 export LSAN_OPTIONS=$HVN_LSAN_OPTIONS
-for h in tracedat inputs params nccl http; do
+for h in tracedat inputs params nccl http pickle; do
 	bin=build/fuzz/fuzz_$h
 	ok=1
 	# Crashes found before stay fixed.

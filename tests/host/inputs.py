@@ -119,12 +119,22 @@ k0 = kineto(0)
 del k0["baseTimeNanoseconds"]
 i0 = inspector(0).splitlines()
 i0[7] = i0[7].replace('"dump_timestamp_us"', '"dump_time"')
+# Values that were cast unchecked (undefined behaviour) or taken as given.
+k1 = kineto(0)
+k1["traceEvents"][3]["dur"] = -5.0
+k2 = kineto(0)
+k2["traceEvents"][4]["args"]["In msg nelems"] = 1e30
+i1 = inspector(0).splitlines()
+i1[6] = i1[6].replace('"coll_sn": 6', '"coll_sn": 1e30')
 bad = [
-    ("fr", write("nccl_trace_rank_7", '{"version": "2.5", "entries": ['), "not JSON"),
+    ("fr", write("nccl_trace_rank_7", '{"version": "2.5", "entries": ['), "neither a pickle nor JSON"),
     ("fr", write("nccl_trace_rank_8", f0), "\"time_created_ns\" is missing"),
-    ("fr", write("nccl_trace_rank_9", f1), "\"collective_seq_id\" is not a number"),
+    ("fr", write("nccl_trace_rank_9", f1), "\"collective_seq_id\" is not a 64-bit integer"),
     ("kineto", write("kineto_rank8.json", k0), "without \"baseTimeNanoseconds\""),
     ("inspector", write("node8-pid108.log", "\n".join(i0) + "\n"), "\"dump_timestamp_us\" is missing"),
+    ("kineto", write("kineto_rank9.json", k1), "\"dur\" is -5, not a duration"),
+    ("kineto", write("kineto_rank10.json", k2), "\"In msg nelems\" is not a 64-bit integer"),
+    ("inspector", write("node9-pid109.log", "\n".join(i1) + "\n"), "line 7: key \"coll_sn\" is not a 64-bit integer"),
 ]
 for kind, path, msg in bad:
     rc, out, err = correlate(f"--{kind}", path, good[kind][0])
@@ -133,6 +143,236 @@ for kind, path, msg in bad:
     check(rc == 3 and named and out is not None and out["collectives"] == 40
           and "Sanitizer" not in err,
           f"{kind}: {msg.strip(chr(34))} -> exit 3 naming {os.path.basename(path)}, the good file still read")
+
+# --- Flight Recorder dumps as PyTorch writes them -------------------------
+# The default dump is a pickle: torch's jit pickler (protocol 2, every
+# string memoized, shared frame dicts fetched from the memo), or Python's
+# pickle of a converted dump.  PyTorch's own JSON (dump_json) has sorted
+# keys, no frames, 0 for times not seen, no duration_ms when unknown.
+import pickle
+import struct
+
+
+def jit_pickle(obj):
+    """The opcodes torch::jit::Pickler writes for a dump's IValues."""
+    out, memo, ids = [b"\x80\x02"], {}, {}
+
+    def put():
+        n = len(memo) + len(ids)
+        out.append(b"q" + bytes([n]) if n < 256 else b"r" + struct.pack("<I", n))
+        return n
+
+    def get(n):
+        out.append(b"h" + bytes([n]) if n < 256 else b"j" + struct.pack("<I", n))
+
+    def val(v):
+        if isinstance(v, bool):
+            out.append(b"\x88" if v else b"\x89")
+        elif v is None:
+            out.append(b"N")
+        elif isinstance(v, int):
+            if 0 <= v < 256:
+                out.append(b"K" + bytes([v]))
+            elif 0 <= v < 65536:
+                out.append(b"M" + struct.pack("<H", v))
+            elif -2**31 <= v < 2**31:
+                out.append(b"J" + struct.pack("<i", v))
+            else:
+                out.append(b"\x8a\x08" + struct.pack("<q", v))
+        elif isinstance(v, float):
+            out.append(b"G" + struct.pack(">d", v))
+        elif isinstance(v, str):
+            if v in memo:
+                return get(memo[v])
+            b = v.encode()
+            out.append(b"X" + struct.pack("<I", len(b)) + b)
+            memo[v] = put()
+        elif isinstance(v, tuple):
+            for x in v:
+                val(x)
+            out.append({0: b")", 1: b"\x85", 2: b"\x86", 3: b"\x87"}[len(v)])
+        elif isinstance(v, (list, dict)):
+            if id(v) in ids:
+                return get(ids[id(v)])
+            out.append(b"](" if isinstance(v, list) else b"}(")
+            for x in (v if isinstance(v, list) else v.items()):
+                if isinstance(v, dict):
+                    val(x[0])
+                    x = x[1]
+                val(x)
+            out.append(b"e" if isinstance(v, list) else b"u")
+            shared.get(id(v)) and ids.__setitem__(id(v), put())
+        else:
+            raise TypeError(v)
+    shared = {}
+
+    def count(v):               # containers referenced more than once
+        if isinstance(v, (list, dict)):
+            shared[id(v)] = id(v) in seen
+            if id(v) in seen:
+                return
+            seen.add(id(v))
+        for x in (v.values() if isinstance(v, dict) else v if isinstance(v, (list, tuple)) else ()):
+            count(x)
+    seen = set()
+    count(obj)
+    val(obj)
+    return b"".join(out) + b"."
+
+
+frame = {"name": "all_reduce", "filename": "torch/distributed/distributed_c10d.py", "line": 2501}
+
+
+def fr_real(rank, unfinished=False):
+    """fr(rank) as the pickle holds it: version 2.10, tuples, None, frames."""
+    d = fr(rank)
+    d["version"] = "2.10"
+    d["comm_lib_version"] = "2.21.5"
+    for e in d["entries"]:
+        e["process_group"] = tuple(e["process_group"])
+        e["thread_name"] = "pt_nccl_watchdg"
+        e["frames"] = [frame, frame]
+    if unfinished:          # a hang: the last all-reduce never ends
+        e = d["entries"][-1]
+        e.update(state="started" if rank == 2 else "scheduled", time_discovered_completed_ns=None)
+        del e["duration_ms"]
+        if rank != 2:
+            e["time_discovered_started_ns"] = None
+    return d
+
+
+def fr_torch_json(rank):
+    """What PyTorch's dump_json writes."""
+    d = fr(rank)
+    d["pg_status"] = {"0": {k: "39" for k in ("last_enqueued_collective", "last_started_collective",
+                                               "last_completed_collective")}}
+    d["nccl_comm_state"] = {}
+    for i, e in enumerate(d["entries"]):
+        if i % 2:
+            del e["duration_ms"]        # unknown: the discovered time ends it
+        else:
+            e["time_discovered_started_ns"] = 0     # not seen
+    return json.dumps(d, sort_keys=True)
+
+
+def write_bin(name, data):
+    path = os.path.join(work, name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+def perfetto_names(*args):
+    out = os.path.join(work, "fr.perfetto.json")
+    p = subprocess.run([hvn, "correlate", "--perfetto", out, trace, *args], capture_output=True,
+                       text=True, env=env)
+    names = []
+    if p.returncode == 0:
+        names = [e["name"] for e in json.load(open(out))["traceEvents"] if e.get("pid") == 1 and e.get("ph") == "X"]
+    return p.returncode, names, p.stderr
+
+
+forms = {
+    "jit pickle": [write_bin(f"fr-pickle/nccl_trace_rank_{r}", jit_pickle(fr_real(r))) for r in range(3)],
+    "Python pickle 2": [write_bin(f"fr-py2/nccl_trace_rank_{r}", pickle.dumps(fr_real(r), 2)) for r in range(3)],
+    "Python pickle 5": [write_bin(f"fr-pickle/comm_lib_trace_rank_{r}", pickle.dumps(fr_real(r), 5))
+                        for r in range(3)],
+    "PyTorch's JSON": [write(f"fr-torch-json-rank{r}.json", fr_torch_json(r)) for r in range(3)],
+}
+for form, files in forms.items():
+    rc, out, err = correlate("--fr", *files)
+    ok = rc == 0 and out is not None
+    print(f"  fr {form}: exit {rc}, {out['collectives'] if out else '-'} collectives {err.strip()[:200]}")
+    check(ok and out["collectives"] == 120
+          and any(s["rank"] == 0 and s["seq"] == 25 for s in out["stalls"])
+          and any(la["rank"] == 2 and la["seq"] == 10 for la in out["late"]),
+          f"fr: {form} dumps read: 120 collectives, rank 0's stall, rank 2 late")
+
+# PyTorch's JSON leaves "entries" out when there are none.
+rc, out, err = correlate("--fr", write("nccl_trace_rank_5", '{"version": "2.10", "pg_config": {}}'),
+                         good["fr"][0])
+check(rc == 0 and out and out["collectives"] == 40, f"fr: a dump with no entries key is empty, not bad (exit {rc})")
+
+# A hang: what Flight Recorder exists for.
+hang = [write_bin(f"fr-hang/nccl_trace_rank_{r}", jit_pickle(fr_real(r, unfinished=True))) for r in range(3)]
+rc, out, err = correlate("--fr", *hang)
+unf = sorted((u["rank"], u["state"], u["func"], u["seq"]) for u in out.get("unfinished", [])) if out else None
+print(f"  hang: exit {rc}, unfinished {unf}")
+check(rc == 0 and out["collectives"] == 117
+      and unf == [(0, "scheduled", "AllReduce", 39), (1, "scheduled", "AllReduce", 39),
+                  (2, "started", "AllReduce", 39)],
+      "fr: entries never completed are reported (rank 2 started seq 39, ranks 0 and 1 scheduled), not dropped")
+p = subprocess.run([hvn, "correlate", trace, "--fr", *hang], capture_output=True, text=True, env=env)
+check("rank 2 never completed AllReduce seq 39: started at" in p.stdout,
+      "fr: the text says which rank never completed which collective")
+
+# Every op name PyTorch records, with each backend's prefix.
+names = {
+    "nccl:all_reduce": "AllReduce", "nccl:_all_gather_base": "AllGather",
+    "nccl:all_gather_into_tensor_coalesced": "AllGather",
+    "nccl:reduce_scatter_tensor_coalesced": "ReduceScatter",
+    "nccl:_reduce_scatter_base": "ReduceScatter", "nccl:allreduce_coalesced": "AllReduce",
+    "nccl:all_reduce_barrier": "AllReduce", "nccl:_broadcast_oop": "Broadcast",
+    "nccl:_reduce_oop": "Reduce", "nccl:coalesced": "Coalesced", "nccl:ALLGATHER_coalesced": "AllGather",
+    "nccl:REDUCE_SCATTER_coalesced": "ReduceScatter", "nccl:all_to_all": "AlltoAll",
+    "nccl:send 0->1": "Send", "nccl:recv 1<-0": "Recv", "ncclx:all_reduce": "AllReduce",
+    "gloo:broadcast": "Broadcast", "xccl:all_gather": "AllGather", "nccl:gather": "Gather",
+    "nccl:scatter": "Scatter",
+}
+d = fr(0)
+d["entries"] = d["entries"][:len(names)]
+for e, n in zip(d["entries"], names):
+    e["profiling_name"] = n
+    if " " in n:
+        e.update(is_p2p=True, p2p_seq_id=e["collective_seq_id"])
+rc, got, err = perfetto_names("--fr", write_bin("fr-names/nccl_trace_rank_0", pickle.dumps(d, 4)))
+got = [g.replace("STALL ", "") for g in got]
+wrong = [(n, g) for n, g in zip(names, got) if names[n] != g]
+print(f"  names: exit {rc}, wrong {wrong}")
+check(rc == 0 and len(got) == len(names) and not wrong,
+      f"fr: {len(names)} op names (coalesced, _oop, barrier, send/recv, ncclx/gloo/xccl) -> NCCL's functions")
+
+# The rank in the name: a copy with a date after it, the new default name.
+rc, out, err = correlate("--fr", write_bin("fr-name/nccl_trace_rank_1_20250101", jit_pickle(fr_real(1))))
+p = subprocess.run([hvn, "correlate", "--perfetto", os.path.join(work, "r.json"), trace, "--fr",
+                    os.path.join(work, "fr-name/nccl_trace_rank_1_20250101")], capture_output=True, text=True, env=env)
+tids = {e.get("tid") for e in json.load(open(os.path.join(work, "r.json")))["traceEvents"]
+        if e.get("pid") == 1 and e.get("ph") == "X"} if p.returncode == 0 else None
+print(f"  nccl_trace_rank_1_20250101: exit {rc}, tids {tids}")
+check(rc == 0 and out["collectives"] == 40 and tids is not None and 20250101 not in tids,
+      "fr: nccl_trace_rank_1_20250101 is rank 1, not rank 20250101")
+
+# Damage that was read silently before.
+def fr_with(rank, **change):
+    d = fr_real(rank)
+    for k, v in change.items():
+        if k == "version":
+            d["version"] = v
+        else:
+            d["entries"][4][k] = v
+    return d
+
+
+bad_fr = [
+    ("nccl_trace_rank_6", jit_pickle(fr_with(0, version=2.5)), 'key "version" is not a string'),
+    ("nccl_trace_rank_7", jit_pickle(fr_with(0, input_sizes="[[1024]]")), '"input_sizes" is not a list of shapes'),
+    ("nccl_trace_rank_8", jit_pickle(fr_with(0, duration_ms=-3.0)), '"duration_ms" is -3, not a duration'),
+    ("nccl_trace_rank_9", jit_pickle(fr_with(0, time_created_ns=1.7e30)),
+     "entries[4]: key \"time_created_ns\" is not a 64-bit integer"),
+    ("dump7_20250101", jit_pickle(fr_real(0)), "which digits of the file name are the rank"),
+    ("rank_99999999999", jit_pickle(fr_real(0)), "too large"),
+    ("nccl_trace_rank_10", b"\x80\x02cposix\nsystem\nX\x02\x00\x00\x00id\x85R.", "(GLOBAL) would build an object"),
+    ("nccl_trace_rank_11", jit_pickle(fr_real(0))[:3000], "a pickle that is not a Flight Recorder dump"),
+    ("nccl_trace_rank_12", b"\x80\x02N.", "no \"version\" key"),
+]
+for name, data, msg in bad_fr:
+    path = write_bin(f"fr-bad/{name}", data)
+    rc, out, err = correlate("--fr", path, good["fr"][1])
+    print(f"  {name}: exit {rc}: {err.strip().splitlines()[0] if err.strip() else ''}")
+    check(rc == 3 and name in err and msg in err and out is not None and out["collectives"] == 40
+          and "Sanitizer" not in err,
+          f"fr: {msg} -> exit 3 naming {name}, the good file still read")
 
 # Random damage to each format: never a crash or a sanitizer report.
 import random

@@ -12,6 +12,7 @@
 #include "hvnoise/nccl.h"
 #include "hvnoise/watch.h"
 #include "analysis/stalls.h"
+#include "inputs/torch.h"
 #include "out/human.h"
 #include "out/correlate_json.h"
 #include "out/perfetto.h"
@@ -115,6 +116,23 @@ static void print_text(struct hvn_corr *x, const struct hvn_corr_params *p,
 			       (unsigned long long)l->seq, l->rank,
 			       pr ? pr->host : "?", l->late_ms, l->nranks - 1);
 		}
+	}
+	if (x->nunf) {
+		printf("\nNever completed (Flight Recorder), oldest first:\n");
+		for (size_t i = 0; i < x->nunf && i < (size_t)p->top; i++) {
+			const struct hvn_unfinished *u = &x->unf[i];
+			char when[40];
+
+			hvn_fmt_time(&x->an, u->start, when, sizeof(when), false);
+			printf("  comm %016llx rank %d never completed %s %s %llu: %s %s\n",
+			       (unsigned long long)u->comm, u->rank,
+			       hvn_nccl_fn(u->func), u->is_p2p ? "p2p seq" : "seq",
+			       (unsigned long long)u->seq,
+			       u->state == HVN_EXT_STARTED ? "started at" :
+			       "scheduled (not started) at", when);
+		}
+		if (x->nunf > (size_t)p->top)
+			printf("  ... and %zu more (--top)\n", x->nunf - p->top);
 	}
 }
 

@@ -122,7 +122,7 @@ static uint8_t func_code(const char *f)
 		[HVN_FN_REDUCE] = "Reduce",
 		[HVN_FN_REDUCESCATTER] = "ReduceScatter",
 		[HVN_FN_SCATTER] = "Scatter", [HVN_FN_SENDRECV] = "SendRecv",
-		[HVN_FN_SEND] = "Send",
+		[HVN_FN_SEND] = "Send", [HVN_FN_COALESCED] = "Coalesced",
 	};
 
 	for (int i = 1; f && i < HVN_FN_N; i++)
@@ -599,7 +599,7 @@ static void stall_check(const char *what, uint8_t func, uint64_t comm,
 	static const char *const fn[HVN_FN_N] = {
 		"Unknown", "AllGather", "AllReduce", "AlltoAll", "Broadcast",
 		"Gather", "Recv", "Reduce", "ReduceScatter", "Scatter",
-		"SendRecv", "Send",
+		"SendRecv", "Send", "Coalesced",
 	};
 	unsigned long long last = atomic_load(&last_trigger_ns);
 	char line[192];

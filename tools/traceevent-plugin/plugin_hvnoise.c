@@ -40,6 +40,7 @@ static const char *const mig_how[] = {
 static const char *const fn_names[HVN_FN_N] = {
 	"Unknown", "AllGather", "AllReduce", "AlltoAll", "Broadcast", "Gather",
 	"Recv", "Reduce", "ReduceScatter", "Scatter", "SendRecv", "Send",
+	"Coalesced",
 };
 static const char *const wait_names[HVN_WAIT_N] = {
 	"send_gpu", "send_peer", "send", "recv", "recv_flush", "recv_gpu",

@@ -352,7 +352,36 @@ static void json_small_err_buffer(struct hvn_test *t)
 	json_free(NULL);
 }
 
+/* Integers exactly (ns since the epoch need 61 bits, a double holds 53);
+ * a conversion that would round or wrap is refused. */
+static void json_exact_ints(struct hvn_test *t)
+{
+	static const struct {
+		const char *s;
+		bool ok;
+		int64_t v;
+	} c[] = {
+		{ "1700000000123456789", true, 1700000000123456789LL },
+		{ "-9223372036854775808", true, INT64_MIN },
+		{ "9223372036854775807", true, INT64_MAX },
+		{ "1e3", true, 1000 }, { "-0", true, 0 },
+		{ "9223372036854775808", false, 0 }, { "1.5", false, 0 },
+		{ "1e999", false, 0 }, { "-1e999", false, 0 },
+		{ "\"1\"", false, 0 },
+	};
+
+	for (size_t k = 0; k < sizeof(c) / sizeof(c[0]); k++) {
+		struct json *j = parse(c[k].s);
+		int64_t v = 0;
+
+		HT_EXPECT_EQ(t, json_int(j, &v), c[k].ok);
+		HT_EXPECT_EQ(t, v, c[k].v);
+		json_free(j);
+	}
+}
+
 static struct ht_case json_cases[] = {
+	HT_CASE(json_exact_ints),
 	HT_CASE(json_scalars),
 	HT_CASE(json_numbers),
 	HT_CASE(json_nesting),

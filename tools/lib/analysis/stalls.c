@@ -19,6 +19,7 @@
 static const char *const fn_names[HVN_FN_N] = {
 	"Unknown", "AllGather", "AllReduce", "AlltoAll", "Broadcast", "Gather",
 	"Recv", "Reduce", "ReduceScatter", "Scatter", "SendRecv", "Send",
+	"Coalesced",
 };
 
 const char *hvn_nccl_fn(unsigned int fn)
@@ -142,6 +143,19 @@ static void ext_add(void *vx, const struct hvn_ext_coll *e)
 		pr->real = x->an.clk[0].real;
 		pr->mono = x->an.clk[0].mono;
 		snprintf(pr->host, sizeof(pr->host), "%s", e->host);
+	}
+	if (e->state != HVN_EXT_COMPLETED) {
+		struct hvn_unfinished *u;
+
+		x->unf = hvn_corr_grow(x->unf, &x->unf_cap, x->nunf, sizeof(*x->unf));
+		u = &x->unf[x->nunf++];
+		*u = (struct hvn_unfinished){
+			.comm = e->comm, .seq = e->seq, .rank = e->rank,
+			.func = e->func, .is_p2p = e->is_p2p, .state = e->state,
+			.start_real = (int64_t)e->start_real,
+			.start = hvn_an_real_to_mono(&x->an, (uint64_t)e->start_real),
+		};
+		return;
 	}
 	x->coll = hvn_corr_grow(x->coll, &x->coll_cap, x->ncoll, sizeof(*x->coll));
 	c = &x->coll[x->ncoll++];
@@ -636,6 +650,16 @@ int hvn_corr_read(struct hvn_corr *x, enum hvn_corr_input kind,
 	return rd[kind](path, ext_add, x);
 }
 
+/* The oldest first: the rank that never went on is the one to look at. */
+static int cmp_unfinished(const void *a, const void *b)
+{
+	const struct hvn_unfinished *x = a, *y = b;
+
+	if (x->start_real != y->start_real)
+		return x->start_real < y->start_real ? -1 : 1;
+	return x->rank - y->rank;
+}
+
 void hvn_corr_analyse(struct hvn_corr *x, struct hvn_tdat *t,
 		      const struct hvn_corr_params *p)
 {
@@ -675,6 +699,8 @@ void hvn_corr_analyse(struct hvn_corr *x, struct hvn_tdat *t,
 	verdicts(x, p);
 	/* By time lost; coll->stall indexes are not needed past here. */
 	qsort(x->st, x->nst, sizeof(*x->st), cmp_stall_lost);
+	if (x->nunf)
+		qsort(x->unf, x->nunf, sizeof(*x->unf), cmp_unfinished);
 }
 
 void hvn_corr_free(struct hvn_corr *x)
@@ -686,4 +712,5 @@ void hvn_corr_free(struct hvn_corr *x)
 	free(x->st);
 	free(x->by_start);
 	free(x->late);
+	free(x->unf);
 }

@@ -84,6 +84,15 @@ struct hvn_late {
 	int nranks;
 };
 
+/* A collective Flight Recorder saw scheduled or started, never completed:
+ * what a hang leaves. */
+struct hvn_unfinished {
+	uint64_t comm, seq, start;	/* start: trace time */
+	int64_t start_real;		/* CLOCK_REALTIME ns */
+	int32_t rank;
+	uint8_t func, is_p2p, state;	/* enum hvn_ext_state */
+};
+
 struct hvn_corr {
 	const char *trace;		/* its path, for messages */
 	const struct hvn_schema *schema;
@@ -102,6 +111,8 @@ struct hvn_corr {
 	uint64_t nccl_records, nccl_bad, orphans;
 	struct hvn_late *late;
 	size_t nlate;
+	struct hvn_unfinished *unf;	/* by start */
+	size_t nunf, unf_cap;
 };
 
 struct hvn_corr_params {

@@ -3,6 +3,7 @@
  * JSON to a tree.  Depth is bounded and every read is bounds-checked: the
  * input may be any file.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -275,6 +276,12 @@ static bool value(struct parser *p, struct json *j)
 		if (!buf)
 			return fail(p, "out of memory");
 		j->num = strtod(buf, NULL);
+		if (!strpbrk(buf, ".eE")) {
+			/* Integers exactly: ns since the epoch need 61 bits. */
+			errno = 0;
+			j->i = strtoll(buf, NULL, 10);
+			j->is_int = !errno;
+		}
 		free(buf);
 		j->type = J_NUM;
 		p->i += n;
@@ -330,4 +337,20 @@ const struct json *json_get(const struct json *o, const char *key)
 		if (!strcmp(o->keys[k], key))
 			return &o->kids[k];
 	return NULL;
+}
+
+bool json_int(const struct json *j, int64_t *v)
+{
+	if (!j || j->type != J_NUM)
+		return false;
+	if (j->is_int) {
+		*v = j->i;
+		return true;
+	}
+	/* -2^63 <= num < 2^63, whole (NaN fails every comparison) */
+	if (!(j->num >= -9223372036854775808.0 && j->num < 9223372036854775808.0) ||
+	    j->num != (double)(int64_t)j->num)
+		return false;
+	*v = (int64_t)j->num;
+	return true;
 }

@@ -16,6 +16,8 @@ enum json_type { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ };
 struct json {
 	enum json_type type;
 	double num;
+	int64_t i;			/* J_NUM, if is_int: exact */
+	bool is_int;
 	bool b;
 	char *str;			/* J_STR */
 	struct json *kids;		/* J_ARR, J_OBJ: values */
@@ -27,5 +29,8 @@ struct json {
 struct json *json_parse(const char *text, size_t len, char *err, size_t errlen);
 void json_free(struct json *j);
 const struct json *json_get(const struct json *obj, const char *key);
+/* A J_NUM as an exact integer: an integer literal, or a double that is
+ * whole and in range.  false otherwise (no rounding, no wrapping). */
+bool json_int(const struct json *j, int64_t *v);
 
 #endif

@@ -15,6 +15,7 @@
 #include "hvnoise/nccl.h"
 #include "inputs/torch.h"
 #include "inputs/json.h"
+#include "inputs/pickle.h"
 
 struct src {
 	const char *path;
@@ -23,18 +24,30 @@ struct src {
 	size_t n, cap;
 };
 
-static void push(struct src *s, const struct hvn_ext_coll *c)
+static int bad(struct src *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Adds @c if its times are a range after 1970. */
+static int push(struct src *s, const struct hvn_ext_coll *c)
 {
+	int64_t end = c->state == HVN_EXT_COMPLETED ? c->end_real : c->start_real;
+
+	if (c->start_real <= 0 || end < c->start_real)
+		return bad(s, "times %lld to %lld ns are not a time range since 1970",
+			   (long long)c->start_real, (long long)end);
 	if (s->n == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 256;
 		struct hvn_ext_coll *v = realloc(s->v, cap * sizeof(*v));
 
-		if (!v)
-			return;
+		if (!v) {
+			hvn_err("out of memory");
+			exit(HVN_EXIT_FAIL);
+		}
 		s->v = v;
 		s->cap = cap;
 	}
 	s->v[s->n++] = *c;
+	return 0;
 }
 
 /* A file counts whole or not at all. */
@@ -45,9 +58,6 @@ static int finish(struct src *s, int ret, hvn_ext_add add, void *ctx)
 	free(s->v);
 	return ret;
 }
-
-static int bad(struct src *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
 
 static int bad(struct src *s, const char *fmt, ...)
 {
@@ -174,6 +184,7 @@ static int dtype_size(const char *t)
 static int rank_of_name(const char *path)
 {
 	const char *b = strrchr(path, '/'), *e;
+	long v;
 
 	b = b ? b + 1 : path;
 	e = b + strlen(b);
@@ -181,85 +192,335 @@ static int rank_of_name(const char *path)
 		e--;
 	while (e > b && isdigit((unsigned char)e[-1]))
 		e--;
-	return isdigit((unsigned char)*e) ? atoi(e) : -1;
+	if (!isdigit((unsigned char)*e))
+		return -1;
+	errno = 0;
+	v = strtol(e, NULL, 10);
+	return errno || v > INT32_MAX ? -1 : (int)v;
 }
 
 /* --- PyTorch Flight Recorder ---------------------------------------------- */
 
+/* An exact integer (times in ns since the epoch need all 64 bits). */
+static bool int_key(struct src *s, const struct json *o, const char *key,
+		    int64_t *v, bool need, int *ret)
+{
+	const struct json *j = json_get(o, key);
+
+	if (!j || j->type == J_NULL) {
+		if (need)
+			*ret = bad(s, "key \"%s\" is missing", key);
+		return false;
+	}
+	if (!json_int(j, v)) {
+		*ret = bad(s, "key \"%s\" is not a 64-bit integer", key);
+		return false;
+	}
+	return true;
+}
+
+/* @base + @v (a double, in ns) as exact ns, or false when out of range. */
+static bool ns_add(int64_t base, double v, int64_t *out)
+{
+	if (!(v > -0x1p62 && v < 0x1p62))
+		return false;
+	return !__builtin_add_overflow(base, (int64_t)(v < 0 ? v - 0.5 : v + 0.5), out);
+}
+
+/*
+ * profiling_name is "<backend>:<op>" (nccl, gloo, xccl, c10d, ...), the op
+ * as ProcessGroup names it, "send 0->1" / "recv 1<-0" for point-to-point,
+ * "<OP>_coalesced" or "coalesced" for a coalesced group.
+ */
+static uint8_t fr_func(const char *name, bool *p2p)
+{
+	static const struct { const char *op; uint8_t fn; } map[] = {
+		{ "all_reduce_barrier", HVN_FN_ALLREDUCE },
+		{ "allreduce_coalesced", HVN_FN_ALLREDUCE },
+		{ "all_reduce_coalesced", HVN_FN_ALLREDUCE },
+		{ "_all_gather_base", HVN_FN_ALLGATHER },
+		{ "all_gather_into_tensor", HVN_FN_ALLGATHER },
+		{ "all_gather_into_tensor_coalesced", HVN_FN_ALLGATHER },
+		{ "allgather_into_tensor_coalesced", HVN_FN_ALLGATHER },
+		{ "allgather_coalesced", HVN_FN_ALLGATHER },
+		{ "all_gather_coalesced", HVN_FN_ALLGATHER },
+		{ "reduce_scatter_tensor", HVN_FN_REDUCESCATTER },
+		{ "reduce_scatter_tensor_coalesced", HVN_FN_REDUCESCATTER },
+		{ "_broadcast_oop", HVN_FN_BROADCAST },
+		{ "_reduce_oop", HVN_FN_REDUCE },
+		{ "all_to_all_single", HVN_FN_ALLTOALL },
+		{ "all_reduce_sparse", HVN_FN_ALLREDUCE },
+		{ "barrier", HVN_FN_ALLREDUCE },
+		{ "reduce_scatter_coalesced", HVN_FN_REDUCESCATTER },
+		{ "coalesced", HVN_FN_COALESCED },
+	};
+	const char *c = strchr(name, ':'), *op = name;
+	char low[48];
+	size_t n;
+
+	/* The backend prefix: letters, digits and '_' before the colon. */
+	if (c && c > name) {
+		const char *k = name;
+
+		while (k < c && (isalnum((unsigned char)*k) || *k == '_'))
+			k++;
+		if (k == c)
+			op = c + 1;
+	}
+	*p2p = false;
+	if (!strncmp(op, "send ", 5) || !strncmp(op, "recv ", 5)) {
+		*p2p = true;
+		return op[0] == 's' ? HVN_FN_SEND : HVN_FN_RECV;
+	}
+	/* endCoalescing's names are upper case: ALLGATHER_coalesced */
+	for (n = 0; op[n] && n < sizeof(low) - 1; n++)
+		low[n] = tolower((unsigned char)op[n]);
+	low[n] = 0;
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (!strcmp(low, map[i].op))
+			return map[i].fn;
+	return func_of(low);
+}
+
+/*
+ * The rank in a dump's name: Flight Recorder writes PREFIX<rank>, by
+ * default /tmp/nccl_trace_rank_<rank>; a copy may carry more after it
+ * (nccl_trace_rank_0_20250101).  The digits after the last "rank", else
+ * the only run of digits in the base name.
+ */
+static int fr_rank(struct src *s, int *ret)
+{
+	const char *b = strrchr(s->path, '/'), *r = NULL, *d = NULL;
+	int runs = 0;
+	long v;
+
+	b = b ? b + 1 : s->path;
+	for (const char *k = b; (k = strstr(k, "rank")); k += 4)
+		r = k + 4;
+	if (r) {
+		while (*r == '_' || *r == '-' || *r == '.')
+			r++;
+		if (isdigit((unsigned char)*r))
+			d = r;
+	}
+	for (const char *k = b; !d && *k; k++)
+		if (isdigit((unsigned char)*k) &&
+		    (k == b || !isdigit((unsigned char)k[-1])) && !runs++)
+			r = k;
+	if (!d && runs == 1)
+		d = r;
+	if (!d) {
+		*ret = bad(s, runs ? "which digits of the file name are the rank? name it PREFIX<rank> as Flight Recorder does, or rank<N>" :
+			   "no rank in the file name (Flight Recorder names its dumps PREFIX<rank>)");
+		return -1;
+	}
+	errno = 0;
+	v = strtol(d, NULL, 10);
+	if (errno || v > INT32_MAX) {
+		*ret = bad(s, "rank %.12s... in the file name is too large", d);
+		return -1;
+	}
+	return v;
+}
+
+/* Shapes times the element size of the first input, when it has both. */
+static bool fr_bytes(struct src *s, const struct json *e, uint64_t *bytes,
+		     int *ret)
+{
+	const struct json *sz = json_get(e, "input_sizes");
+	const struct json *dt = json_get(e, "input_dtypes");
+	uint64_t el = 1;
+
+	*bytes = 0;
+	if (!sz || sz->type == J_NULL)
+		return true;
+	if (sz->type != J_ARR) {
+		*ret = bad(s, "key \"input_sizes\" is not a list of shapes");
+		return false;
+	}
+	for (size_t k = 0; k < sz->n; k++) {
+		const struct json *shape = &sz->kids[k];
+
+		if (shape->type != J_ARR) {
+			*ret = bad(s, "input_sizes[%zu] is not a shape (a list of integers)", k);
+			return false;
+		}
+		for (size_t d = 0; d < shape->n; d++) {
+			int64_t n;
+
+			if (!json_int(&shape->kids[d], &n) || n < 0) {
+				*ret = bad(s, "input_sizes[%zu][%zu] is not a size", k, d);
+				return false;
+			}
+			if (!k)
+				el = __builtin_mul_overflow(el, (uint64_t)n, &el) ?
+				     UINT64_MAX : el;
+		}
+	}
+	if (!sz->n)
+		return true;
+	if (dt && dt->type != J_NULL &&
+	    (dt->type != J_ARR || (dt->n && dt->kids[0].type != J_STR))) {
+		*ret = bad(s, "key \"input_dtypes\" is not a list of names");
+		return false;
+	}
+	if (__builtin_mul_overflow(el, (uint64_t)dtype_size(dt && dt->n ? dt->kids[0].str : NULL),
+				   bytes))
+		*bytes = UINT64_MAX;
+	return true;
+}
+
+/* 0: @c is the entry; 1: completed at an unknown time, skipped; or the
+ * error bad() returned. */
+static int fr_entry(struct src *s, const struct json *e, int rank,
+		    struct hvn_ext_coll *c)
+{
+	const struct json *pg;
+	int64_t seq, created, done = 0, started = 0, pgid;
+	double dur = -1;
+	const char *name, *state;
+	bool p2p;
+	int ret = 0;
+
+	if (e->type != J_OBJ)
+		return bad(s, "not an object");
+	memset(c, 0, sizeof(*c));
+	c->rank = rank;
+	name = str(s, e, "profiling_name", true, &ret);
+	state = str(s, e, "state", true, &ret);
+	if (!name || !state ||
+	    !int_key(s, e, "time_created_ns", &created, true, &ret))
+		return ret;
+	if (created <= 0)
+		return bad(s, "key \"time_created_ns\" is %lld, not a time",
+			   (long long)created);
+	if (!strcmp(state, "completed"))
+		c->state = HVN_EXT_COMPLETED;
+	else if (!strcmp(state, "started"))
+		c->state = HVN_EXT_STARTED;
+	else if (!strcmp(state, "scheduled"))
+		c->state = HVN_EXT_SCHEDULED;
+	else
+		return bad(s, "state \"%.40s\" is none of scheduled, started, completed", state);
+	c->func = fr_func(name, &p2p);
+	if (json_get(e, "is_p2p")) {
+		const struct json *b = json_get(e, "is_p2p");
+
+		if (b->type != J_BOOL)
+			return bad(s, "key \"is_p2p\" is not a boolean");
+		p2p = b->b;
+	}
+	c->is_p2p = p2p;
+	if (!int_key(s, e, p2p ? "p2p_seq_id" : "collective_seq_id", &seq, true, &ret))
+		return ret;
+	if (seq < 0)
+		return bad(s, "a negative sequence number (%lld)", (long long)seq);
+	c->seq = seq;
+	num(s, e, "duration_ms", &dur, false, &ret);
+	/* Times Flight Recorder has not seen are null, or 0 in its JSON. */
+	int_key(s, e, "time_discovered_completed_ns", &done, false, &ret);
+	int_key(s, e, "time_discovered_started_ns", &started, false, &ret);
+	if (ret)
+		return ret;
+	if (json_get(e, "duration_ms") && json_get(e, "duration_ms")->type != J_NULL &&
+	    !(dur >= 0 && dur < 1e12))
+		return bad(s, "key \"duration_ms\" is %g, not a duration", dur);
+	if (done < 0 || started < 0)
+		return bad(s, "a negative time_discovered_*_ns");
+	pg = json_get(e, "process_group");
+	if (pg && pg->type == J_ARR && pg->n && pg->kids[0].type == J_STR)
+		c->comm = hash_str(pg->kids[0].str);
+	else if (pg && pg->type != J_NULL)
+		return bad(s, "key \"process_group\" is not [name, description]");
+	else if (int_key(s, e, "pg_id", &pgid, false, &ret))
+		c->comm = (uint64_t)pgid + 1;
+	if (ret || !fr_bytes(s, e, &c->bytes, &ret))
+		return ret;
+	c->start_real = created;
+	if (c->state != HVN_EXT_COMPLETED) {
+		if (started > created)
+			c->start_real = started;
+		return 0;
+	}
+	if (dur >= 0) {
+		if (!ns_add(created, dur * 1e6, &c->end_real))
+			return bad(s, "key \"duration_ms\" is %g, beyond any time", dur);
+	} else if (done > 0) {
+		c->end_real = done;
+	} else {
+		return 1;		/* completed, but when is not known */
+	}
+	if (c->end_real < c->start_real)
+		return bad(s, "ends before it starts");
+	return 0;
+}
+
+static struct json *fr_load(struct src *s)
+{
+	size_t len;
+	char *text = hvn_read_file(s->path, &len), err[160];
+	struct json *j;
+
+	if (!text) {
+		hvn_err("%s: %s", s->path, strerror(errno));
+		return NULL;
+	}
+	if (pickle_is(text, len)) {
+		j = pickle_parse(text, len, err, sizeof(err));
+		if (!j)
+			bad(s, "a pickle that is not a Flight Recorder dump (%s)", err);
+	} else {
+		j = json_parse(text, len, err, sizeof(err));
+		if (!j)
+			bad(s, "neither a pickle nor JSON (%s)", err);
+	}
+	free(text);
+	return j;
+}
+
 int hvn_read_torch_fr(const char *path, hvn_ext_add add, void *ctx)
 {
 	struct src s = { .path = path };
-	struct json *j = load(&s, NULL, NULL);
-	const struct json *entries;
-	int ret = 0, rank = rank_of_name(path);
+	struct json *j = fr_load(&s);
+	const struct json *entries, *v;
+	int ret = 0, rank;
 
 	if (!j)
 		return HVN_EXIT_BADFILE;
-	if (j->type != J_OBJ || !json_get(j, "version")) {
+	v = json_get(j, "version");
+	if (j->type != J_OBJ || !v) {
 		ret = bad(&s, "not a Flight Recorder dump (no \"version\" key)");
 		goto out;
 	}
-	if (rank < 0) {
-		ret = bad(&s, "no rank in the file name (FR names its dumps PREFIX<rank>)");
+	/* "MAJOR.MINOR": a number would have lost its minor's zeros. */
+	if (v->type != J_STR || !isdigit((unsigned char)v->str[0]) ||
+	    !strchr(v->str, '.')) {
+		ret = bad(&s, "key \"version\" is not a string \"MAJOR.MINOR\"");
 		goto out;
 	}
-	entries = json_get(j, "entries");
+	rank = fr_rank(&s, &ret);
+	if (ret)
+		goto out;
+	entries = json_get(j, "entries");	/* PyTorch's JSON omits it when empty */
 	if (entries && entries->type != J_ARR) {
-		ret = bad(&s, "key \"entries\" is not an array");
+		ret = bad(&s, "key \"entries\" is not a list");
 		goto out;
 	}
 	for (size_t i = 0; entries && i < entries->n; i++) {
-		const struct json *e = &entries->kids[i], *pg, *sz;
-		struct hvn_ext_coll c = { .rank = rank };
-		double seq, created, dur = -1, done = 0, pgid = 0;
-		const char *name, *state;
+		struct hvn_ext_coll c;
+		int r;
 
 		snprintf(s.where, sizeof(s.where), "entries[%zu]", i);
-		if (e->type != J_OBJ) {
-			ret = bad(&s, "not an object");
+		r = fr_entry(&s, &entries->kids[i], rank, &c);
+		if (r == 1)
+			continue;
+		if (r) {
+			ret = r;
 			goto out;
 		}
-		name = str(&s, e, "profiling_name", true, &ret);
-		state = str(&s, e, "state", true, &ret);
-		if (!name || !state ||
-		    !num(&s, e, "time_created_ns", &created, true, &ret))
-			goto out;
-		c.is_p2p = json_get(e, "is_p2p") && json_get(e, "is_p2p")->b;
-		if (!num(&s, e, c.is_p2p ? "p2p_seq_id" : "collective_seq_id",
-			 &seq, true, &ret))
-			goto out;
-		num(&s, e, "duration_ms", &dur, false, &ret);
-		num(&s, e, "time_discovered_completed_ns", &done, false, &ret);
+		ret = push(&s, &c);
 		if (ret)
 			goto out;
-		if (strcmp(state, "completed") || (dur < 0 && done <= 0))
-			continue;	/* not over, or no end known */
-		pg = json_get(e, "process_group");
-		if (pg && pg->type == J_ARR && pg->n && pg->kids[0].type == J_STR)
-			c.comm = hash_str(pg->kids[0].str);
-		else if (num(&s, e, "pg_id", &pgid, false, &ret))
-			c.comm = (uint64_t)pgid + 1;
-		c.seq = seq;
-		c.func = func_of(strncmp(name, "nccl:", 5) ? name : name + 5);
-		c.start_real = created;
-		c.end_real = dur >= 0 ? created + dur * 1e6 : done;
-		sz = json_get(e, "input_sizes");
-		if (sz && sz->type == J_ARR && sz->n && sz->kids[0].type == J_ARR) {
-			uint64_t el = 1;
-			const struct json *dt = json_get(e, "input_dtypes");
-
-			for (size_t k = 0; k < sz->kids[0].n; k++)
-				if (sz->kids[0].kids[k].type == J_NUM)
-					el *= (uint64_t)sz->kids[0].kids[k].num;
-			c.bytes = el * dtype_size(dt && dt->type == J_ARR && dt->n &&
-						  dt->kids[0].type == J_STR ?
-						  dt->kids[0].str : NULL);
-		}
-		if (c.end_real < c.start_real) {
-			ret = bad(&s, "ends before it starts");
-			goto out;
-		}
-		push(&s, &c);
 	}
 out:
 	json_free(j);
@@ -273,7 +534,7 @@ int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx)
 	struct src s = { .path = path };
 	struct json *j = load(&s, NULL, NULL);
 	const struct json *ev, *di;
-	double base = -1, r;
+	int64_t base = -1, r;
 	int ret = 0, rank = rank_of_name(path);
 	uint64_t counter[HVN_FN_N] = { 0 };
 
@@ -284,10 +545,15 @@ int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx)
 		ret = bad(&s, "not a Chrome trace (no \"traceEvents\" array)");
 		goto out;
 	}
-	num(&s, j, "baseTimeNanoseconds", &base, false, &ret);
+	int_key(&s, j, "baseTimeNanoseconds", &base, false, &ret);
 	di = json_get(j, "distributedInfo");
-	if (num(&s, di, "rank", &r, false, &ret))
+	if (int_key(&s, di, "rank", &r, false, &ret)) {
+		if (r < 0 || r > INT32_MAX) {
+			ret = bad(&s, "distributedInfo.rank %lld is not a rank", (long long)r);
+			goto out;
+		}
 		rank = r;
+	}
 	if (ret)
 		goto out;
 	if (rank < 0) {
@@ -299,7 +565,8 @@ int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx)
 		const char *name = str(&s, e, "name", false, &ret);
 		const char *cat = str(&s, e, "cat", false, &ret);
 		struct hvn_ext_coll c = { .rank = rank };
-		double ts, dur, v;
+		double ts, dur;
+		int64_t v;
 		char fn[32];
 		size_t k = 0;
 
@@ -313,6 +580,10 @@ int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx)
 		if (!num(&s, e, "ts", &ts, true, &ret) ||
 		    !num(&s, e, "dur", &dur, true, &ret))
 			goto out;
+		if (!(dur >= 0)) {
+			ret = bad(&s, "key \"dur\" is %g, not a duration", dur);
+			goto out;
+		}
 		name = strchr(name, '_') + 1;
 		while (name[k] && name[k] != '_' && k < sizeof(fn) - 1) {
 			fn[k] = name[k];
@@ -328,25 +599,40 @@ int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx)
 
 			if (pgn)
 				c.comm = hash_str(pgn);
-			if (num(&s, args, "In msg nelems", &v, false, &ret))
-				c.bytes = (uint64_t)v * dtype_size(dt);
+			if (int_key(&s, args, "In msg nelems", &v, false, &ret) &&
+			    (v < 0 || __builtin_mul_overflow((uint64_t)v, dtype_size(dt),
+							     &c.bytes))) {
+				ret = bad(&s, "\"In msg nelems\" %lld is not a size",
+					  (long long)v);
+				goto out;
+			}
 		}
 		/* Kernels carry a sequence number only in 2026 traces; else
 		 * count them per function, as every rank launches them. */
-		c.seq = num(&s, args, "Seq", &v, false, &ret) ? (uint64_t)v :
-			counter[c.func]++;
+		if (int_key(&s, args, "Seq", &v, false, &ret)) {
+			if (v < 0) {
+				ret = bad(&s, "a negative \"Seq\"");
+				goto out;
+			}
+			c.seq = v;
+		} else {
+			c.seq = counter[c.func]++;
+		}
 		if (ret)
 			goto out;
-		if (base >= 0)
-			c.start_real = base + ts * 1e3;
-		else if (ts > 1e15)
-			c.start_real = ts * 1e3;	/* older: epoch µs */
-		else {
+		if (base < 0 && !(ts > 1e15)) {
 			ret = bad(&s, "relative \"ts\" without \"baseTimeNanoseconds\"");
 			goto out;
 		}
-		c.end_real = c.start_real + dur * 1e3;
-		push(&s, &c);
+		/* older traces: ts in epoch µs */
+		if (!ns_add(base < 0 ? 0 : base, ts * 1e3, &c.start_real) ||
+		    !ns_add(c.start_real, dur * 1e3, &c.end_real)) {
+			ret = bad(&s, "\"ts\" %g or \"dur\" %g is beyond any time", ts, dur);
+			goto out;
+		}
+		ret = push(&s, &c);
+		if (ret)
+			goto out;
 	}
 out:
 	json_free(j);
@@ -358,16 +644,26 @@ out:
 /* An Inspector record's required fields, in the order they are checked. */
 static bool record_ok(struct src *s, const struct json *h,
 		      const struct json *m, const struct json *cp,
-		      const char **id, const char **coll, double *rank,
-		      double *dump, double *sn, double *exec, int *ret)
+		      const char **id, const char **coll, int64_t *rank,
+		      double *dump, int64_t *sn, double *exec, int *ret)
 {
 	*id = str(s, h, "id", true, ret);
-	if (!*id || !num(s, h, "rank", rank, true, ret) ||
+	if (!*id || !int_key(s, h, "rank", rank, true, ret) ||
 	    !num(s, m, "dump_timestamp_us", dump, true, ret))
 		return false;
+	if (*rank < 0 || *rank > INT32_MAX) {
+		*ret = bad(s, "header.rank %lld is not a rank", (long long)*rank);
+		return false;
+	}
 	*coll = str(s, cp, "coll", true, ret);
-	return *coll && num(s, cp, "coll_sn", sn, true, ret) &&
-	       num(s, cp, "coll_exec_time_us", exec, true, ret);
+	if (!*coll || !int_key(s, cp, "coll_sn", sn, true, ret) ||
+	    !num(s, cp, "coll_exec_time_us", exec, true, ret))
+		return false;
+	if (*sn < 0 || !(*exec >= 0)) {
+		*ret = bad(s, "a negative coll_sn or coll_exec_time_us");
+		return false;
+	}
+	return true;
 }
 
 int hvn_read_inspector(const char *path, hvn_ext_add add, void *ctx)
@@ -385,7 +681,8 @@ int hvn_read_inspector(const char *path, hvn_ext_add add, void *ctx)
 		struct json *j;
 		const struct json *h, *m, *cp, *tr;
 		struct hvn_ext_coll c = { 0 };
-		double rank, sn, exec, dump, size, a, b;
+		double exec, dump, a, b;
+		int64_t rank, sn, size;
 		const char *id, *coll, *host;
 
 		line++;
@@ -415,8 +712,8 @@ int hvn_read_inspector(const char *path, hvn_ext_add add, void *ctx)
 			c.seq = sn;
 			c.func = func_of(coll);
 			c.is_p2p = c.func == HVN_FN_SEND || c.func == HVN_FN_RECV;
-			if (num(&s, cp, "coll_msg_size_bytes", &size, false, &ret))
-				c.bytes = size;
+			if (int_key(&s, cp, "coll_msg_size_bytes", &size, false, &ret))
+				c.bytes = size < 0 ? 0 : size;
 			host = str(&s, m, "hostname", false, &ret);
 			if (host)
 				snprintf(c.host, sizeof(c.host), "%s", host);
@@ -425,14 +722,15 @@ int hvn_read_inspector(const char *path, hvn_ext_add add, void *ctx)
 			tr = json_get(j, "event_trace_ts");
 			if (num(&s, tr, "coll_start_ts", &a, false, &ret) &&
 			    num(&s, tr, "coll_stop_ts", &b, false, &ret) && b >= a) {
-				c.start_real = a * 1e3;
-				c.end_real = b * 1e3;
-			} else {
-				c.end_real = dump * 1e3;
-				c.start_real = c.end_real - exec * 1e3;
+				if (!ns_add(0, a * 1e3, &c.start_real) ||
+				    !ns_add(0, b * 1e3, &c.end_real))
+					ret = bad(&s, "coll_start_ts or coll_stop_ts is beyond any time");
+			} else if (!ns_add(0, dump * 1e3, &c.end_real) ||
+				   !ns_add(c.end_real, -exec * 1e3, &c.start_real)) {
+				ret = bad(&s, "dump_timestamp_us or coll_exec_time_us is beyond any time");
 			}
 			if (!ret)
-				push(&s, &c);
+				ret = push(&s, &c);
 		}
 		json_free(j);
 	}

@@ -7,17 +7,21 @@
 
 #include "hvn.h"
 
+/* How far a collective got (Flight Recorder's states). */
+enum hvn_ext_state { HVN_EXT_COMPLETED, HVN_EXT_STARTED, HVN_EXT_SCHEDULED };
+
 struct hvn_ext_coll {
 	uint64_t comm, seq, bytes;
 	int32_t rank;
-	uint8_t func, is_p2p;
-	double start_real, end_real;	/* CLOCK_REALTIME ns */
+	uint8_t func, is_p2p, state;
+	int64_t start_real, end_real;	/* CLOCK_REALTIME ns; end: completed only */
 	char host[33];
 };
 
 typedef void (*hvn_ext_add)(void *ctx, const struct hvn_ext_coll *c);
 
-/* 0, or HVN_EXIT_BADFILE with the file and key printed. */
+/* 0, or HVN_EXIT_BADFILE with the file and key printed.  Flight Recorder
+ * dumps are read as PyTorch writes them, pickle or JSON. */
 int hvn_read_torch_fr(const char *path, hvn_ext_add add, void *ctx);
 int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx);
 int hvn_read_inspector(const char *path, hvn_ext_add add, void *ctx);

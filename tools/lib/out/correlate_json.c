@@ -4,6 +4,7 @@
 
 #include "analysis/stalls.h"
 #include "out/correlate_json.h"
+#include "inputs/torch.h"
 #include "out/jsonw.h"
 
 #define SCHEMA_VERSION	1
@@ -92,6 +93,17 @@ void hvn_corr_write_json(FILE *o, const struct hvn_corr *x,
 		hvn_json_str(o, pr ? pr->host : "");
 		fprintf(o, ",\"late_ns\":%.0f,\"ranks\":%d}", l->late_ms * 1e6,
 		       l->nranks);
+	}
+	fprintf(o, "],\"unfinished\":[");
+	for (size_t i = 0; i < x->nunf; i++) {
+		const struct hvn_unfinished *u = &x->unf[i];
+
+		fprintf(o, "%s{\"comm\":\"%016llx\",\"func\":\"%s\",\"seq\":%llu,\"p2p\":%s,\"rank\":%d,\"state\":\"%s\",\"start_ns\":%llu,\"start_realtime_ns\":%lld}",
+			i ? "," : "", (unsigned long long)u->comm,
+			hvn_nccl_fn(u->func), (unsigned long long)u->seq,
+			u->is_p2p ? "true" : "false", u->rank,
+			u->state == HVN_EXT_STARTED ? "started" : "scheduled",
+			(unsigned long long)u->start, (long long)u->start_real);
 	}
 	fprintf(o, "]}\n");
 }
