@@ -79,6 +79,7 @@ def inspector(rank):
 
 def write(name, obj):
     path = os.path.join(work, name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w") as f:
         f.write(obj if isinstance(obj, str) else json.dumps(obj))
     return path
@@ -373,6 +374,112 @@ for name, data, msg in bad_fr:
     check(rc == 3 and name in err and msg in err and out is not None and out["collectives"] == 40
           and "Sanitizer" not in err,
           f"fr: {msg} -> exit 3 naming {name}, the good file still read")
+
+# --- Kineto traces as the profiler writes them ------------------------------
+import gzip
+
+
+def kineto_real(rank, pg=True, seq=False, swap=True, p2p_late=0):
+    """kineto(rank) as real files are: no Seq before 2026, kernels out of ts
+    order in places, SendRecv kernels between the collectives."""
+    d = kineto(rank)
+    ev = d["traceEvents"]
+    for e in ev:
+        if not seq:
+            e.get("args", {}).pop("Seq", None)
+        if not pg:
+            e.get("args", {}).pop("Process Group Name", None)
+    if rank == 2 and not seq:   # a stream runs in order: 5 ms late, not 50
+        ev[10]["ts"] -= 45000.0
+    if swap and rank == 1:      # 1-7 adjacent inversions per file, as seen
+        for k in (3, 17, 30):
+            ev[k], ev[k + 1] = ev[k + 1], ev[k]
+    for n in range(5):          # point-to-point: not collectives
+        ev.append({"ph": "X", "cat": "kernel", "name": "ncclDevKernel_SendRecv", "pid": 0, "tid": 7,
+                   "ts": ev[2 * n]["ts"] + 5000 + (p2p_late if n == 2 else 0), "dur": 100.0,
+                   "args": {"Process Group Name": "0"} if pg else {}})
+    return d
+
+
+def late_of(out):
+    return sorted((la["rank"], la["func"], la["seq"]) for la in out["late"]) if out else None
+
+
+def write_gz(name, obj):
+    return write_bin(name, gzip.compress(json.dumps(obj).encode()))
+
+
+kin = [write_gz(f"kineto-gz/rank{r}.pt.trace.json.gz", kineto_real(r, p2p_late=40000 if r == 1 else 0))
+       for r in range(3)]
+rc, out, err = correlate("--kineto", *kin)
+print(f"  kineto .json.gz, unsorted, SendRecv: exit {rc}, late {late_of(out)} {err.strip()[:200]}")
+check(rc == 0 and out["collectives"] == 135 and late_of(out) == [(2, "AllReduce", 10)]
+      and any(s["rank"] == 0 and s["seq"] == 25 for s in out["stalls"]),
+      "kineto: .json.gz read; kernels out of ts order keep their sequence; SendRecv never a late rank")
+
+# Files without process-group names: one job's files pair up; a second
+# job's rank 0, or the same file twice, is refused, not paired.
+nopg = [write(f"kineto-nopg/rank{r}.json", kineto_real(r, pg=False)) for r in range(3)]
+other = kineto_real(0, pg=False)
+for e in other["traceEvents"]:
+    e["ts"] += 3_000_000.0                  # another job, 3 s later
+other_path = write("kineto-nopg/other-job-rank0.json", other)
+rc, out, err = correlate("--kineto", *nopg)
+check(rc == 0 and late_of(out) == [(2, "AllReduce", 10)], f"kineto: files without group names pair up (late {late_of(out)})")
+rc, out, err = correlate("--kineto", *nopg, other_path)
+print(f"  other job's rank 0: exit {rc}: {err.strip()[:200]}")
+check(rc == 3 and "other-job-rank0.json: rank 0 of communicator" in err and "rank0.json already" in err
+      and late_of(out) == [(2, "AllReduce", 10)],
+      "kineto: a second job's rank 0 is refused naming the file it collides with, not paired")
+rc, out, err = correlate("--kineto", nopg[1], nopg[1])
+check(rc == 3 and "already" in err and out and out["collectives"] == 45,
+      f"kineto: the same file twice is read once, and said (exit {rc})")
+
+# Part of a file's kernels named, part not: one communicator.
+half = kineto_real(0)
+for e in half["traceEvents"][::2]:
+    e.get("args", {}).pop("Process Group Name", None)
+rc, out, err = correlate("--kineto", write("kineto-half/rank0.json", half),
+                         *[write(f"kineto-half/rank{r}.json", kineto_real(r)) for r in (1, 2)])
+comms = {r["comm"] for r in out["ranks"]} if out else None
+check(rc == 0 and comms is not None and len(comms) == 1 and late_of(out) == [(2, "AllReduce", 10)],
+      f"kineto: kernels with and without a group name in one file are one communicator ({comms})")
+
+# NCCL 2.19+'s Generic kernel: the operation is in args.
+gen = kineto_real(0)
+for e in gen["traceEvents"]:
+    if e["name"].startswith("ncclDevKernel_AllReduce"):
+        e["name"] = "ncclDevKernel_Generic"
+        e["args"]["Collective name"] = "allreduce"
+rc, got, err = perfetto_names("--kineto", write("kineto-gen/rank0.json", gen))
+got = [g.replace("STALL ", "") for g in got]
+check(rc == 0 and got.count("AllReduce") == 40 and "Unknown" not in got,
+      f"kineto: ncclDevKernel_Generic is the collective args names (exit {rc}, {sorted(set(got))})")
+
+# An error names the event at fault, not the NCCL kernel before it.
+badname = kineto_real(0)
+badname["traceEvents"].insert(12, {"ph": "X", "cat": "cpu_op", "name": 7, "ts": 1.0, "dur": 1.0})
+rc, out, err = correlate("--kineto", write("kineto-bad/rank0.json", badname))
+check(rc == 3 and "traceEvents[12]: key \"name\" is not a string" in err,
+      f"kineto: a bad name is reported at its own event ({err.strip()[:160]})")
+
+# The rank from the name: rank-70 of a dated name; a host_pid.time name has none.
+dated = kineto_real(0)
+del dated["distributedInfo"]
+rc, out, err = correlate("--kineto", write("kineto-name/rank-70.Mar_25_20_48_12.2861.pt.trace.json", dated))
+check(rc == 0 and out and [r["rank"] for r in out["ranks"]] == [70],
+      f"kineto: rank-70.Mar_25_20_48_12.2861.pt.trace.json is rank 70 ({[r['rank'] for r in out['ranks']] if out else '-'})")
+rc, out, err = correlate("--kineto", write("kineto-name/worker0.1623143089861.pt.trace.json", dated))
+check(rc == 3 and "no rank: no distributedInfo.rank" in err,
+      f"kineto: worker0.1623143089861.pt.trace.json without distributedInfo has no rank (exit {rc})")
+
+# A file of another day: said, not silently compared.
+shifted = fr(0)
+for e in shifted["entries"]:
+    e["time_created_ns"] -= 3 * 86400 * 10**9
+rc, out, err = correlate("--fr", write("fr-old/nccl_trace_rank_0", shifted))
+check(rc == 0 and "are outside" in err and "no noise of this trace can explain them" in err,
+      "inputs: collectives outside the trace's time are warned about, with both dates")
 
 # Random damage to each format: never a crash or a sanitizer report.
 import random

@@ -13,6 +13,7 @@
 #include "hvnoise/watch.h"
 #include "analysis/stalls.h"
 #include "inputs/torch.h"
+#include "out/human.h"
 #include "tracedat/meta.h"
 #include "tracedat/tracedat.h"
 
@@ -123,9 +124,9 @@ void hvn_corr_add_child(struct hvn_corr *x, uint64_t comm, int32_t rank,
 }
 
 /* A collective from another tool: CLOCK_REALTIME, mapped onto the trace. */
-static void ext_add(void *vx, const struct hvn_ext_coll *e)
+static void ext_add(struct hvn_corr *x, const struct hvn_ext_coll *e,
+		    const char *file)
 {
-	struct hvn_corr *x = vx;
 	struct hvn_coll *c;
 	struct hvn_proc *pr = NULL;
 
@@ -143,6 +144,7 @@ static void ext_add(void *vx, const struct hvn_ext_coll *e)
 		pr->real = x->an.clk[0].real;
 		pr->mono = x->an.clk[0].mono;
 		snprintf(pr->host, sizeof(pr->host), "%s", e->host);
+		pr->file = file;
 	}
 	if (e->state != HVN_EXT_COMPLETED) {
 		struct hvn_unfinished *u;
@@ -171,6 +173,81 @@ static void ext_add(void *vx, const struct hvn_ext_coll *e)
 	c->peer = -1;
 	c->start = hvn_an_real_to_mono(&x->an, (uint64_t)e->start_real);
 	c->enq = hvn_an_real_to_mono(&x->an, (uint64_t)e->end_real);
+}
+
+/* One file's collectives, held until the file is known to be new. */
+struct ext_file {
+	struct hvn_ext_coll *v;
+	size_t n, cap;
+};
+
+static void ext_stage(void *vf, const struct hvn_ext_coll *e)
+{
+	struct ext_file *f = vf;
+
+	f->v = hvn_corr_grow(f->v, &f->cap, f->n, sizeof(*f->v));
+	f->v[f->n++] = *e;
+}
+
+/*
+ * A rank of a communicator comes from one file: a second is the same file
+ * given twice, or files of two jobs whose ranks would be paired as one.
+ */
+static const char *ext_clash(const struct hvn_corr *x, const struct ext_file *f,
+			     const char *path, const struct hvn_ext_coll **at)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		const struct hvn_proc *pr = hvn_corr_proc_of(x, f->v[i].comm,
+							     f->v[i].rank);
+
+		if (pr && pr->file && pr->file != path) {
+			*at = &f->v[i];
+			return pr->file;
+		}
+	}
+	return NULL;
+}
+
+static int ext_read(struct hvn_corr *x, const char *path,
+		    int (*rd)(const char *, hvn_ext_add, void *))
+{
+	struct ext_file f = { 0 };
+	const struct hvn_ext_coll *e;
+	const char *other;
+	int64_t lo = INT64_MAX, hi = 0;
+	int ret = rd(path, ext_stage, &f);
+
+	if (!ret && (other = ext_clash(x, &f, path, &e))) {
+		hvn_err("%s: rank %d of communicator %016llx was read from %s already (the same file twice, or two jobs' files?); the file is skipped",
+			path, e->rank, (unsigned long long)e->comm, other);
+		ret = HVN_EXIT_BADFILE;
+	}
+	for (size_t i = 0; !ret && i < f.n; i++) {
+		ext_add(x, &f.v[i], path);
+		if (f.v[i].start_real < lo)
+			lo = f.v[i].start_real;
+		if (f.v[i].end_real > hi)
+			hi = f.v[i].end_real;
+	}
+	/* Mapped through the trace's clock pairs, a file of another day is
+	 * nothing the trace can explain. */
+	if (!ret && f.n && x->an.last_ts) {
+		uint64_t a = hvn_an_real_to_mono(&x->an, lo);
+		uint64_t b = hvn_an_real_to_mono(&x->an, hi > lo ? hi : lo);
+
+		if (b < x->an.first_ts || a > x->an.last_ts) {
+			char fa[48], fb[48], ta[48], tb[48];
+
+			hvn_fmt_time(&x->an, a, fa, sizeof(fa), true);
+			hvn_fmt_time(&x->an, b, fb, sizeof(fb), true);
+			hvn_fmt_time(&x->an, x->an.first_ts, ta, sizeof(ta), true);
+			hvn_fmt_time(&x->an, x->an.last_ts, tb, sizeof(tb), true);
+			hvn_err("%s: warning: its collectives (%s to %s) are outside %s (%s to %s): no noise of this trace can explain them",
+				path, fa, fb, x->trace, ta, tb);
+		}
+	}
+	free(f.v);
+	return ret;
 }
 
 /* --- stalls ----------------------------------------------------------------- */
@@ -647,7 +724,7 @@ int hvn_corr_read(struct hvn_corr *x, enum hvn_corr_input kind,
 			path, x->trace);
 		return HVN_EXIT_BADFILE;
 	}
-	return rd[kind](path, ext_add, x);
+	return ext_read(x, path, rd[kind]);
 }
 
 /* The oldest first: the rank that never went on is the one to look at. */

@@ -31,6 +31,7 @@ struct hvn_proc {
 	int32_t rank, nranks, pid;
 	uint64_t mono, real;
 	char host[33], name[33];
+	const char *file;		/* the input file it came from, if any */
 };
 
 struct hvn_contrib {

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "hvnoise/nccl.h"
 #include "inputs/torch.h"
@@ -19,7 +20,7 @@
 
 struct src {
 	const char *path;
-	char where[96];			/* entry or line, for errors */
+	char where[128];		/* entry or line, for errors */
 	struct hvn_ext_coll *v;		/* what the file gave, added if all good */
 	size_t n, cap;
 };
@@ -72,16 +73,79 @@ static int bad(struct src *s, const char *fmt, ...)
 	return HVN_EXIT_BADFILE;
 }
 
-static struct json *load(struct src *s, size_t *len_out, char **text_out)
-{
-	size_t len;
-	char *text = hvn_read_file(s->path, &len), err[120];
-	struct json *j;
+#define GZ_MAX	(2ull << 30)	/* a trace beyond 2 GiB is not read whole */
 
-	if (!text) {
+/* The file, gunzipped when it is gzip (the profiler's .json.gz). */
+static char *read_input(struct src *s, size_t *len)
+{
+	char *in = hvn_read_file(s->path, len), *out = NULL;
+	size_t cap = 0;
+	z_stream z = { 0 };
+	int r = Z_OK;
+
+	if (!in) {
 		hvn_err("%s: %s", s->path, strerror(errno));
 		return NULL;
 	}
+	if (*len < 2 || (unsigned char)in[0] != 0x1f || (unsigned char)in[1] != 0x8b)
+		return in;
+	if (inflateInit2(&z, 15 + 16) != Z_OK) {
+		free(in);
+		hvn_err("%s: zlib: out of memory", s->path);
+		return NULL;
+	}
+	z.next_in = (unsigned char *)in;
+	z.avail_in = *len;
+	for (;;) {
+		if (z.total_out + 1 >= cap) {
+			size_t nc = cap ? cap * 2 : *len * 4 + 4096;
+			char *nb;
+
+			if (cap >= GZ_MAX) {
+				r = Z_MEM_ERROR;
+				break;
+			}
+			nb = realloc(out, nc + 1);
+			if (!nb) {
+				r = Z_MEM_ERROR;
+				break;
+			}
+			out = nb;
+			cap = nc;
+		}
+		z.next_out = (unsigned char *)out + z.total_out;
+		z.avail_out = cap - z.total_out;
+		r = inflate(&z, Z_NO_FLUSH);
+		/* gzip members may follow one another (cat a.gz b.gz) */
+		if (r == Z_STREAM_END && z.avail_in)
+			r = inflateReset(&z);
+		else if (r == Z_STREAM_END)
+			break;
+		if (r != Z_OK && !(r == Z_BUF_ERROR && !z.avail_out))
+			break;
+	}
+	free(in);
+	if (r != Z_STREAM_END) {
+		bad(s, "gzip: %s", r == Z_MEM_ERROR ? "beyond 2 GiB uncompressed, or out of memory" :
+		    r == Z_BUF_ERROR ? "truncated" : z.msg ? z.msg : "corrupt");
+		inflateEnd(&z);
+		free(out);
+		return NULL;
+	}
+	*len = z.total_out;
+	out[*len] = 0;
+	inflateEnd(&z);
+	return out;
+}
+
+static struct json *load(struct src *s, size_t *len_out, char **text_out)
+{
+	size_t len;
+	char *text = read_input(s, &len), err[120];
+	struct json *j;
+
+	if (!text)
+		return NULL;
 	if (text_out) {
 		*text_out = text;
 		*len_out = len;
@@ -180,25 +244,6 @@ static int dtype_size(const char *t)
 	return 1;
 }
 
-/* The rank in a file name: the digits at the end of its base name. */
-static int rank_of_name(const char *path)
-{
-	const char *b = strrchr(path, '/'), *e;
-	long v;
-
-	b = b ? b + 1 : path;
-	e = b + strlen(b);
-	while (e > b && !isdigit((unsigned char)e[-1]))
-		e--;
-	while (e > b && isdigit((unsigned char)e[-1]))
-		e--;
-	if (!isdigit((unsigned char)*e))
-		return -1;
-	errno = 0;
-	v = strtol(e, NULL, 10);
-	return errno || v > INT32_MAX ? -1 : (int)v;
-}
-
 /* --- PyTorch Flight Recorder ---------------------------------------------- */
 
 /* An exact integer (times in ns since the epoch need all 64 bits). */
@@ -283,12 +328,12 @@ static uint8_t fr_func(const char *name, bool *p2p)
 }
 
 /*
- * The rank in a dump's name: Flight Recorder writes PREFIX<rank>, by
- * default /tmp/nccl_trace_rank_<rank>; a copy may carry more after it
- * (nccl_trace_rank_0_20250101).  The digits after the last "rank", else
- * the only run of digits in the base name.
+ * The rank in a file's name: the digits after its last "rank"
+ * (nccl_trace_rank_3, comm_lib_trace_rank_3_20250101, rank-70.Mar_25...);
+ * else, with @only_number, the base name's only run of digits.  -1 with
+ * *ret set if the name has none, or digits that could be anything.
  */
-static int fr_rank(struct src *s, int *ret)
+static int name_rank(struct src *s, bool only_number, int *ret)
 {
 	const char *b = strrchr(s->path, '/'), *r = NULL, *d = NULL;
 	int runs = 0;
@@ -307,11 +352,12 @@ static int fr_rank(struct src *s, int *ret)
 		if (isdigit((unsigned char)*k) &&
 		    (k == b || !isdigit((unsigned char)k[-1])) && !runs++)
 			r = k;
-	if (!d && runs == 1)
+	if (!d && runs == 1 && only_number)
 		d = r;
 	if (!d) {
-		*ret = bad(s, runs ? "which digits of the file name are the rank? name it PREFIX<rank> as Flight Recorder does, or rank<N>" :
-			   "no rank in the file name (Flight Recorder names its dumps PREFIX<rank>)");
+		*ret = bad(s, runs && only_number ?
+			   "which digits of the file name are the rank? name it PREFIX<rank> as Flight Recorder does, or rank<N>" :
+			   "no rank in the file name (PREFIX<rank> or rank<N>)");
 		return -1;
 	}
 	errno = 0;
@@ -458,13 +504,11 @@ static int fr_entry(struct src *s, const struct json *e, int rank,
 static struct json *fr_load(struct src *s)
 {
 	size_t len;
-	char *text = hvn_read_file(s->path, &len), err[160];
+	char *text = read_input(s, &len), err[160];
 	struct json *j;
 
-	if (!text) {
-		hvn_err("%s: %s", s->path, strerror(errno));
+	if (!text)
 		return NULL;
-	}
 	if (pickle_is(text, len)) {
 		j = pickle_parse(text, len, err, sizeof(err));
 		if (!j)
@@ -498,7 +542,7 @@ int hvn_read_torch_fr(const char *path, hvn_ext_add add, void *ctx)
 		ret = bad(&s, "key \"version\" is not a string \"MAJOR.MINOR\"");
 		goto out;
 	}
-	rank = fr_rank(&s, &ret);
+	rank = name_rank(&s, true, &ret);
 	if (ret)
 		goto out;
 	entries = json_get(j, "entries");	/* PyTorch's JSON omits it when empty */
@@ -529,14 +573,90 @@ out:
 
 /* --- Kineto / PyTorch profiler Chrome traces --------------------------------- */
 
+/* An NCCL kernel of a trace, in launch order. */
+struct kev {
+	double ts;
+	size_t i;
+};
+
+static int cmp_kev(const void *a, const void *b)
+{
+	const struct kev *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Per communicator and function: what counts kernels without "Seq". */
+struct kcount {
+	uint64_t comm, n[HVN_FN_N];
+};
+
+static uint64_t next_seq(struct kcount **v, size_t *n, uint64_t comm, uint8_t fn)
+{
+	size_t k;
+
+	for (k = 0; k < *n && (*v)[k].comm != comm; k++)
+		;
+	if (k == *n) {
+		struct kcount *nv = realloc(*v, (k + 1) * sizeof(**v));
+
+		if (!nv) {
+			hvn_err("out of memory");
+			exit(HVN_EXIT_FAIL);
+		}
+		*v = nv;
+		memset(&nv[k], 0, sizeof(nv[k]));
+		nv[k].comm = comm;
+		(*n)++;
+	}
+	return (*v)[k].n[fn]++;
+}
+
+static bool nccl_kernel(const char *name, const char *cat)
+{
+	return name && cat && !strcmp(cat, "kernel") &&
+	       (!strncmp(name, "ncclDevKernel_", 14) || !strncmp(name, "ncclKernel_", 11));
+}
+
+/* Kineto's function: from the kernel's name, or for the Generic kernel of
+ * NCCL 2.19+ and RCCL, from args["Collective name"]. */
+static uint8_t kineto_func(struct src *s, const char *name, const struct json *args,
+			   bool *p2p, int *ret)
+{
+	const char *cn = str(s, args, "Collective name", false, ret);
+	char fn[32];
+	size_t k = 0;
+	uint8_t f;
+
+	name = strchr(name, '_') + 1;
+	while (name[k] && name[k] != '_' && k < sizeof(fn) - 1) {
+		fn[k] = name[k];
+		k++;
+	}
+	fn[k] = 0;
+	f = func_of(fn);
+	*p2p = f == HVN_FN_SEND || f == HVN_FN_RECV || f == HVN_FN_SENDRECV;
+	if (f == HVN_FN_UNKNOWN && cn)
+		f = fr_func(cn, p2p);
+	if (f == HVN_FN_SEND || f == HVN_FN_RECV || f == HVN_FN_SENDRECV)
+		*p2p = true;
+	return f;
+}
+
 int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx)
 {
 	struct src s = { .path = path };
 	struct json *j = load(&s, NULL, NULL);
 	const struct json *ev, *di;
 	int64_t base = -1, r;
-	int ret = 0, rank = rank_of_name(path);
-	uint64_t counter[HVN_FN_N] = { 0 };
+	int ret = 0, rank = -1;
+	struct kev *kv = NULL;
+	size_t nkv = 0, ncnt = 0;
+	struct kcount *cnt = NULL;
+	const char *only_pg = NULL, *def_pg;
+	bool many_pg = false, have0 = false;
 
 	if (!j)
 		return HVN_EXIT_BADFILE;
@@ -556,27 +676,33 @@ int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx)
 	}
 	if (ret)
 		goto out;
-	if (rank < 0) {
-		ret = bad(&s, "no rank: no distributedInfo.rank and none in the file name");
+	/* The profiler names files HOST_PID.TIME.pt.trace.json: numbers
+	 * that are no rank.  Only a "rank" in the name says one. */
+	if (rank < 0 && strstr(strrchr(path, '/') ? strrchr(path, '/') : path, "rank"))
+		rank = name_rank(&s, false, &ret);
+	else if (rank < 0)
+		ret = bad(&s, "no rank: no distributedInfo.rank, and no rank<N> in the file name");
+	if (ret)
+		goto out;
+	/* Pass 1: the NCCL kernels, checked, and the groups they name. */
+	kv = calloc(ev->n ? ev->n : 1, sizeof(*kv));
+	if (!kv) {
+		ret = bad(&s, "out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < ev->n; i++) {
-		const struct json *e = &ev->kids[i], *args;
-		const char *name = str(&s, e, "name", false, &ret);
-		const char *cat = str(&s, e, "cat", false, &ret);
-		struct hvn_ext_coll c = { .rank = rank };
+		const struct json *e = &ev->kids[i];
+		const char *name, *cat, *pgn;
 		double ts, dur;
-		int64_t v;
-		char fn[32];
-		size_t k = 0;
 
+		snprintf(s.where, sizeof(s.where), "traceEvents[%zu]", i);
+		name = str(&s, e, "name", false, &ret);
+		cat = str(&s, e, "cat", false, &ret);
 		if (ret)
 			goto out;
-		if (!name || !cat || strcmp(cat, "kernel") ||
-		    (strncmp(name, "ncclDevKernel_", 14) &&
-		     strncmp(name, "ncclKernel_", 11)))
+		if (!nccl_kernel(name, cat))
 			continue;
-		snprintf(s.where, sizeof(s.where), "traceEvents[%zu] (%s)", i, name);
+		snprintf(s.where, sizeof(s.where), "traceEvents[%zu] (%.60s)", i, name);
 		if (!num(&s, e, "ts", &ts, true, &ret) ||
 		    !num(&s, e, "dur", &dur, true, &ret))
 			goto out;
@@ -584,46 +710,68 @@ int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx)
 			ret = bad(&s, "key \"dur\" is %g, not a duration", dur);
 			goto out;
 		}
-		name = strchr(name, '_') + 1;
-		while (name[k] && name[k] != '_' && k < sizeof(fn) - 1) {
-			fn[k] = name[k];
-			k++;
+		if (base < 0 && !(ts > 1e15)) {
+			ret = bad(&s, "relative \"ts\" without \"baseTimeNanoseconds\"");
+			goto out;
 		}
-		fn[k] = 0;
-		c.func = func_of(fn);
-		args = json_get(e, "args");
-		c.comm = 1;
-		{
-			const char *pgn = str(&s, args, "Process Group Name", false, &ret);
-			const char *dt = str(&s, args, "dtype", false, &ret);
+		pgn = str(&s, json_get(e, "args"), "Process Group Name", false, &ret);
+		if (ret)
+			goto out;
+		if (pgn) {
+			many_pg |= only_pg && strcmp(only_pg, pgn);
+			only_pg = only_pg ? only_pg : pgn;
+			have0 |= !strcmp(pgn, "0");
+		}
+		kv[nkv++] = (struct kev){ ts, i };
+	}
+	/*
+	 * Real traces are not sorted by ts, even within a stream: sequence
+	 * numbers follow launches.  Kernels without a group name belong to
+	 * the file's one group, or the default group "0".
+	 */
+	qsort(kv, nkv, sizeof(*kv), cmp_kev);
+	def_pg = !many_pg ? only_pg : have0 ? "0" : NULL;
+	for (size_t q = 0; q < nkv; q++) {
+		const struct json *e = &ev->kids[kv[q].i], *args = json_get(e, "args");
+		const char *name = json_get(e, "name")->str, *pgn, *dt;
+		struct hvn_ext_coll c = { .rank = rank };
+		double ts, dur;
+		bool p2p;
+		int64_t v;
 
-			if (pgn)
-				c.comm = hash_str(pgn);
-			if (int_key(&s, args, "In msg nelems", &v, false, &ret) &&
-			    (v < 0 || __builtin_mul_overflow((uint64_t)v, dtype_size(dt),
-							     &c.bytes))) {
-				ret = bad(&s, "\"In msg nelems\" %lld is not a size",
-					  (long long)v);
-				goto out;
-			}
+		snprintf(s.where, sizeof(s.where), "traceEvents[%zu] (%.60s)", kv[q].i, name);
+		num(&s, e, "ts", &ts, true, &ret);
+		num(&s, e, "dur", &dur, true, &ret);
+		pgn = str(&s, args, "Process Group Name", false, &ret);
+		dt = str(&s, args, "dtype", false, &ret);
+		c.func = kineto_func(&s, name, args, &p2p, &ret);
+		if (ret)
+			goto out;
+		c.is_p2p = p2p;
+		pgn = pgn ? pgn : def_pg;
+		/* No group at all: one for the files of this kind; two jobs'
+		 * files then share ranks, which correlate refuses. */
+		c.comm = hash_str(pgn ? pgn : "kineto: no process group");
+		if (int_key(&s, args, "In msg nelems", &v, false, &ret) &&
+		    (v < 0 || __builtin_mul_overflow((uint64_t)v, dtype_size(dt),
+						     &c.bytes))) {
+			ret = bad(&s, "\"In msg nelems\" %lld is not a size", (long long)v);
+			goto out;
 		}
 		/* Kernels carry a sequence number only in 2026 traces; else
-		 * count them per function, as every rank launches them. */
+		 * count them per group and function, as every rank launches
+		 * them. */
 		if (int_key(&s, args, "Seq", &v, false, &ret)) {
 			if (v < 0) {
 				ret = bad(&s, "a negative \"Seq\"");
 				goto out;
 			}
 			c.seq = v;
-		} else {
-			c.seq = counter[c.func]++;
+		} else if (!ret) {
+			c.seq = next_seq(&cnt, &ncnt, c.comm, c.func);
 		}
 		if (ret)
 			goto out;
-		if (base < 0 && !(ts > 1e15)) {
-			ret = bad(&s, "relative \"ts\" without \"baseTimeNanoseconds\"");
-			goto out;
-		}
 		/* older traces: ts in epoch µs */
 		if (!ns_add(base < 0 ? 0 : base, ts * 1e3, &c.start_real) ||
 		    !ns_add(c.start_real, dur * 1e3, &c.end_real)) {
@@ -635,6 +783,8 @@ int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx)
 			goto out;
 	}
 out:
+	free(kv);
+	free(cnt);
 	json_free(j);
 	return finish(&s, ret, add, ctx);
 }
