@@ -480,6 +480,14 @@ for e in shifted["entries"]:
 rc, out, err = correlate("--fr", write("fr-old/nccl_trace_rank_0", shifted))
 check(rc == 0 and "are outside" in err and "no noise of this trace can explain them" in err,
       "inputs: collectives outside the trace's time are warned about, with both dates")
+import time
+day = time.strftime("%Y-%m-%d", time.localtime((base - 3 * 86400 * 10**9) / 1e9))
+times = [out["first_ns"], out["last_ns"]] + [st["start_ns"] for st in out["stalls"]] if out else []
+p = subprocess.run([hvn, "correlate", trace, "--fr", os.path.join(work, "fr-old/nccl_trace_rank_0")],
+                   capture_output=True, text=True, env=env)
+print(f"  another day's file: JSON times {times[:3]}; text dated {day}: {day in p.stdout}")
+check(times and all(-2**63 <= t < 2**62 for t in times) and day in p.stdout,
+      "inputs: their times are signed in --json (never wrapped to 1.8e19) and dated in the text")
 
 # Random damage to each format: never a crash or a sanitizer report.
 import random

@@ -18,11 +18,17 @@
 #include "out/perfetto.h"
 #include "tracedat/tracedat.h"
 
+/* Off the trace's time (another day's file), with its date. */
+static bool off_trace(const struct hvn_corr *x, uint64_t t)
+{
+	return (int64_t)t < (int64_t)x->an.first_ts || (int64_t)t > (int64_t)x->an.last_ts;
+}
+
 static void fmt_when(const struct hvn_corr *x, const struct hvn_coll *c, char *buf,
 		     size_t len)
 {
 	if (x->an.nclk) {
-		hvn_fmt_time(&x->an, c->start, buf, len, false);
+		hvn_fmt_time(&x->an, c->start, buf, len, off_trace(x, c->start));
 		return;
 	}
 	const struct hvn_proc *p = hvn_corr_proc_of(x, c->comm, c->rank);
@@ -121,9 +127,10 @@ static void print_text(struct hvn_corr *x, const struct hvn_corr_params *p,
 		printf("\nNever completed (Flight Recorder), oldest first:\n");
 		for (size_t i = 0; i < x->nunf && i < (size_t)p->top; i++) {
 			const struct hvn_unfinished *u = &x->unf[i];
-			char when[40];
+			char when[48];
 
-			hvn_fmt_time(&x->an, u->start, when, sizeof(when), false);
+			hvn_fmt_time(&x->an, u->start, when, sizeof(when),
+				     off_trace(x, u->start));
 			printf("  comm %016llx rank %d never completed %s %s %llu: %s %s\n",
 			       (unsigned long long)u->comm, u->rank,
 			       hvn_nccl_fn(u->func), u->is_p2p ? "p2p seq" : "seq",

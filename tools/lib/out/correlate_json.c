@@ -21,17 +21,19 @@ void hvn_corr_write_json(FILE *o, const struct hvn_corr *x,
 	fprintf(o, ",\"params\":{\"factor\":%g,\"window\":%ld,\"min_ms\":%g,\"min_share\":%g},",
 	       p->k, p->window, p->min_ms, p->min_share);
 	{
-		uint64_t first = UINT64_MAX, last = 0;
+		/* Trace time is signed: a collective of another file may
+		 * come before the trace's clock started. */
+		int64_t first = INT64_MAX, last = INT64_MIN;
 
 		for (size_t i = 0; i < x->ncoll; i++) {
-			if (x->coll[i].start < first)
+			if ((int64_t)x->coll[i].start < first)
 				first = x->coll[i].start;
-			if (x->coll[i].end > last)
+			if ((int64_t)x->coll[i].end > last)
 				last = x->coll[i].end;
 		}
-		fprintf(o, "\"first_ns\":%llu,\"last_ns\":%llu,",
-		       (unsigned long long)(x->ncoll ? first : 0),
-		       (unsigned long long)last);
+		fprintf(o, "\"first_ns\":%lld,\"last_ns\":%lld,",
+		       (long long)(x->ncoll ? first : 0),
+		       (long long)(x->ncoll ? last : 0));
 	}
 	fprintf(o, "\"collectives\":%zu,\"nccl_records\":%llu,\"bad_records\":%llu,\"ranks\":[",
 	       x->ncoll, (unsigned long long)x->nccl_records,
@@ -51,13 +53,13 @@ void hvn_corr_write_json(FILE *o, const struct hvn_corr *x,
 		const struct hvn_coll *c = &x->coll[s->coll];
 		int64_t real = hvn_corr_real_of(x, c);
 
-		fprintf(o, "%s{\"comm\":\"%016llx\",\"rank\":%d,\"func\":\"%s\",\"seq\":%lld,\"bytes\":%llu,\"nccl_start_ns\":%llu,\"start_ns\":%llu,\"start_realtime_ns\":%lld,\"duration_ns\":%llu,\"median_ns\":%llu,\"lost_ns\":%llu,\"proxy_cpus\":[",
+		fprintf(o, "%s{\"comm\":\"%016llx\",\"rank\":%d,\"func\":\"%s\",\"seq\":%lld,\"bytes\":%llu,\"nccl_start_ns\":%lld,\"start_ns\":%lld,\"start_realtime_ns\":%lld,\"duration_ns\":%llu,\"median_ns\":%llu,\"lost_ns\":%llu,\"proxy_cpus\":[",
 		       i ? "," : "", (unsigned long long)c->comm, c->rank,
 		       hvn_nccl_fn(c->func),
 		       c->seq == UINT64_MAX ? -1 : (long long)c->seq,
 		       (unsigned long long)(c->count * (c->dtype ? c->dtype : 1)),
-		       (unsigned long long)c->nccl_start,
-		       (unsigned long long)c->start,
+		       (long long)c->nccl_start,
+		       (long long)c->start,
 		       (long long)(real + (int64_t)(c->start - c->nccl_start)),
 		       (unsigned long long)(c->end - c->start),
 		       (unsigned long long)c->median,
@@ -98,12 +100,12 @@ void hvn_corr_write_json(FILE *o, const struct hvn_corr *x,
 	for (size_t i = 0; i < x->nunf; i++) {
 		const struct hvn_unfinished *u = &x->unf[i];
 
-		fprintf(o, "%s{\"comm\":\"%016llx\",\"func\":\"%s\",\"seq\":%llu,\"p2p\":%s,\"rank\":%d,\"state\":\"%s\",\"start_ns\":%llu,\"start_realtime_ns\":%lld}",
+		fprintf(o, "%s{\"comm\":\"%016llx\",\"func\":\"%s\",\"seq\":%llu,\"p2p\":%s,\"rank\":%d,\"state\":\"%s\",\"start_ns\":%lld,\"start_realtime_ns\":%lld}",
 			i ? "," : "", (unsigned long long)u->comm,
 			hvn_nccl_fn(u->func), (unsigned long long)u->seq,
 			u->is_p2p ? "true" : "false", u->rank,
 			u->state == HVN_EXT_STARTED ? "started" : "scheduled",
-			(unsigned long long)u->start, (long long)u->start_real);
+			(long long)u->start, (long long)u->start_real);
 	}
 	fprintf(o, "]}\n");
 }
