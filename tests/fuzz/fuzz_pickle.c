@@ -5,9 +5,8 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
+#include <string.h>
 
 #include "inputs/pickle.h"
 #include "inputs/torch.h"
@@ -33,11 +32,20 @@ static size_t walk(const struct json *j)
 	return n;
 }
 
+static char dir[] = "/tmp/hvn-fuzz-pickle-XXXXXX";
+static char path[64];
+
+static void cleanup(void)
+{
+	unlink(path);
+	rmdir(dir);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char path[64], err[200];
+	char err[200];
 	struct json *j;
-	int fd;
+	FILE *f;
 
 	hvn_quiet = true;
 	j = pickle_parse(data, size, err, sizeof(err));
@@ -46,12 +54,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	else if (!err[0])
 		abort();	/* every refusal says why */
 	json_free(j);
-	fd = memfd_create("nccl_trace_rank_3", 0);
-	if (fd < 0 || write(fd, data, size) != (ssize_t)size)
+	/* The dump's rank is in its name, as Flight Recorder writes it. */
+	if (!path[0]) {
+		if (!mkdtemp(dir))
+			abort();
+		snprintf(path, sizeof(path), "%s/nccl_trace_rank_3", dir);
+		atexit(cleanup);
+	}
+	f = fopen(path, "w");
+	if (!f || fwrite(data, 1, size, f) != size || fclose(f))
 		abort();
-	/* The dump's rank is in its name. */
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	hvn_read_torch_fr(path, add, NULL);
-	close(fd);
 	return 0;
 }

@@ -228,6 +228,78 @@ static void pickle_expansion_bounded(struct hvn_test *t)
 	HT_EXPECT_SUBSTR(t, err, "expands beyond");
 }
 
+/* One 100 KB string fetched from the memo 5,000 times: 500 MB asked of a
+ * 100 KB file; bytes are budgeted, not only values. */
+static void pickle_string_expansion_bounded(struct hvn_test *t)
+{
+	size_t slen = 100000, n = 0, len = slen + 5 * 1024 * 2 + 64;
+	char *p = malloc(len);
+
+	memcpy(p + n, "\x80\x02X", 3);
+	n += 3;
+	p[n++] = slen & 0xff;
+	p[n++] = slen >> 8 & 0xff;
+	p[n++] = slen >> 16 & 0xff;
+	p[n++] = 0;
+	memset(p + n, 'a', slen);
+	n += slen;
+	memcpy(p + n, "q\x00" "0](", 5);
+	n += 5;
+	for (int k = 0; k < 5000; k++) {
+		p[n++] = 'h';
+		p[n++] = 0;
+	}
+	p[n++] = 'e';
+	p[n++] = '.';
+	HT_EXPECT_TRUE(t, pickle_parse(p, n, err, sizeof(err)) == NULL);
+	HT_EXPECT_SUBSTR(t, err, "expands beyond");
+	free(p);
+}
+
+/* What the jit pickler writes past 255 memo entries, and for empty
+ * containers; MEMOIZE mixed with BINPUT counts the slots set, as Python
+ * does (pickle.loads gives ['A', 'B', 'A', 'B']). */
+static void pickle_memo_forms(struct hvn_test *t)
+{
+	static const char long_memo[] =
+		"\x80\x02](X\x01\x00\x00\x00zr\x00\x01\x00\x00"
+		"}(u](ej\x00\x01\x00\x00" "e.";
+	static const char mixed[] =
+		"\x80\x04](\x8c\x01" "Aq\x00\x8c\x01" "B\x94h\x00h\x01" "e.";
+	struct json *j = P(long_memo);
+
+	HT_EXPECT_STREQ(t, err, "");
+	HT_EXPECT_TRUE(t, j && j->n == 4 && j->kids[1].type == J_OBJ &&
+		       j->kids[1].n == 0 && j->kids[2].type == J_ARR &&
+		       j->kids[2].n == 0 && j->kids[3].type == J_STR &&
+		       !strcmp(j->kids[3].str, "z"));
+	json_free(j);
+	j = P(mixed);
+	HT_EXPECT_STREQ(t, err, "");
+	HT_EXPECT_TRUE(t, j && j->n == 4 && !strcmp(j->kids[2].str, "A") &&
+		       !strcmp(j->kids[3].str, "B"));
+	json_free(j);
+}
+
+static void pickle_duplicate_keys(struct hvn_test *t)
+{
+	REFUSED(t, "\x80\x02}(X\x01\x00\x00\x00" "aK\x01X\x01\x00\x00\x00" "aK\x02u.",
+		"dict key \"a\" given twice");
+	/* 1 and "1" are one key once written as JSON's */
+	REFUSED(t, "\x80\x02}(K\x01K\x01X\x01\x00\x00\x00" "1K\x02u.",
+		"given twice");
+}
+
+/* An error buffer of 0 or 1 byte still fails the parse, never reads on. */
+static void pickle_tiny_err_buffer(struct hvn_test *t)
+{
+	char one[1];
+
+	HT_EXPECT_TRUE(t, pickle_parse("\x80\x02(", 3, one, sizeof(one)) == NULL);
+	HT_EXPECT_TRUE(t, pickle_parse("\x80\x02(", 3, NULL, 0) == NULL);
+	HT_EXPECT_TRUE(t, pickle_parse("\x80\x02\x8a\x09", 4, one, sizeof(one)) == NULL);
+}
+
 static void pickle_detect(struct hvn_test *t)
 {
 	HT_EXPECT_TRUE(t, pickle_is("\x80\x02}", 3));
@@ -243,6 +315,10 @@ static struct ht_case pickle_cases[] = {
 	HT_CASE(pickle_refuses_damage),
 	HT_CASE(pickle_truncated),
 	HT_CASE(pickle_expansion_bounded),
+	HT_CASE(pickle_string_expansion_bounded),
+	HT_CASE(pickle_memo_forms),
+	HT_CASE(pickle_duplicate_keys),
+	HT_CASE(pickle_tiny_err_buffer),
 	HT_CASE(pickle_detect),
 	{}
 };

@@ -21,10 +21,17 @@
 #define MAX_MEMO	(1u << 24)
 #define MARK_SLOT	UINT32_MAX
 
+/* 24 bytes: a pickle makes one per opcode byte at most. */
 struct node {
-	struct json v;			/* kids, keys unused here */
-	uint32_t *items;		/* J_ARR: values; J_OBJ: key, value pairs */
-	size_t n, cap;
+	union {
+		double num;		/* J_NUM, !is_int */
+		int64_t i;		/* J_NUM, is_int */
+		char *str;		/* J_STR */
+		uint32_t *items;	/* J_ARR: values; J_OBJ: key, value pairs */
+	};
+	uint32_t n, cap;
+	uint8_t type;
+	bool b, is_int;
 	bool frozen;			/* a tuple */
 };
 
@@ -38,8 +45,9 @@ struct unpickler {
 	uint32_t *stack;
 	size_t sp, capstack;
 	uint32_t *memo;			/* node + 1; 0: empty */
-	size_t capmemo, nmemo;
-	size_t budget;			/* tree nodes left to copy out */
+	size_t capmemo, nmemo;		/* nmemo: slots filled (MEMOIZE's next) */
+	size_t budget;			/* bytes the tree may still take */
+	bool failed;
 };
 
 static bool fail(struct unpickler *u, const char *fmt, ...)
@@ -50,7 +58,10 @@ static bool fail(struct unpickler *u, const char *fmt, ...)
 	va_list ap;
 	int n;
 
-	if (u->err[0])
+	if (u->failed)
+		return false;
+	u->failed = true;
+	if (!u->errlen)
 		return false;
 	n = snprintf(u->err, u->errlen, "byte %zu: ", u->op_at);
 	if (n < 0 || (size_t)n >= u->errlen)
@@ -105,7 +116,7 @@ static bool new_node(struct unpickler *u, enum json_type t, uint32_t *id)
 		return fail(u, "out of memory");
 	nd = &u->nodes[u->nnodes];
 	memset(nd, 0, sizeof(*nd));
-	nd->v.type = t;
+	nd->type = t;
 	*id = u->nnodes++;
 	return true;
 }
@@ -150,11 +161,14 @@ static bool find_mark(struct unpickler *u, size_t *at)
 static bool append(struct unpickler *u, uint32_t to, const uint32_t *v, size_t n)
 {
 	struct node *nd = &u->nodes[to];
+	size_t cap = nd->cap;
 
 	if (!n)
 		return true;
-	if (!grow((void **)&nd->items, &nd->cap, nd->n + n, sizeof(*nd->items)))
+	if (nd->n + n > UINT32_MAX / 2 ||
+	    !grow((void **)&nd->items, &cap, nd->n + n, sizeof(*nd->items)))
 		return fail(u, "out of memory");
+	nd->cap = cap;
 	memcpy(nd->items + nd->n, v, n * sizeof(*v));
 	nd->n += n;
 	return true;
@@ -185,7 +199,7 @@ static bool add_items(struct unpickler *u, bool dict, bool marked)
 		if (u->stack[k] == MARK_SLOT)
 			return fail(u, "a MARK among the items");
 	if (to == MARK_SLOT ||
-	    u->nodes[to].v.type != (dict ? J_OBJ : J_ARR) || u->nodes[to].frozen)
+	    u->nodes[to].type != (dict ? J_OBJ : J_ARR) || u->nodes[to].frozen)
 		return fail(u, dict ? "items set on a value that is not a dict" :
 			    "items appended to a value that is not a list");
 	if (dict && n % 2)
@@ -236,6 +250,8 @@ static bool memo_put(struct unpickler *u, uint64_t idx)
 			return fail(u, "out of memory");
 		memset(u->memo + old, 0, (u->capmemo - old) * sizeof(*u->memo));
 	}
+	/* MEMOIZE's index is the count of slots set, as in Python's memo */
+	u->nmemo += !u->memo[idx];
 	u->memo[idx] = u->stack[u->sp - 1] + 1;
 	return true;
 }
@@ -268,7 +284,7 @@ static bool string(struct unpickler *u, uint64_t n)
 		free(s);
 		return false;
 	}
-	u->nodes[id].v.str = s;
+	u->nodes[id].str = s;
 	return true;
 }
 
@@ -278,9 +294,8 @@ static bool integer(struct unpickler *u, int64_t v)
 
 	if (!push_new(u, J_NUM, &id))
 		return false;
-	u->nodes[id].v.num = (double)v;
-	u->nodes[id].v.i = v;
-	u->nodes[id].v.is_int = true;
+	u->nodes[id].i = v;
+	u->nodes[id].is_int = true;
 	return true;
 }
 
@@ -374,7 +389,7 @@ static bool step(struct unpickler *u, bool *stop)
 	case 0x89:			/* NEWFALSE */
 		if (!push_new(u, J_BOOL, &id))
 			return false;
-		u->nodes[id].v.b = op == 0x88;
+		u->nodes[id].b = op == 0x88;
 		return true;
 	case 'J':			/* BININT */
 		return take(u, 4, &b) && integer(u, (int32_t)le(b, 4));
@@ -395,7 +410,7 @@ static bool step(struct unpickler *u, bool *stop)
 		memcpy(&d, &bits, sizeof(d));
 		if (!push_new(u, J_NUM, &id))
 			return false;
-		u->nodes[id].v.num = d;
+		u->nodes[id].num = d;
 		return true;
 	case 'X':			/* BINUNICODE */
 		return take(u, 4, &b) && string(u, le(b, 4));
@@ -433,7 +448,7 @@ static bool step(struct unpickler *u, bool *stop)
 	case 'r':			/* LONG_BINPUT */
 		return take(u, 4, &b) && memo_put(u, le(b, 4));
 	case 0x94:			/* MEMOIZE */
-		return memo_put(u, u->nmemo++);
+		return memo_put(u, u->nmemo);
 	case 'h':			/* BINGET */
 		return take(u, 1, &b) && memo_get(u, b[0]);
 	case 'j':			/* LONG_BINGET */
@@ -449,29 +464,99 @@ static bool step(struct unpickler *u, bool *stop)
 		    op);
 }
 
-/* Copies node @id out as a tree, bounded in depth (memo cycles) and size
- * (a small pickle can name one big list many times). */
+static bool spend(struct unpickler *u, size_t bytes)
+{
+	if (bytes > u->budget)
+		return fail(u, "pickle expands beyond %zu bytes", u->len * 64 + (1u << 20));
+	u->budget -= bytes;
+	return true;
+}
+
+static char *key_of(struct unpickler *u, const struct node *key)
+{
+	char num[24];
+
+	if (key->type == J_STR)
+		return spend(u, strlen(key->str) + 1) ? strdup(key->str) : NULL;
+	if (key->type != J_NUM || !key->is_int) {
+		fail(u, "a dict key that is not a string or an integer");
+		return NULL;
+	}
+	snprintf(num, sizeof(num), "%lld", (long long)key->i);
+	return spend(u, strlen(num) + 1) ? strdup(num) : NULL;
+}
+
+/* FNV-1a, for the duplicate-key check. */
+static uint32_t key_hash(const char *k)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *k; k++)
+		h = (h ^ (unsigned char)*k) * 16777619u;
+	return h;
+}
+
+/* A key given twice: Python keeps the last value, json_get() finds the
+ * first; such a dict is no dump's, refuse it. */
+static bool keys_unique(struct unpickler *u, char **keys, size_t n)
+{
+	size_t size = 16, mask;
+	uint32_t *slot;
+	bool ok = true;
+
+	while (size < 2 * n)
+		size *= 2;
+	mask = size - 1;
+	slot = calloc(size, sizeof(*slot));
+	if (!slot)
+		return fail(u, "out of memory");
+	for (size_t k = 0; k < n && ok; k++) {
+		size_t h = key_hash(keys[k]) & mask;
+
+		while (slot[h] && strcmp(keys[slot[h] - 1], keys[k]))
+			h = (h + 1) & mask;
+		if (slot[h])
+			ok = fail(u, "dict key \"%.40s\" given twice", keys[k]);
+		slot[h] = k + 1;
+	}
+	free(slot);
+	return ok;
+}
+
+/* Copies node @id out as a tree, bounded in depth (memo cycles) and bytes
+ * (a small pickle can name one big string or list many times). */
 static bool copy_out(struct unpickler *u, uint32_t id, struct json *to, int depth)
 {
 	const struct node *nd = &u->nodes[id];
-	bool obj = nd->v.type == J_OBJ;
+	bool obj = nd->type == J_OBJ;
 	size_t n = obj ? nd->n / 2 : nd->n;
 
+	memset(to, 0, sizeof(*to));
 	if (depth > MAX_DEPTH)
 		return fail(u, "nested too deep (or a value that holds itself)");
-	if (!u->budget--)
-		return fail(u, "pickle expands beyond %zu values", u->len * 16 + 4096);
-	*to = nd->v;
-	to->str = NULL;
-	to->kids = NULL;
-	to->keys = NULL;
-	to->n = 0;
-	if (nd->v.type == J_STR) {
-		to->str = strdup(nd->v.str);
+	if (!spend(u, sizeof(*to)))
+		return false;
+	to->type = nd->type;
+	switch (nd->type) {
+	case J_STR:
+		if (!spend(u, strlen(nd->str) + 1))
+			return false;
+		to->str = strdup(nd->str);
 		return to->str ? true : fail(u, "out of memory");
-	}
-	if (nd->v.type != J_ARR && !obj)
+	case J_NUM:
+		to->is_int = nd->is_int;
+		to->i = nd->is_int ? nd->i : 0;
+		to->num = nd->is_int ? (double)nd->i : nd->num;
 		return true;
+	case J_BOOL:
+		to->b = nd->b;
+		return true;
+	case J_ARR:
+	case J_OBJ:
+		break;
+	default:
+		return true;
+	}
 	if (!n)
 		return true;
 	to->kids = calloc(n, sizeof(*to->kids));
@@ -484,24 +569,14 @@ static bool copy_out(struct unpickler *u, uint32_t id, struct json *to, int dept
 
 		to->n = k + 1;
 		if (obj) {
-			const struct json *key = &u->nodes[nd->items[2 * k]].v;
-			char num[24];
-
-			if (key->type == J_STR) {
-				to->keys[k] = strdup(key->str);
-			} else if (key->type == J_NUM && key->is_int) {
-				snprintf(num, sizeof(num), "%lld", (long long)key->i);
-				to->keys[k] = strdup(num);
-			} else {
-				return fail(u, "a dict key that is not a string or an integer");
-			}
+			to->keys[k] = key_of(u, &u->nodes[nd->items[2 * k]]);
 			if (!to->keys[k])
-				return fail(u, "out of memory");
+				return u->failed ? false : fail(u, "out of memory");
 		}
 		if (!copy_out(u, v, &to->kids[k], depth + 1))
 			return false;
 	}
-	return true;
+	return !obj || keys_unique(u, to->keys, n);
 }
 
 bool pickle_is(const void *buf, size_t len)
@@ -514,12 +589,13 @@ bool pickle_is(const void *buf, size_t len)
 struct json *pickle_parse(const void *buf, size_t len, char *err, size_t errlen)
 {
 	struct unpickler u = { .s = buf, .len = len, .err = err, .errlen = errlen,
-			       .budget = len * 16 + 4096 };
+			       .budget = len * 64 + (1u << 20) };
 	struct json *j = NULL;
 	bool stop = false;
 	uint32_t top;
 
-	err[0] = 0;
+	if (errlen)
+		err[0] = 0;
 	while (!stop && step(&u, &stop))
 		;
 	if (stop) {
@@ -529,7 +605,7 @@ struct json *pickle_parse(const void *buf, size_t len, char *err, size_t errlen)
 		else if (u.i != u.len)
 			fail(&u, "trailing data after STOP");
 	}
-	if (!err[0]) {
+	if (!u.failed) {
 		top = u.stack[0];
 		j = calloc(1, sizeof(*j));
 		if (!j)
@@ -539,10 +615,11 @@ struct json *pickle_parse(const void *buf, size_t len, char *err, size_t errlen)
 			j = NULL;
 		}
 	}
-	for (size_t k = 0; k < u.nnodes; k++) {
-		free(u.nodes[k].v.str);
-		free(u.nodes[k].items);
-	}
+	for (size_t k = 0; k < u.nnodes; k++)
+		if (u.nodes[k].type == J_STR)
+			free(u.nodes[k].str);
+		else if (u.nodes[k].type == J_ARR || u.nodes[k].type == J_OBJ)
+			free(u.nodes[k].items);
 	free(u.nodes);
 	free(u.stack);
 	free(u.memo);
