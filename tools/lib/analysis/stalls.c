@@ -213,11 +213,13 @@ static int ext_read(struct hvn_corr *x, const char *path,
 {
 	struct ext_file f = { 0 };
 	const struct hvn_ext_coll *e;
-	const char *other;
+	const char *other = NULL;
 	int64_t lo = INT64_MAX, hi = 0;
 	int ret = rd(path, ext_stage, &f);
 
-	if (!ret && (other = ext_clash(x, &f, path, &e))) {
+	if (!ret)
+		other = ext_clash(x, &f, path, &e);
+	if (other) {
 		hvn_err("%s: rank %d of communicator %016llx was read from %s already (the same file twice, or two jobs' files?); the file is skipped",
 			path, e->rank, (unsigned long long)e->comm, other);
 		ret = HVN_EXIT_BADFILE;
