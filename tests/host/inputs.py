@@ -118,14 +118,14 @@ f1 = fr(1)
 f1["entries"][5]["collective_seq_id"] = "five"
 k0 = kineto(0)
 del k0["baseTimeNanoseconds"]
-i0 = inspector(0).splitlines()
+i0 = inspector(1).splitlines()      # rank 1: its good lines pair with rank 0's
 i0[7] = i0[7].replace('"dump_timestamp_us"', '"dump_time"')
 # Values that were cast unchecked (undefined behaviour) or taken as given.
 k1 = kineto(0)
 k1["traceEvents"][3]["dur"] = -5.0
 k2 = kineto(0)
 k2["traceEvents"][4]["args"]["In msg nelems"] = 1e30
-i1 = inspector(0).splitlines()
+i1 = inspector(1).splitlines()
 i1[6] = i1[6].replace('"coll_sn": 6', '"coll_sn": 1e30')
 bad = [
     ("fr", write("nccl_trace_rank_7", '{"version": "2.5", "entries": ['), "neither a pickle nor JSON"),
@@ -137,13 +137,18 @@ bad = [
     ("kineto", write("kineto_rank10.json", k2), "\"In msg nelems\" is not a 64-bit integer"),
     ("inspector", write("node9-pid109.log", "\n".join(i1) + "\n"), "line 7: key \"coll_sn\" is not a 64-bit integer"),
 ]
+# An Inspector file's lines are independent: the bad line is skipped, the
+# other 39 kept.  A file of the others is skipped whole.
 for kind, path, msg in bad:
     rc, out, err = correlate(f"--{kind}", path, good[kind][0])
-    named = os.path.basename(path) in err and msg in err
+    whole = kind != "inspector"
+    named = os.path.basename(path) in err and msg in err and \
+        ("the file is skipped" if whole else "the line is skipped") in err
     print(f"  {os.path.basename(path)}: exit {rc}: {err.strip().splitlines()[0] if err.strip() else ''}")
-    check(rc == 3 and named and out is not None and out["collectives"] == 40
+    check(rc == 3 and named and out is not None and out["collectives"] == (40 if whole else 79)
           and "Sanitizer" not in err,
-          f"{kind}: {msg.strip(chr(34))} -> exit 3 naming {os.path.basename(path)}, the good file still read")
+          f"{kind}: {msg.strip(chr(34))} -> exit 3 naming {os.path.basename(path)}, the good "
+          + ("file still read" if whole else "lines and file still read"))
 
 # --- Flight Recorder dumps as PyTorch writes them -------------------------
 # The default dump is a pickle: torch's jit pickler (protocol 2, every
@@ -488,6 +493,81 @@ p = subprocess.run([hvn, "correlate", trace, "--fr", os.path.join(work, "fr-old/
 print(f"  another day's file: JSON times {times[:3]}; text dated {day}: {day in p.stdout}")
 check(times and all(-2**63 <= t < 2**62 for t in times) and day in p.stdout,
       "inputs: their times are signed in --json (never wrapped to 1.8e19) and dated in the text")
+
+# --- NCCL Inspector as NCCL 2.28-2.30 writes it ------------------------------
+def inspector_real(rank, verbose=False, p2p=True, hid="0xb0a7", coarse=False):
+    """Compact lines as json.cc writes them; 2.30's p2p_perf lines (point-to-
+    point is on by default) and comm_name; verbose times nested in the perf
+    object, the execution in kernel_events; coarse: one dump a second."""
+    lines = []
+    for seq, start, dur in timeline(rank):
+        dump = (start + dur) // 1000
+        if coarse:
+            dump = (dump // 1_000_000 + 1) * 1_000_000
+        perf = {"coll": "AllReduce", "coll_sn": seq, "coll_msg_size_bytes": 4096,
+                "coll_exec_time_us": dur // 1000, "coll_timing_source": "kernel_gpu",
+                "coll_algobw_gbs": 1.0, "coll_busbw_gbs": 1.0}
+        if verbose:
+            # enqueued on time; rank 2's seq 10 ran 50 ms late on the GPU
+            enq = (start - (50_000_000 if rank == 2 and seq == 10 else 0)) // 1000
+            perf["event_trace_sn"] = {"coll_start_sn": 1, "coll_stop_sn": 2, "kernel_events": []}
+            perf["event_trace_ts"] = {"coll_start_ts": enq, "coll_stop_ts": enq + 5,
+                                      "kernel_events": [{"channel_id": ch, "kernel_start_ts": start // 1000 + ch,
+                                                         "kernel_stop_ts": (start + dur) // 1000 - ch,
+                                                         "kernel_record_ts": (start + dur) // 1000}
+                                                        for ch in range(2)]}
+        head = {"id": hid, "comm_name": "unknown", "rank": rank, "n_ranks": 3, "nnodes": 1}
+        meta = {"inspector_output_format_version": "v4.0", "git_rev": "unknown",
+                "rec_mechanism": "nccl_profiler_interface", "dump_timestamp_us": dump,
+                "hostname": f"node{rank}", "pid": 100 + rank}
+        lines.append(json.dumps({"header": head, "metadata": meta, "coll_perf": perf}, separators=(",", ":")))
+        if p2p and seq % 5 == 0:
+            lines.append(json.dumps({"header": head, "metadata": meta, "p2p_perf": {
+                "p2p": "Send", "p2p_sn": seq // 5 + 1, "p2p_peer": (rank + 1) % 3, "p2p_msg_size_bytes": 65536,
+                "p2p_exec_time_us": 30 + (40000 if rank == 1 else 0), "p2p_timing_source": "kernel_gpu",
+                "p2p_algobw_gbs": 2.0, "p2p_busbw_gbs": 2.0}}, separators=(",", ":")))
+    return "\n".join(lines) + "\n"
+
+
+ins = [write(f"insp-230/node{r}-pid{100 + r}.log", inspector_real(r)) for r in range(3)]
+rc, out, err = correlate("--inspector", *ins)
+print(f"  inspector 2.30 with p2p_perf: exit {rc}, {out['collectives'] if out else '-'} collectives, late {late_of(out)}")
+check(rc == 0 and out["collectives"] == 144 and late_of(out) == [(2, "AllReduce", 10)],
+      "inspector: 2.30's p2p_perf lines read (144 operations), point-to-point never a late rank")
+
+ins = [write(f"insp-verbose/node{r}-pid{100 + r}.log", inspector_real(r, verbose=True, coarse=True, p2p=False))
+       for r in range(3)]
+rc, out, err = correlate("--inspector", *ins)
+late = [(la["rank"], la["seq"], round(la["late_ns"] / 1e6, 1)) for la in out["late"]] if out else None
+print(f"  inspector verbose, dumps a second apart: exit {rc}, late {late}")
+check(rc == 0 and late is not None and len(late) == 1 and late[0][:2] == (2, 10) and 49 < late[0][2] < 51
+      and "without verbose times" not in err,
+      "inspector: verbose times nested in coll_perf; the execution from kernel_events, not the enqueue")
+ins = [write(f"insp-coarse/node{r}-pid{100 + r}.log", inspector_real(r, coarse=True)) for r in range(3)]
+rc, out, err = correlate("--inspector", *ins)
+check(rc == 0 and "without verbose times" in err and "up to one dump interval late" in err,
+      "inspector: without verbose output the start's uncertainty is said")
+
+# header.id keeps 14 hex digits of the hash: matched on the prefix with
+# the communicator of another input (here Flight Recorder's group "0").
+frs = good["fr"][:2]
+ins2 = write("insp-prefix/node2-pid102.log", inspector_real(2, p2p=False, hid="0xaf63ad4c86019c"))
+rc, out, err = correlate("--fr", *frs, "--inspector", ins2)
+comms = {r["comm"] for r in out["ranks"]} if out else None
+print(f"  FR ranks 0-1 + Inspector rank 2 with a 14-digit id: exit {rc}, comms {comms}, late {late_of(out)}")
+check(rc == 0 and comms == {"af63ad4c86019caf"} and late_of(out) == [(2, "AllReduce", 10)],
+      "inspector: a header.id cut to 14 hex digits joins the communicator it begins")
+
+# A log cut by a kill, and a bandwidth of inf: the good lines count.
+cut = inspector_real(1, p2p=False)
+rc, out, err = correlate("--inspector", write("insp-cut/node1-pid101.log", cut[:-40]), good["inspector"][0])
+print(f"  cut last line: exit {rc}: {err.strip().splitlines()[0] if err.strip() else ''}")
+check(rc == 3 and out and out["collectives"] == 79 and "line 40: not JSON" in err and "cut by a kill" in err,
+      "inspector: a cut last line is named, the 39 before it read")
+inf = inspector_real(1, p2p=False).replace('"coll_algobw_gbs":1.0', '"coll_algobw_gbs":inf', 3)
+rc, out, err = correlate("--inspector", write("insp-inf/node1-pid101.log", inf), good["inspector"][0])
+check(rc == 0 and out and out["collectives"] == 80,
+      f"inspector: a bandwidth of inf (%lf of a zero time) loses nothing (exit {rc})")
 
 # Random damage to each format: never a crash or a sanitizer report.
 import random

@@ -145,6 +145,7 @@ static void ext_add(struct hvn_corr *x, const struct hvn_ext_coll *e,
 		pr->mono = x->an.clk[0].mono;
 		snprintf(pr->host, sizeof(pr->host), "%s", e->host);
 		pr->file = file;
+		pr->comm_digits = e->comm_digits;
 	}
 	if (e->state != HVN_EXT_COMPLETED) {
 		struct hvn_unfinished *u;
@@ -217,14 +218,16 @@ static int ext_read(struct hvn_corr *x, const char *path,
 	int64_t lo = INT64_MAX, hi = 0;
 	int ret = rd(path, ext_stage, &f);
 
-	if (!ret)
-		other = ext_clash(x, &f, path, &e);
+	/* What a reader gave is good (an Inspector file's good lines, when
+	 * others were bad). */
+	other = ext_clash(x, &f, path, &e);
 	if (other) {
 		hvn_err("%s: rank %d of communicator %016llx was read from %s already (the same file twice, or two jobs' files?); the file is skipped",
 			path, e->rank, (unsigned long long)e->comm, other);
 		ret = HVN_EXIT_BADFILE;
+		f.n = 0;
 	}
-	for (size_t i = 0; !ret && i < f.n; i++) {
+	for (size_t i = 0; i < f.n; i++) {
 		ext_add(x, &f.v[i], path);
 		if (f.v[i].start_real < lo)
 			lo = f.v[i].start_real;
@@ -233,7 +236,7 @@ static int ext_read(struct hvn_corr *x, const char *path,
 	}
 	/* Mapped through the trace's clock pairs, a file of another day is
 	 * nothing the trace can explain. */
-	if (!ret && f.n && x->an.last_ts) {
+	if (f.n && x->an.last_ts) {
 		uint64_t a = hvn_an_real_to_mono(&x->an, lo);
 		uint64_t b = hvn_an_real_to_mono(&x->an, hi > lo ? hi : lo);
 
@@ -729,6 +732,48 @@ int hvn_corr_read(struct hvn_corr *x, enum hvn_corr_input kind,
 	return ext_read(x, path, rd[kind]);
 }
 
+/*
+ * NCCL Inspector cuts communicator hashes to their first 14 hex digits:
+ * such a prefix is the communicator of the plugin's (or another input's)
+ * whose hash it begins, when exactly one does.
+ */
+static void unify_comms(struct hvn_corr *x)
+{
+	for (size_t i = 0; i < x->nproc; i++) {
+		struct hvn_proc *pr = &x->proc[i];
+		uint64_t pre = pr->comm, full = 0;
+		char a[24], b[24];
+		int n = 0;
+
+		if (!pr->comm_digits)
+			continue;
+		snprintf(a, sizeof(a), "%llx", (unsigned long long)pre);
+		for (size_t k = 0; k < x->nproc; k++) {
+			const struct hvn_proc *q = &x->proc[k];
+
+			snprintf(b, sizeof(b), "%llx", (unsigned long long)q->comm);
+			if (!q->comm_digits && strlen(b) > strlen(a) &&
+			    !strncmp(a, b, strlen(a)) && q->comm != full) {
+				full = q->comm;
+				n++;
+			}
+		}
+		if (n != 1)
+			continue;
+		for (size_t k = 0; k < x->nproc; k++)
+			if (x->proc[k].comm == pre && x->proc[k].comm_digits) {
+				x->proc[k].comm = full;
+				x->proc[k].comm_digits = 0;
+			}
+		for (size_t k = 0; k < x->ncoll; k++)
+			if (x->coll[k].comm == pre)
+				x->coll[k].comm = full;
+		for (size_t k = 0; k < x->nunf; k++)
+			if (x->unf[k].comm == pre)
+				x->unf[k].comm = full;
+	}
+}
+
 /* The oldest first: the rank that never went on is the one to look at. */
 static int cmp_unfinished(const void *a, const void *b)
 {
@@ -745,6 +790,7 @@ void hvn_corr_analyse(struct hvn_corr *x, struct hvn_tdat *t,
 	struct hvn_rb rb = { .event = pass2, .ctx = x };
 
 	hvn_an_finish(&x->an);
+	unify_comms(x);
 	for (int i = 0; i < x->an.nwatch; i++) {
 		const struct hvn_watch_rec *w = &x->an.watch[i];
 

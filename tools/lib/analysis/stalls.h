@@ -32,6 +32,7 @@ struct hvn_proc {
 	uint64_t mono, real;
 	char host[33], name[33];
 	const char *file;		/* the input file it came from, if any */
+	uint8_t comm_digits;		/* comm is a prefix of this many hex digits */
 };
 
 struct hvn_contrib {

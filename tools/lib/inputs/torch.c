@@ -21,6 +21,7 @@
 struct src {
 	const char *path;
 	char where[128];		/* entry or line, for errors */
+	bool per_line;			/* a bad line skips the line only */
 	struct hvn_ext_coll *v;		/* what the file gave, added if all good */
 	size_t n, cap;
 };
@@ -68,8 +69,8 @@ static int bad(struct src *s, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	hvn_err("%s: %s%s%s; the file is skipped", s->path, s->where,
-		s->where[0] ? ": " : "", msg);
+	hvn_err("%s: %s%s%s; the %s is skipped", s->path, s->where,
+		s->where[0] ? ": " : "", msg, s->per_line ? "line" : "file");
 	return HVN_EXIT_BADFILE;
 }
 
@@ -215,6 +216,7 @@ static uint8_t func_of(const char *n)
 		{ "_reduce_scatter_base", HVN_FN_REDUCESCATTER },
 		{ "broadcast", HVN_FN_BROADCAST }, { "reduce", HVN_FN_REDUCE },
 		{ "alltoall", HVN_FN_ALLTOALL }, { "all_to_all", HVN_FN_ALLTOALL },
+		{ "all2all", HVN_FN_ALLTOALL }, { "allgatherv", HVN_FN_ALLGATHER },
 		{ "alltoall_base", HVN_FN_ALLTOALL }, { "sendrecv", HVN_FN_SENDRECV },
 		{ "send", HVN_FN_SEND }, { "recv", HVN_FN_RECV },
 		{ "gather", HVN_FN_GATHER }, { "scatter", HVN_FN_SCATTER },
@@ -791,49 +793,184 @@ out:
 
 /* --- NCCL Inspector JSON lines ----------------------------------------------- */
 
-/* An Inspector record's required fields, in the order they are checked. */
-static bool record_ok(struct src *s, const struct json *h,
-		      const struct json *m, const struct json *cp,
-		      const char **id, const char **coll, int64_t *rank,
-		      double *dump, int64_t *sn, double *exec, int *ret)
+/*
+ * The Inspector writes doubles with %lf: a bandwidth of inf (or -nan) is
+ * no JSON.  Such bare words become null; the line's collective is good.
+ */
+static char *null_nonfinite(const char *p, size_t l, size_t *out_len)
 {
-	*id = str(s, h, "id", true, ret);
-	if (!*id || !int_key(s, h, "rank", rank, true, ret) ||
-	    !num(s, m, "dump_timestamp_us", dump, true, ret))
-		return false;
-	if (*rank < 0 || *rank > INT32_MAX) {
-		*ret = bad(s, "header.rank %lld is not a rank", (long long)*rank);
-		return false;
+	static const char *const words[] = { "-inf", "inf", "-nan", "nan" };
+	char *o = malloc(l + l / 3 * 2 + 8);
+	size_t n = 0;
+
+	if (!o)
+		return NULL;
+	for (size_t i = 0; i < l; ) {
+		size_t w = 0;
+
+		if (p[i] != '"' && i && (p[i - 1] == ':' || p[i - 1] == '[' || p[i - 1] == ','))
+			for (size_t k = 0; k < 4 && !w; k++) {
+				size_t wl = strlen(words[k]);
+
+				if (l - i >= wl && !memcmp(p + i, words[k], wl) &&
+				    (i + wl == l || strchr(",}] ", p[i + wl])))
+					w = wl;
+			}
+		if (w) {
+			memcpy(o + n, "null", 4);
+			n += 4;
+			i += w;
+			continue;
+		}
+		/* skip strings whole: "inf" inside one stays */
+		if (p[i] == '"') {
+			size_t k = i + 1;
+
+			while (k < l && p[k] != '"')
+				k += p[k] == '\\' ? 2 : 1;
+			k = k < l ? k + 1 : l;
+			memcpy(o + n, p + i, k - i);
+			n += k - i;
+			i = k;
+			continue;
+		}
+		o[n++] = p[i++];
 	}
-	*coll = str(s, cp, "coll", true, ret);
-	if (!*coll || !int_key(s, cp, "coll_sn", sn, true, ret) ||
-	    !num(s, cp, "coll_exec_time_us", exec, true, ret))
+	*out_len = n;
+	return o;
+}
+
+/* The execution from the kernels' own times (verbose dumps, inside
+ * coll_perf/p2p_perf); false without them. */
+static bool kernel_times(struct src *s, const struct json *tr, struct hvn_ext_coll *c,
+			 int *ret)
+{
+	const struct json *ke = json_get(tr, "kernel_events");
+	double lo = 0, hi = 0;
+	bool any = false;
+
+	if (!ke || ke->type != J_ARR)
 		return false;
-	if (*sn < 0 || !(*exec >= 0)) {
-		*ret = bad(s, "a negative coll_sn or coll_exec_time_us");
+	for (size_t k = 0; k < ke->n; k++) {
+		double a, b;
+
+		if (!num(s, &ke->kids[k], "kernel_start_ts", &a, true, ret) ||
+		    !num(s, &ke->kids[k], "kernel_stop_ts", &b, true, ret))
+			return false;
+		if (!any || a < lo)
+			lo = a;
+		if (!any || b > hi)
+			hi = b;
+		any = true;
+	}
+	if (!any)
+		return false;
+	if (!ns_add(0, lo * 1e3, &c->start_real) || !ns_add(0, hi * 1e3, &c->end_real)) {
+		*ret = bad(s, "kernel_start_ts or kernel_stop_ts is beyond any time");
 		return false;
 	}
 	return true;
 }
 
+/*
+ * One line: coll_perf or (NCCL 2.30, point-to-point on by default)
+ * p2p_perf.  0, or bad()'s code.  *@approx: its times are the dump's.
+ */
+static int inspector_line(struct src *s, const struct json *j, struct hvn_ext_coll *c,
+			  bool *approx, double *dump)
+{
+	const struct json *h = json_get(j, "header"), *m = json_get(j, "metadata");
+	const struct json *cp = json_get(j, "coll_perf"), *pp = json_get(j, "p2p_perf");
+	const struct json *perf = cp ? cp : pp, *tr;
+	const char *id, *op, *host;
+	int64_t rank, sn, size;
+	double exec, a, b;
+	size_t digits;
+	int ret = 0;
+
+	if (!h || !m || !perf)
+		return bad(s, "key \"%s\" is missing",
+			   !h ? "header" : !m ? "metadata" : "coll_perf\" or \"p2p_perf");
+	memset(c, 0, sizeof(*c));
+	id = str(s, h, "id", true, &ret);
+	if (!id || !int_key(s, h, "rank", &rank, true, &ret) ||
+	    !num(s, m, "dump_timestamp_us", dump, true, &ret))
+		return ret;
+	if (rank < 0 || rank > INT32_MAX)
+		return bad(s, "header.rank %lld is not a rank", (long long)rank);
+	op = str(s, perf, cp ? "coll" : "p2p", true, &ret);
+	if (!op || !int_key(s, perf, cp ? "coll_sn" : "p2p_sn", &sn, true, &ret) ||
+	    !num(s, perf, cp ? "coll_exec_time_us" : "p2p_exec_time_us", &exec, true, &ret))
+		return ret;
+	if (sn < 0 || !(exec >= 0))
+		return bad(s, "a negative sequence number or execution time");
+	if (int_key(s, perf, cp ? "coll_msg_size_bytes" : "p2p_msg_size_bytes", &size,
+		    false, &ret))
+		c->bytes = size < 0 ? 0 : size;
+	/*
+	 * header.id is "0x%lx" in a 17-byte buffer: a hash of 15 or 16 hex
+	 * digits keeps its first 14.  correlate matches such an id on its
+	 * prefix.
+	 */
+	if (strncmp(id, "0x", 2) || !id[2] || strspn(id + 2, "0123456789abcdefABCDEF") != strlen(id + 2) ||
+	    strlen(id + 2) > 16)
+		return bad(s, "header.id \"%.20s\" is not a hex communicator hash", id);
+	digits = strlen(id + 2);
+	c->comm = strtoull(id + 2, NULL, 16);
+	c->comm_digits = digits == 14 ? 14 : 0;
+	c->rank = rank;
+	c->seq = sn;
+	c->func = func_of(op);
+	c->is_p2p = pp || c->func == HVN_FN_SEND || c->func == HVN_FN_RECV ||
+		    c->func == HVN_FN_SENDRECV;
+	host = str(s, m, "hostname", false, &ret);
+	if (host)
+		snprintf(c->host, sizeof(c->host), "%s", host);
+	/* Verbose dumps nest their times in the perf object (an older layout
+	 * had them at the top).  coll_start_ts/stop_ts bracket the enqueue:
+	 * the execution is the kernels'. */
+	tr = json_get(perf, "event_trace_ts");
+	if (!tr)
+		tr = json_get(j, "event_trace_ts");
+	*approx = false;
+	if (kernel_times(s, tr, c, &ret))
+		return 0;
+	if (ret)
+		return ret;
+	if (num(s, tr, cp ? "coll_start_ts" : "p2p_start_ts", &a, false, &ret) &&
+	    num(s, tr, cp ? "coll_stop_ts" : "p2p_stop_ts", &b, false, &ret) && b >= a) {
+		if (!ns_add(0, a * 1e3, &c->start_real) ||
+		    !ns_add(c->start_real, exec * 1e3, &c->end_real))
+			return bad(s, "%s_start_ts is beyond any time", cp ? "coll" : "p2p");
+		return 0;
+	}
+	if (ret)
+		return ret;
+	/* Without verbose output it ended by the dump. */
+	*approx = true;
+	if (!ns_add(0, *dump * 1e3, &c->end_real) ||
+	    !ns_add(c->end_real, -exec * 1e3, &c->start_real))
+		return bad(s, "dump_timestamp_us or the execution time is beyond any time");
+	return 0;
+}
+
 int hvn_read_inspector(const char *path, hvn_ext_add add, void *ctx)
 {
-	struct src s = { .path = path };
-	size_t len, line = 0;
+	struct src s = { .path = path, .per_line = true };
+	size_t len, line = 0, nbad = 0, napprox = 0;
 	char *text, *p, *end;
-	int ret = 0;
+	double prev_dump = -1, gap = -1;
 
 	if (!load(&s, &len, &text))
 		return HVN_EXIT_BADFILE;
-	for (p = text, end = text + len; p < end && !ret; ) {
-		char *nl = memchr(p, '\n', end - p), err[120];
-		size_t l = (nl ? nl : end) - p;
+	for (p = text, end = text + len; p < end; ) {
+		char *nl = memchr(p, '\n', end - p), err[120], *fixed = NULL;
+		size_t l = (nl ? nl : end) - p, fl;
+		struct hvn_ext_coll c;
 		struct json *j;
-		const struct json *h, *m, *cp, *tr;
-		struct hvn_ext_coll c = { 0 };
-		double exec, dump, a, b;
-		int64_t rank, sn, size;
-		const char *id, *coll, *host;
+		bool approx = false;
+		double dump;
+		int r;
 
 		line++;
 		snprintf(s.where, sizeof(s.where), "line %zu", line);
@@ -844,46 +981,43 @@ int hvn_read_inspector(const char *path, hvn_ext_add add, void *ctx)
 			continue;
 		}
 		j = json_parse(p, l, err, sizeof(err));
-		p = nl ? nl + 1 : end;
 		if (!j) {
-			ret = bad(&s, "not JSON (%s)", err);
-			break;
+			fixed = null_nonfinite(p, l, &fl);
+			j = fixed ? json_parse(fixed, fl, err + 60, sizeof(err) - 60) : NULL;
+			free(fixed);
 		}
-		h = json_get(j, "header");
-		m = json_get(j, "metadata");
-		cp = json_get(j, "coll_perf");
-		if (!h || !m || !cp) {
-			ret = bad(&s, "key \"%s\" is missing",
-				  !h ? "header" : !m ? "metadata" : "coll_perf");
-		} else if (record_ok(&s, h, m, cp, &id, &coll, &rank, &dump,
-				     &sn, &exec, &ret)) {
-			c.comm = strtoull(id, NULL, 16);
-			c.rank = rank;
-			c.seq = sn;
-			c.func = func_of(coll);
-			c.is_p2p = c.func == HVN_FN_SEND || c.func == HVN_FN_RECV;
-			if (int_key(&s, cp, "coll_msg_size_bytes", &size, false, &ret))
-				c.bytes = size < 0 ? 0 : size;
-			host = str(&s, m, "hostname", false, &ret);
-			if (host)
-				snprintf(c.host, sizeof(c.host), "%s", host);
-			/* The collective's own times with verbose dumps; else
-			 * it ended by the dump and lasted its exec time. */
-			tr = json_get(j, "event_trace_ts");
-			if (num(&s, tr, "coll_start_ts", &a, false, &ret) &&
-			    num(&s, tr, "coll_stop_ts", &b, false, &ret) && b >= a) {
-				if (!ns_add(0, a * 1e3, &c.start_real) ||
-				    !ns_add(0, b * 1e3, &c.end_real))
-					ret = bad(&s, "coll_start_ts or coll_stop_ts is beyond any time");
-			} else if (!ns_add(0, dump * 1e3, &c.end_real) ||
-				   !ns_add(c.end_real, -exec * 1e3, &c.start_real)) {
-				ret = bad(&s, "dump_timestamp_us or coll_exec_time_us is beyond any time");
-			}
-			if (!ret)
-				ret = push(&s, &c);
+		if (!j) {
+			bad(&s, "not JSON (%.60s)%s", err,
+			    nl ? "" : ": the last line, still being written or cut by a kill?");
+			nbad++;
+			p = nl ? nl + 1 : end;
+			continue;
 		}
+		p = nl ? nl + 1 : end;
+		r = inspector_line(&s, j, &c, &approx, &dump);
 		json_free(j);
+		if (!r)
+			r = push(&s, &c);
+		if (r) {
+			nbad++;
+			continue;
+		}
+		napprox += approx;
+		if (prev_dump >= 0 && dump > prev_dump && (gap < 0 || dump - prev_dump < gap))
+			gap = dump - prev_dump;
+		if (dump > prev_dump)
+			prev_dump = dump;
 	}
 	free(text);
-	return finish(&s, ret, add, ctx);
+	if (napprox) {
+		char g[48] = "unknown: one dump";
+
+		if (gap > 0)
+			snprintf(g, sizeof(g), "%.1f ms or more here", gap / 1e3);
+		hvn_err("%s: warning: %zu collectives without verbose times (NCCL_INSPECTOR_DUMP_VERBOSE=1): each ends at its dump, up to one dump interval late (%s), and starts its execution time before",
+			path, napprox, g);
+	}
+	/* Lines are independent: the good ones count. */
+	finish(&s, 0, add, ctx);
+	return nbad ? HVN_EXIT_BADFILE : 0;
 }

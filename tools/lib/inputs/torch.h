@@ -14,6 +14,7 @@ struct hvn_ext_coll {
 	uint64_t comm, seq, bytes;
 	int32_t rank;
 	uint8_t func, is_p2p, state;
+	uint8_t comm_digits;		/* comm's hex digits known (a prefix); 0: all */
 	int64_t start_real, end_real;	/* CLOCK_REALTIME ns; end: completed only */
 	char host[33];
 };
