@@ -90,6 +90,15 @@ else
 	fail "prom/completed (no ASan build of hvnoise)"
 fi
 
+stage prometheus "Prometheus: the rules (promtool check and test), expositions linted, a real server scraping two exporters, the dashboard's queries (ASan/UBSan)"
+if [ -x build/tools-asan/hvnoise ] && [ -f "$out/tools/live.dat" ]; then
+	collect "$out/prometheus.log" tests/host/prometheus.py build/tools-asan/hvnoise \
+		"$out/tools/live.dat" "$out/prometheus"
+	grep -E "^  " "$out/prometheus.log" | diag
+else
+	fail "prometheus/completed (no ASan build of hvnoise, or no live.dat from the tools stage)"
+fi
+
 stage flight "flight recorder: hvnoise record --flight-recorder, SIGUSR1 and trigger-file incidents, and faults: a full disk, SIGKILL, its instance removed (ASan/UBSan)"
 if [ -x build/tools-asan/hvnoise ]; then
 	collect "$out/flight.log" tests/host/flight.py build/tools-asan/hvnoise "$out/flight"
