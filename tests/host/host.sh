@@ -329,4 +329,30 @@ grep -q "TOP-EXIT=0" "$d/top.rc" 2>/dev/null && no_instances && ! grep -q "Sanit
 check $? "q quits top with exit 0 and removes its instance"
 tmux kill-session -t hvntop 2>/dev/null
 rm -f "$d/top.rc"
+
+# --- the conventions of rtla, trace-cmd and perf ------------------------------
+# top into a pipe: frames one after another, no escape sequences.
+$hvn top --source kernel -i 200ms -n 2 >"$d/top-batch.txt" 2>"$d/top-batch.err"
+rc=$?
+frames=$(grep -c "^hvnoise top" "$d/top-batch.txt")
+[ $rc = 0 ] && [ "$frames" = 2 ] && ! grep -q "$(printf '\033')" "$d/top-batch.txt" && no_instances
+check $? "top -i 200ms -n 2 into a pipe: 2 frames, no escape sequences (exit $rc, $frames frames)"
+# Times with rtla's suffixes; a bad one named.
+rm -f "$d/sfx.dat"
+$hvn record --source kernel -d 300ms -o "$d/sfx.dat" 2>"$d/sfx.err"
+rc=$?
+$hvn record --source kernel -d 2x -o "$d/sfx2.dat" 2>"$d/sfx2.err"
+rc2=$?
+[ $rc = 0 ] && [ -s "$d/sfx.dat" ] && [ $rc2 = 2 ] && [ ! -e "$d/sfx2.dat" ] &&
+	grep -q -- "-d 2x: not a time" "$d/sfx2.err"
+check $? "record -d 300ms records; -d 2x is refused naming it (exit $rc, $rc2)"
+# report -i FILE, as trace-cmd report -i and perf report -i.
+$hvn report -i "$d/sfx.dat" >"$d/rep-i.txt" 2>&1
+rc=$?
+$hvn report "$d/sfx.dat" >"$d/rep-op.txt" 2>&1
+[ $rc = 0 ] && cmp -s "$d/rep-i.txt" "$d/rep-op.txt"
+check $? "report -i FILE reads FILE as report FILE does (exit $rc)"
+# -c is --cpus, as rtla's and perf's -c/-C.
+$hvn top --help 2>&1 | grep -q -- "-c, --cpus LIST" && $hvn record --help 2>&1 | grep -q -- "-c, --cpus LIST"
+check $? "-c, --cpus LIST in top's and record's usage"
 exit 0

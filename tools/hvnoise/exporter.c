@@ -41,15 +41,15 @@ struct exporter_args {
 static const struct hvn_opt exporter_opts[] = {
 	HVN_OPT_STR_ROW("listen", 'l', "ADDR:PORT", struct exporter_args, listen,
 			"where to serve GET /metrics: 127.0.0.1:9464,\n[::1]:9464, or :9464 for every address; port 0\npicks a free one (printed)"),
-	HVN_OPT_NUM_ROW("interval", 'i', "SEC", struct exporter_args, interval, 0.1, 3600,
-			"read the ring buffers every SEC seconds (default 1;\nat most 1 with the BPF source)"),
+	HVN_OPT_SECS_ROW("interval", 'i', struct exporter_args, interval, 0.1, 3600,
+			"read the ring buffers every TIME (default 1 s;\nat most 1 s with the BPF source)"),
 	HVN_OPT_END_ROW
 };
 
 static const struct hvn_cmd exporter_cmd = {
 	.name = "exporter",
 	.synopsis =
-"--listen ADDR:PORT [-i SECONDS] [--cpus LIST]\n"
+"--listen ADDR:PORT [-i TIME] [--cpus LIST]\n"
 "                        [--devices LIST] [--source module|bpf|kernel]\n"
 "                        [--param NAME=VALUE]... [-e SYS[:EVENT]]... [-b KB]",
 	.opts = exporter_opts,

@@ -58,8 +58,8 @@ struct flight_args {
 static const struct hvn_opt flight_opts[] = {
 	HVN_OPT_STR_ROW("output", 'o', "PREFIX", struct flight_args, prefix,
 			"incidents go to PREFIX-YYYYmmdd-HHMMSS.mmm-TRIGGER.dat\n(default hvnoise-incident)"),
-	HVN_OPT_NUM_ROW("keep", 0, "SEC", struct flight_args, keep, 1, 86400,
-			"seconds before the trigger to write (default 30)"),
+	HVN_OPT_SECS_ROW("keep", 0, struct flight_args, keep, 1, 86400,
+			"time before the trigger to write (default 30 s)"),
 	HVN_OPT_STR_ROW("trigger-file", 0, "PATH", struct flight_args, trigger_file,
 			"write an incident when PATH is touched (the NCCL\nplugin's HVNOISE_NCCL_TRIGGER: on a stall)"),
 	HVN_OPT_NUM_ROW("lost-ms", 0, "MS", struct flight_args, lost_ms, 0, 3600000,
@@ -74,7 +74,7 @@ static const struct hvn_opt flight_opts[] = {
 static const struct hvn_cmd flight_cmd = {
 	.name = "flight-recorder",
 	.synopsis =
-"[-o PREFIX] [--keep SECONDS] [-b KB]\n"
+"[-o PREFIX] [--keep TIME] [-b KB]\n"
 "                               [--trigger-file PATH] [--lost-ms MS] [--storm-irqs N]\n"
 "                               [--max-files N] [--cpus LIST] [--devices LIST]\n"
 "                               [--source module|bpf|kernel] [--param NAME=VALUE]...\n"

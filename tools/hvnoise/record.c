@@ -37,8 +37,8 @@ struct record_args {
 static const struct hvn_opt record_opts[] = {
 	HVN_OPT_STR_ROW("output", 'o', "FILE", struct record_args, out,
 			"trace.dat to write (default trace.dat)"),
-	HVN_OPT_NUM_ROW("duration", 'd', "SEC", struct record_args, duration, 1e-3, 1e9,
-			"stop after SEC seconds (default: CMD exits or Ctrl-C)"),
+	HVN_OPT_SECS_ROW("duration", 'd', struct record_args, duration, 1e-3, 1e9,
+			"stop after TIME (default: CMD exits or Ctrl-C)"),
 	HVN_OPT_FLAG_ROW("recover", 0, struct record_args, recover,
 			 "assemble FILE from the pieces a killed or failed\nrecording left (FILE.cpu*.hvnoise-tmp)"),
 	HVN_OPT_END_ROW
@@ -47,7 +47,7 @@ static const struct hvn_opt record_opts[] = {
 static const struct hvn_cmd record_cmd = {
 	.name = "record",
 	.synopsis =
-"[-o FILE] [-d SECONDS] [--cpus LIST] [--devices BDF,...]\n"
+"[-o FILE] [-d TIME] [--cpus LIST] [--devices BDF,...]\n"
 "                      [--source module|bpf|kernel] [--param NAME=VALUE]...\n"
 "                      [-e SYS[:EVENT]]... [-b KB] [-- CMD [ARGS...]]",
 	.opts = record_opts,

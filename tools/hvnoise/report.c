@@ -23,11 +23,28 @@
 
 #define SCHEMA_VERSION	1
 
+#define MAX_INPUTS	256
+
 struct report_args {
 	bool json, prom;
 	const char *since, *until;
 	long top;
+	const char *input[MAX_INPUTS];	/* -i FILE, as trace-cmd and perf */
+	int ninput;
 };
+
+static int add_input(void *vals, const struct hvn_opt *o, const char *arg)
+{
+	struct report_args *a = vals;
+
+	(void)o;
+	if (a->ninput == MAX_INPUTS) {
+		hvn_err("-i: at most %d files", MAX_INPUTS);
+		return -1;
+	}
+	a->input[a->ninput++] = arg;
+	return 0;
+}
 
 static const struct hvn_opt report_opts[] = {
 	HVN_OPT_FLAG_ROW("json", 0, struct report_args, json,
@@ -40,12 +57,14 @@ static const struct hvn_opt report_opts[] = {
 			"only events before WHEN"),
 	HVN_OPT_INT_ROW("top", 0, "N", struct report_args, top, 1, HVN_TOP_MAX,
 			"episodes listed (default 10, at most 50)"),
+	HVN_OPT_CALL_ROW("input", 'i', "FILE", add_input,
+			 "read FILE (as trace-cmd report -i); repeatable,\nbefore any FILE operands"),
 	HVN_OPT_END_ROW
 };
 
 static const struct hvn_cmd report_cmd = {
 	.name = "report",
-	.synopsis = "[--json | --prom] [--since WHEN] [--until WHEN] [--top N] [FILE...]\n"
+	.synopsis = "[--json | --prom] [--since WHEN] [--until WHEN] [--top N] [-i FILE]... [FILE...]\n"
 		    "  FILE          trace.dat from hvnoise record or trace-cmd record\n"
 		    "                (default trace.dat)",
 	.opts = report_opts,
@@ -480,8 +499,7 @@ out_t:
 int cmd_report(int argc, char **argv)
 {
 	struct report_args a = { .top = 10 };
-	char *def[] = { "trace.dat" };
-	char **files;
+	const char *def[] = { "trace.dat" }, **files;
 	int first, top, nfiles, ret;
 	bool json, prom;
 	const char *since, *until;
@@ -495,16 +513,27 @@ int cmd_report(int argc, char **argv)
 	since = a.since;
 	until = a.until;
 	top = a.top;
-	files = first < argc ? argv + first : def;
-	nfiles = first < argc ? argc - first : 1;
+	nfiles = a.ninput + argc - first;
+	files = nfiles ? calloc(nfiles, sizeof(*files)) : def;
+	if (!files) {
+		hvn_err("out of memory");
+		return HVN_EXIT_FAIL;
+	}
+	memcpy(files, a.input, a.ninput * sizeof(*files));
+	for (int i = first; i < argc; i++)
+		files[a.ninput + i - first] = argv[i];
+	if (!nfiles)
+		nfiles = 1;
 	if (prom && json) {
 		hvn_err("--prom and --json: choose one");
-		return HVN_EXIT_USAGE;
+		ret = HVN_EXIT_USAGE;
+		goto out;
 	}
 	/* One file: a metric family may appear only once in a text file. */
 	if (prom && nfiles > 1) {
 		hvn_err("--prom reads one file, not %d", nfiles);
-		return HVN_EXIT_USAGE;
+		ret = HVN_EXIT_USAGE;
+		goto out;
 	}
 	if (json)
 		printf("{\"schema\":\"hvnoise-report\",\"schema_version\":%d,\"reports\":[",
@@ -523,5 +552,8 @@ int cmd_report(int argc, char **argv)
 	}
 	if (json)
 		printf("]}\n");
+out:
+	if (files != def)
+		free(files);
 	return ret;
 }

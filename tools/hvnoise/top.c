@@ -37,8 +37,8 @@ struct top_args {
 };
 
 static const struct hvn_opt top_opts[] = {
-	HVN_OPT_NUM_ROW("interval", 'i', "SEC", struct top_args, interval,
-			0.1, 3600, "refresh period (default 1)"),
+	HVN_OPT_SECS_ROW("interval", 'i', struct top_args, interval,
+			0.1, 3600, "refresh period (default 1 s)"),
 	HVN_OPT_INT_ROW("count", 'n', "N", struct top_args, count, 1, 1e9,
 			"quit after N refreshes"),
 	HVN_OPT_END_ROW
@@ -47,7 +47,7 @@ static const struct hvn_opt top_opts[] = {
 static const struct hvn_cmd top_cmd = {
 	.name = "top",
 	.synopsis =
-"[-i SECONDS] [-n COUNT] [--cpus LIST] [--devices LIST]\n"
+"[-i TIME] [-n COUNT] [--cpus LIST] [--devices LIST]\n"
 "                   [--source SRC] [--param N=V]... [-e SYS[:EVENT]]... [-b KB]",
 	.opts = top_opts,
 	.session = true,
@@ -78,7 +78,14 @@ static void draw(const struct hvn_session *s, struct both *b, double ivl,
 
 	localtime_r(&t, &tm);
 	strftime(now, sizeof(now), "%H:%M:%S", &tm);
-	printf("\033[H\033[2J");
+	/* A terminal gets a screen; a pipe or a file one frame after another
+	 * (batch, as top -b), without escape sequences. */
+	static unsigned long frames;
+
+	if (isatty(STDOUT_FILENO))
+		printf("\033[H\033[2J");
+	else if (frames++)
+		printf("\n");
 	printf("hvnoise top  %s  every %.1f s  up %llus  %s  q quits\n", now,
 	       ivl, (unsigned long long)(elapsed / 1000000000ull),
 	       s->source == HVN_SRC_MODULE ?

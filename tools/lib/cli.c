@@ -48,7 +48,7 @@ void hvn_warn(const char *fmt, ...)
 	  .type = HVN_OPT_SESSION, .key = k }
 
 const struct hvn_opt hvn_session_options[] = {
-	SESSION("cpus", 0, "LIST", HVN_SO_CPUS,
+	SESSION("cpus", 'c', "LIST", HVN_SO_CPUS,
 		"CPUs to watch (e.g. 0-3,8): hvnoise.ko's cpus=, put\nback at the end"),
 	SESSION("devices", 0, "LIST", HVN_SO_DEVICES,
 		"GPUs/NICs to watch (PCI addresses, auto, none)"),
@@ -76,6 +76,29 @@ int hvn_cli_num(const char *opt, const char *arg, double lo, double hi,
 		return -1;
 	}
 	return 0;
+}
+
+int hvn_cli_secs(const char *opt, const char *arg, double lo, double hi,
+		 double *v)
+{
+	static const struct { const char *sfx; double mul; } unit[] = {
+		{ "", 1 }, { "ms", 1e-3 }, { "s", 1 }, { "m", 60 },
+		{ "h", 3600 }, { "d", 86400 },
+	};
+	char *end;
+	double x = strtod(arg, &end);
+
+	for (size_t k = 0; end != arg && k < sizeof(unit) / sizeof(unit[0]); k++) {
+		if (strcmp(end, unit[k].sfx))
+			continue;
+		*v = x * unit[k].mul;
+		if (*v >= lo && *v <= hi)
+			return 0;
+		break;
+	}
+	hvn_err("%s %s: not a time from %gs to %gs (seconds, or a number with ms, s, m, h or d)",
+		opt, arg, lo, hi);
+	return -1;
 }
 
 static void usage_opt(FILE *f, const struct hvn_opt *o)
@@ -157,6 +180,11 @@ static int apply(const struct hvn_opt *o, const char *spelled,
 		return 0;
 	case HVN_OPT_NUM:
 		if (hvn_cli_num(spelled, arg, o->lo, o->hi, &v))
+			return -1;
+		*(double *)p = v;
+		return 0;
+	case HVN_OPT_SECS:
+		if (hvn_cli_secs(spelled, arg, o->lo, o->hi, &v))
 			return -1;
 		*(double *)p = v;
 		return 0;

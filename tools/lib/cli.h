@@ -29,6 +29,8 @@ enum hvn_opt_type {
 	HVN_OPT_FLAG,		/* bool at @off becomes true */
 	HVN_OPT_STR,		/* const char * at @off: the argument */
 	HVN_OPT_NUM,		/* double at @off: a number in [@lo, @hi] */
+	HVN_OPT_SECS,		/* double at @off: seconds in [@lo, @hi], with
+				 * rtla's suffixes (500ms, 30s, 10m, 2h, 1d) */
 	HVN_OPT_INT,		/* long at @off: a whole number in [@lo, @hi] */
 	HVN_OPT_SESSION,	/* a session option: hvn_session_opt(@key) */
 	HVN_OPT_CALL,		/* @call(values, option, argument) */
@@ -54,6 +56,9 @@ struct hvn_opt {
 #define HVN_OPT_NUM_ROW(name_, l, arg_, t, field, lo_, hi_, help_) \
 	{ .name = name_, .letter = l, .arg = arg_, .help = help_, \
 	  .type = HVN_OPT_NUM, .off = offsetof(t, field), .lo = lo_, .hi = hi_ }
+#define HVN_OPT_SECS_ROW(name_, l, t, field, lo_, hi_, help_) \
+	{ .name = name_, .letter = l, .arg = "TIME", .help = help_, \
+	  .type = HVN_OPT_SECS, .off = offsetof(t, field), .lo = lo_, .hi = hi_ }
 #define HVN_OPT_INT_ROW(name_, l, arg_, t, field, lo_, hi_, help_) \
 	{ .name = name_, .letter = l, .arg = arg_, .help = help_, \
 	  .type = HVN_OPT_INT, .off = offsetof(t, field), .lo = lo_, .hi = hi_ }
@@ -95,5 +100,9 @@ void hvn_cli_usage(const struct hvn_cmd *cmd, FILE *f);
  * the option in it). */
 int hvn_cli_num(const char *opt, const char *arg, double lo, double hi,
 		double *v);
+/* @arg as seconds in [@lo, @hi]: a number, or one with ms, s, m, h or d
+ * after it, as rtla takes them; -1 with the error printed. */
+int hvn_cli_secs(const char *opt, const char *arg, double lo, double hi,
+		 double *v);
 
 #endif
