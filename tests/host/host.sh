@@ -355,4 +355,12 @@ check $? "report -i FILE reads FILE as report FILE does (exit $rc)"
 # -c is --cpus, as rtla's and perf's -c/-C.
 $hvn top --help 2>&1 | grep -q -- "-c, --cpus LIST" && $hvn record --help 2>&1 | grep -q -- "-c, --cpus LIST"
 check $? "-c, --cpus LIST in top's and record's usage"
+# hvnoise help CMD, as git and perf.
+$hvn help record >"$d/help1.txt" 2>&1
+rc=$?
+$hvn record --help >"$d/help2.txt" 2>&1
+$hvn help nosuch 2>"$d/help3.txt"
+rc3=$?
+[ $rc = 0 ] && cmp -s "$d/help1.txt" "$d/help2.txt" && [ $rc3 = 2 ] && grep -q 'no command "nosuch"' "$d/help3.txt"
+check $? "hvnoise help record is record --help; help of no command is exit 2 naming it"
 exit 0

@@ -18,7 +18,8 @@ static const char usage[] =
 "  correlate  NCCL collectives that stalled, and the host noise behind each\n"
 "  exporter per-CPU counters for Prometheus, served over HTTP\n"
 "  version  print the version\n"
-"hvnoise COMMAND --help for a command's options; man hvnoise for the rest.\n";
+"hvnoise help COMMAND (or COMMAND --help) for a command's options; man hvnoise\n"
+"for the rest.\n";
 
 int main(int argc, char **argv)
 {
@@ -39,8 +40,23 @@ int main(int argc, char **argv)
 		fputs(usage, stderr);
 		return HVN_EXIT_USAGE;
 	}
+	/* "hvnoise help CMD" is "hvnoise CMD --help", as git and perf. */
+	if (!strcmp(argv[1], "help") && argc > 3) {
+		hvn_err("help: one command at a time");
+		return HVN_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "help") && argc == 3) {
+		char *a[] = { argv[2], "--help", NULL };
+
+		for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+			if (!strcmp(argv[2], cmds[i].name))
+				return cmds[i].fn(2, a);
+		hvn_err("help: no command \"%s\"", argv[2]);
+		fputs(usage, stderr);
+		return HVN_EXIT_USAGE;
+	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
-	    !strcmp(argv[1], "help")) {
+	    (!strcmp(argv[1], "help") && argc == 2)) {
 		fputs(usage, stdout);
 		return HVN_EXIT_OK;
 	}
