@@ -363,4 +363,21 @@ $hvn help nosuch 2>"$d/help3.txt"
 rc3=$?
 [ $rc = 0 ] && cmp -s "$d/help1.txt" "$d/help2.txt" && [ $rc3 = 2 ] && grep -q 'no command "nosuch"' "$d/help3.txt"
 check $? "hvnoise help record is record --help; help of no command is exit 2 naming it"
+# status --json: what the text says, and the same exit.
+$hvn status >"$d/status.txt" 2>&1
+rc=$?
+$hvn status --json >"$d/status.json" 2>"$d/status-json.err"
+rcj=$?
+python3 - "$d/status.json" "$d/status.txt" $rc $rcj <<'PYEOF'
+import json, sys
+j = json.load(open(sys.argv[1]))
+text = open(sys.argv[2]).read()
+src = text.split("source     ", 1)[1].split(":", 1)[0]
+ok = (j["schema"] == "hvnoise-status" and j["exit"] == int(sys.argv[3]) == int(sys.argv[4])
+      and j["source"]["name"] == src and j["tracefs"]["dir"] in text
+      and j["module"]["loaded"] == ("hvnoise loaded" in text)
+      and len(j["fixes"]) == text.count("fix: "))
+sys.exit(0 if ok else 1)
+PYEOF
+check $? "status --json: the text's module, source, tracefs and fixes, and the same exit ($rc, $rcj)"
 exit 0

@@ -297,6 +297,13 @@ cat /tmp/hs.txt
 grep -q "^watched    CPUs $(cat $P/watched)\$" /tmp/hs.txt && grep -q "hvnoise:irq_migrate" /tmp/hs.txt &&
 	grep -q "storm_rate=" /tmp/hs.txt && grep -q "^runs on    CPUs " /tmp/hs.txt
 check $? "hvnoise status shows the watched CPUs, the events, the parameters and where the tool runs"
+hvnoise status --json >/tmp/hs.json 2>&1
+rc=$?
+w=$(cat $P/watched)
+[ $rc = 0 ] && grep -q '"module":{"loaded":true,"version":"' /tmp/hs.json &&
+	grep -q "\"watched\":\"$w\"" /tmp/hs.json && grep -q '"irq_migrate":true' /tmp/hs.json &&
+	grep -q '"storm_rate":"' /tmp/hs.json
+check $? "hvnoise status --json: the module, the watched CPUs ($w), its events and parameters (exit $rc)"
 
 # The module's parameters are global (the flight-recorder service depends on
 # them): what record changes with --cpus, --devices and --param it puts back.

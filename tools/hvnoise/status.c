@@ -15,6 +15,7 @@
 #include "cpulist.h"
 #include "hvn.h"
 #include "session.h"
+#include "out/jsonw.h"
 
 static const char *const params[] = {
 	"devices", "cpus", "local_cpus", "resolve_ms", "storm_rate",
@@ -27,9 +28,20 @@ static const char *const events[] = {
 	"irq_migrate",
 };
 
+struct status_args {
+	bool json;
+};
+
+static const struct hvn_opt status_opts[] = {
+	HVN_OPT_FLAG_ROW("json", 0, struct status_args, json,
+			 "machine-readable output (schema \"hvnoise-status\" 1)"),
+	HVN_OPT_END_ROW
+};
+
 static const struct hvn_cmd status_cmd = {
 	.name = "status",
-	.synopsis = "",
+	.synopsis = "[--json]",
+	.opts = status_opts,
 	.notes =
 "  whether hvnoise.ko is loaded, what it watches, its parameters, which\n"
 "  source record and top would use and why, whether tracefs is usable, and\n"
@@ -38,18 +50,45 @@ static const struct hvn_cmd status_cmd = {
 "  unusable.\n",
 };
 
-/* hvnoise instances whose recorder is gone (killed with SIGKILL). */
-static void stale_instances(const char *tdir)
+#define MAX_FIXES	8
+#define MAX_INST	64
+
+/* What status found, then printed as text or JSON. */
+struct status {
+	bool mod, writable;
+	char *version, *watched, *stats, *param[sizeof(params) / sizeof(*params)];
+	enum hvn_source src;
+	char why[256], runs[256];
+	const char *tdir;
+	bool event_ok[sizeof(events) / sizeof(*events)];
+	struct { char name[256]; int pid; } inst[MAX_INST];	/* pid -1: left over */
+	int ninst;
+	const char *fix[MAX_FIXES];
+	char fix_buf[MAX_FIXES][300];
+	int nfix;
+};
+
+static void add_fix(struct status *st, const char *fmt, const char *arg)
+{
+	if (st->nfix == MAX_FIXES)
+		return;
+	snprintf(st->fix_buf[st->nfix], sizeof(st->fix_buf[0]), fmt, arg);
+	st->fix[st->nfix] = st->fix_buf[st->nfix];
+	st->nfix++;
+}
+
+/* hvnoise instances: in use, or left by a killed recorder. */
+static void find_instances(struct status *st)
 {
 	char path[4096];
 	struct dirent *de;
 	DIR *d;
 
-	snprintf(path, sizeof(path), "%s/instances", tdir);
+	snprintf(path, sizeof(path), "%s/instances", st->tdir);
 	d = opendir(path);
 	if (!d)
 		return;
-	while ((de = readdir(d))) {
+	while ((de = readdir(d)) && st->ninst < MAX_INST) {
 		const char *dash = strrchr(de->d_name, '-');
 		char prefix[256];
 		int pid;
@@ -62,130 +101,215 @@ static void stale_instances(const char *tdir)
 		pid = hvn_instance_pid(de->d_name, prefix);
 		if (!pid)
 			continue;
-		if (pid > 0) {
-			printf("instance   %s (in use by process %d)\n",
-			       de->d_name, pid);
-			continue;
-		}
-		printf("instance   %s is left over from a killed recorder\n"
-		       "           fix: rmdir %s/%s\n", de->d_name, path,
-		       de->d_name);
+		snprintf(st->inst[st->ninst].name, sizeof(st->inst[0].name), "%s",
+			 de->d_name);
+		st->inst[st->ninst++].pid = pid > 0 ? pid : -1;
 	}
 	closedir(d);
 }
 
 /* Where record, top, the exporter and the flight recorder would run: the
  * CPUs this process may run on that are not watched. */
-static void print_housekeeping(const char *watched)
+static void housekeeping(struct status *st)
 {
 	static unsigned long w[HVN_BITS_TO_LONGS(HVN_MAX_CPUS)];
 	static unsigned long run[HVN_BITS_TO_LONGS(HVN_MAX_CPUS)];
-	char list[256];
 	int n;
 
-	if (!watched || hvn_cpulist_parse(watched, w, HVN_MAX_CPUS, NULL, 0))
+	if (!st->watched || hvn_cpulist_parse(st->watched, w, HVN_MAX_CPUS, NULL, 0))
 		return;
 	n = hvn_cpus_allowed(w, true, run);
 	if (n < 0)
 		return;
-	hvn_cpulist_format(list, sizeof(list), run, HVN_MAX_CPUS);
-	printf("runs on    CPUs %s (record, top, exporter, flight-recorder: off the watched CPUs; --housekeeping to choose)\n",
-	       n ? list : "all: every CPU is watched");
+	if (n)
+		hvn_cpulist_format(st->runs, sizeof(st->runs), run, HVN_MAX_CPUS);
+	else
+		snprintf(st->runs, sizeof(st->runs), "all");
+}
+
+static void gather(struct status *st)
+{
+	st->mod = hvn_module_loaded();
+	if (st->mod) {
+		st->version = hvn_read_file("/sys/module/hvnoise/version", NULL);
+		if (st->version)
+			st->version[strcspn(st->version, "\n")] = 0;
+	}
+	st->src = hvn_source_auto(st->why, sizeof(st->why));
+	if (st->src == HVN_SRC_KERNEL)
+		add_fix(st, "%sinsmod hvnoise.ko [cpus=LIST] [devices=BDF,...] (see hvnoise(8)), or make BPF usable; until then record and top see the kernel's irq events only", "");
+	st->tdir = tracefs_tracing_dir();
+	if (!st->tdir) {
+		add_fix(st, "%smount -t tracefs nodev /sys/kernel/tracing", "");
+		return;
+	}
+	st->writable = geteuid() == 0 && !access(st->tdir, W_OK);
+	if (!st->writable)
+		add_fix(st, "%srun hvnoise as root", "");
+	if (st->mod) {
+		char path[4200];
+		bool missing = false;
+
+		for (size_t i = 0; i < sizeof(events) / sizeof(*events); i++) {
+			snprintf(path, sizeof(path), "%s/events/hvnoise/%s",
+				 st->tdir, events[i]);
+			st->event_ok[i] = !access(path, F_OK);
+			missing |= !st->event_ok[i];
+		}
+		if (missing)
+			add_fix(st, "%sreload hvnoise.ko; its events did not register (see dmesg)", "");
+		st->watched = hvn_module_param("watched");
+		housekeeping(st);
+		for (size_t i = 0; i < sizeof(params) / sizeof(*params); i++)
+			st->param[i] = hvn_module_param(params[i]);
+		st->stats = hvn_module_param("stats");
+		if (st->stats)
+			for (char *p = st->stats; *p; p++)
+				if (*p == '\n')
+					*p = ' ';
+	}
+	find_instances(st);
+	for (int i = 0; i < st->ninst; i++)
+		if (st->inst[i].pid < 0) {
+			char cmd[300];
+
+			snprintf(cmd, sizeof(cmd), "rmdir %s/instances/%s", st->tdir,
+				 st->inst[i].name);
+			add_fix(st, "%s", cmd);
+		}
+}
+
+static void print_text(const struct status *st)
+{
+	const char *const *fix = st->fix;
+
+	if (st->mod)
+		printf("module     hvnoise loaded%s%s\n", st->version ? ", version " : "",
+		       st->version ? st->version : "");
+	else
+		printf("module     hvnoise is not loaded\n");
+	printf("source     %s: %s", hvn_source_names[st->src], st->why);
+	if (st->src == HVN_SRC_BPF)
+		printf(" (steal read through %s)", hvn_bpf_steal_probe());
+	printf("\n");
+	if (st->src == HVN_SRC_KERNEL)
+		printf("           fix: %s\n", *fix++);
+	if (!st->tdir) {
+		printf("tracefs    not mounted\n           fix: %s\n", *fix);
+		return;
+	}
+	printf("tracefs    %s, %s\n", st->tdir, st->writable ? "writable" :
+	       "not writable by this user");
+	if (!st->writable)
+		printf("           fix: %s\n", *fix++);
+	if (st->mod) {
+		bool missing = false;
+
+		printf("events    ");
+		for (size_t i = 0; i < sizeof(events) / sizeof(*events); i++) {
+			printf(st->event_ok[i] ? " hvnoise:%s" : " %s(missing)", events[i]);
+			missing |= !st->event_ok[i];
+		}
+		printf("\n");
+		if (missing)
+			printf("           fix: %s\n", *fix++);
+		printf("watched    CPUs %s\n", st->watched && *st->watched ? st->watched : "(none)");
+		if (st->runs[0])
+			printf("runs on    CPUs %s (record, top, exporter, flight-recorder: off the watched CPUs; --housekeeping to choose)\n",
+			       strcmp(st->runs, "all") ? st->runs : "all: every CPU is watched");
+		printf("parameters");
+		for (size_t i = 0; i < sizeof(params) / sizeof(*params); i++)
+			if (st->param[i])
+				printf(" %s=%s", params[i], st->param[i]);
+		printf("\n");
+		if (st->stats)
+			printf("stats      %s\n", st->stats);
+	}
+	for (int i = 0; i < st->ninst; i++)
+		if (st->inst[i].pid > 0)
+			printf("instance   %s (in use by process %d)\n", st->inst[i].name,
+			       st->inst[i].pid);
+		else
+			printf("instance   %s is left over from a killed recorder\n"
+			       "           fix: %s\n", st->inst[i].name, *fix++);
+}
+
+static void json_kv(const char *sep, const char *key, const char *v)
+{
+	printf("%s\"%s\":", sep, key);
+	if (v)
+		hvn_json_str(stdout, v);
+	else
+		printf("null");
+}
+
+static void print_json(const struct status *st, int exit_code)
+{
+	printf("{\"schema\":\"hvnoise-status\",\"schema_version\":1,\"exit\":%d,\"module\":{\"loaded\":%s",
+	       exit_code, st->mod ? "true" : "false");
+	json_kv(",", "version", st->version);
+	printf("},\"source\":{\"name\":\"%s\"", hvn_source_names[st->src]);
+	json_kv(",", "why", st->why);
+	json_kv(",", "steal_probe", st->src == HVN_SRC_BPF ? hvn_bpf_steal_probe() : NULL);
+	printf("},\"tracefs\":{");
+	json_kv("", "dir", st->tdir);
+	printf(",\"writable\":%s}", st->writable ? "true" : "false");
+	printf(",\"events\":{");
+	for (size_t i = 0; st->mod && i < sizeof(events) / sizeof(*events); i++)
+		printf("%s\"%s\":%s", i ? "," : "", events[i], st->event_ok[i] ? "true" : "false");
+	printf("}");
+	json_kv(",", "watched", st->mod ? (st->watched ? st->watched : "") : NULL);
+	json_kv(",", "runs_on", st->runs[0] ? st->runs : NULL);
+	printf(",\"parameters\":{");
+	for (size_t i = 0, n = 0; i < sizeof(params) / sizeof(*params); i++)
+		if (st->param[i]) {
+			json_kv(n++ ? "," : "", params[i], st->param[i]);
+		}
+	printf("}");
+	json_kv(",", "stats", st->stats);
+	printf(",\"instances\":[");
+	for (int i = 0; i < st->ninst; i++) {
+		json_kv(i ? ",{" : "{", "name", st->inst[i].name);
+		if (st->inst[i].pid > 0)
+			printf(",\"pid\":%d,\"left_over\":false}", st->inst[i].pid);
+		else
+			printf(",\"pid\":null,\"left_over\":true}");
+	}
+	printf("],\"fixes\":[");
+	for (int i = 0; i < st->nfix; i++) {
+		if (i)
+			printf(",");
+		hvn_json_str(stdout, st->fix[i]);
+	}
+	printf("]}\n");
 }
 
 int cmd_status(int argc, char **argv)
 {
-	const char *tdir;
+	struct status_args a = { 0 };
+	struct status *st;
 	int first, ret;
-	bool mod;
 
-	ret = hvn_cli_parse(&status_cmd, argc, argv, NULL, NULL, &first);
+	ret = hvn_cli_parse(&status_cmd, argc, argv, &a, NULL, &first);
 	if (ret >= 0)
 		return ret;
-	ret = HVN_EXIT_OK;
-
-	mod = hvn_module_loaded();
-	if (mod) {
-		char *v = hvn_read_file("/sys/module/hvnoise/version", NULL);
-
-		printf("module     hvnoise loaded%s%.*s\n", v ? ", version " : "",
-		       v ? (int)strcspn(v, "\n") : 0, v ? v : "");
-		free(v);
-	} else {
-		printf("module     hvnoise is not loaded\n");
-	}
-	{
-		char why[256];
-		enum hvn_source src = hvn_source_auto(why, sizeof(why));
-
-		printf("source     %s: %s", hvn_source_names[src], why);
-		if (src == HVN_SRC_BPF)
-			printf(" (steal read through %s)", hvn_bpf_steal_probe());
-		printf("\n");
-		if (src == HVN_SRC_KERNEL) {
-			printf("           fix: insmod hvnoise.ko [cpus=LIST] [devices=BDF,...] (see hvnoise(8)), or make BPF usable; until then record and top see the kernel's irq events only\n");
-			ret = HVN_EXIT_NOMODULE;
-		}
-	}
-
-	tdir = tracefs_tracing_dir();
-	if (!tdir) {
-		printf("tracefs    not mounted\n"
-		       "           fix: mount -t tracefs nodev /sys/kernel/tracing\n");
+	st = calloc(1, sizeof(*st));
+	if (!st) {
+		hvn_err("out of memory");
 		return HVN_EXIT_FAIL;
 	}
-	if (geteuid() != 0 || access(tdir, W_OK)) {
-		printf("tracefs    %s, not writable by this user\n"
-		       "           fix: run hvnoise as root\n", tdir);
-		ret = HVN_EXIT_FAIL;
-	} else {
-		printf("tracefs    %s, writable\n", tdir);
-	}
-
-	if (mod) {
-		char path[4200];
-		int missing = 0;
-
-		printf("events    ");
-		for (size_t i = 0; i < sizeof(events) / sizeof(*events); i++) {
-			snprintf(path, sizeof(path), "%s/events/hvnoise/%s",
-				 tdir, events[i]);
-			if (access(path, F_OK)) {
-				missing++;
-				printf(" %s(missing)", events[i]);
-			} else {
-				printf(" hvnoise:%s", events[i]);
-			}
-		}
-		printf("\n");
-		if (missing)
-			printf("           fix: reload hvnoise.ko; its events did not register (see dmesg)\n");
-
-		char *w = hvn_module_param("watched");
-
-		printf("watched    CPUs %s\n", w && *w ? w : "(none)");
-		print_housekeeping(w);
-		free(w);
-		printf("parameters");
-		for (size_t i = 0; i < sizeof(params) / sizeof(*params); i++) {
-			char *v = hvn_module_param(params[i]);
-
-			if (v)
-				printf(" %s=%s", params[i], v);
-			free(v);
-		}
-		printf("\n");
-
-		char *st = hvn_module_param("stats");
-
-		if (st) {
-			for (char *p = st; *p; p++)
-				if (*p == '\n')
-					*p = ' ';
-			printf("stats      %s\n", st);
-		}
-		free(st);
-	}
-	stale_instances(tdir);
+	gather(st);
+	ret = !st->tdir || !st->writable ? HVN_EXIT_FAIL :
+	      st->src == HVN_SRC_KERNEL ? HVN_EXIT_NOMODULE : HVN_EXIT_OK;
+	if (a.json)
+		print_json(st, ret);
+	else
+		print_text(st);
+	free(st->version);
+	free(st->watched);
+	free(st->stats);
+	for (size_t i = 0; i < sizeof(params) / sizeof(*params); i++)
+		free(st->param[i]);
+	free(st);
 	return ret;
 }
