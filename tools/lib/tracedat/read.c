@@ -210,15 +210,19 @@ static bool field_line_ok(const char *l, size_t len)
 	return p == end;
 }
 
-/* A format as the kernel writes it: text, and every field line whole. */
+/*
+ * A format as the kernel writes it: ASCII text, and every field line
+ * whole.  libtraceevent's tokenizer has no token for a byte above 0x7e
+ * and dereferences NULL on one (a field "args[\xd1]": tests/fuzz/regress/).
+ */
 static bool format_ok(const char *buf, size_t n)
 {
 	const char *l = buf, *end = buf + n, *f;
 	bool fields = false;
 
 	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)buf[i] < 0x20 && buf[i] != '\t' &&
-		    buf[i] != '\n')
+		if (((unsigned char)buf[i] < 0x20 && buf[i] != '\t' &&
+		     buf[i] != '\n') || (unsigned char)buf[i] > 0x7e)
 			return false;
 	f = strstr(buf, "\nformat:\n");
 	if (!f || !strstr(buf, "name: ") || !strstr(buf, "ID: "))
