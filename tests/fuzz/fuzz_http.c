@@ -13,7 +13,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *req;
-	bool head;
+	bool head, index;
 	int st;
 
 	if (size > HVN_HTTP_REQ_MAX - 1)
@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!req)
 		return 0;
 	memcpy(req, data, size);
-	st = hvn_http_request(req, size, &head);
+	st = hvn_http_request(req, size, &head, &index);
 	switch (st) {
 	case 0:
 		/* Waiting for more only while more fits and may complete. */
@@ -30,9 +30,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		break;
 	case 200:
-		/* Served only to GET or HEAD of /metrics. */
-		if (memcmp(req, head ? "HEAD /metrics" : "GET /metrics",
-			   head ? 13 : 12))
+		/* Served only to GET or HEAD of /metrics or /. */
+		if (memcmp(req, head ? "HEAD /" : "GET /", head ? 6 : 5) ||
+		    (!index && memcmp(req + (head ? 5 : 4), "/metrics", 8)))
 			abort();
 		break;
 	case 400: case 404: case 405: case 431:
@@ -45,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size && !req[size - 1] && st != 400)
 		abort();
 	if (size && req[size - 1]) {
-		int before = hvn_http_request(req, size - 1, &head);
+		int before = hvn_http_request(req, size - 1, &head, &index);
 
 		if (before && before != st)
 			abort();

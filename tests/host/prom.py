@@ -244,6 +244,17 @@ try:
 except (OSError, KeyError) as e:
     ok, st = False, str(e)
 check(ok, f"HEAD /metrics: headers only ({st})")
+try:
+    st, h, body = http(port, b"GET / HTTP/1.1\r\n\r\n")
+    ok = st.startswith("HTTP/1.1 200") and h["Content-Type"].startswith("text/html") and \
+        'href="/metrics"' in body
+except (OSError, KeyError) as e:
+    ok, st = False, str(e)
+check(ok, f"GET /: a page that links to /metrics ({st})")
+m4 = scrape(port)
+check(m4.get(("hvnoise_build_info", f'version="{subprocess.run([hvn, "version"], capture_output=True, text=True).stdout.split()[1]}"')) == 1
+      and 1e9 < m4.get(("process_start_time_seconds", ""), 0) <= time.time(),
+      "hvnoise_build_info{version} and process_start_time_seconds, as Prometheus names them")
 stalled = socket.create_connection(("127.0.0.1", port))
 stalled.sendall(b"GET /metr")
 try:
@@ -270,7 +281,7 @@ ok = port is not None
 try:
     time.sleep(0.5)
     m3 = scrape(port)
-    got = [k[1] for k in m3 if k[0] == "hvnoise_source"]
+    got = [k[1] for k in m3 if k[0] == "hvnoise_source_info"]
     watch = m3.get(("hvnoise_events_total", 'event="watch"'), 0)
     ok = ok and check(got == [f'source="{want}"'] and (want == "kernel" or watch > 0),
                       f"with the default source the exporter reports it as status does "

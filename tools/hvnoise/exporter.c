@@ -210,9 +210,12 @@ static char *metrics(struct exporter *x, size_t *len)
 	fprintf(f, "# HELP hvnoise_module_loaded 1 while hvnoise.ko, loaded when the exporter started, is loaded.\n"
 		"# TYPE hvnoise_module_loaded gauge\nhvnoise_module_loaded %d\n",
 		x->s.module && !x->s.mod_gone);
-	fprintf(f, "# HELP hvnoise_source Where the detector events come from: hvnoise.ko, BPF, or none (kernel: irq events only).\n"
-		"# TYPE hvnoise_source gauge\nhvnoise_source{source=\"%s\"} 1\n",
+	fprintf(f, "# HELP hvnoise_source_info Where the detector events come from: module (hvnoise.ko), bpf, or kernel (irq events only).\n"
+		"# TYPE hvnoise_source_info gauge\nhvnoise_source_info{source=\"%s\"} 1\n",
 		hvn_source_names[x->s.source]);
+	fprintf(f, "# HELP hvnoise_build_info The hvnoise version serving these metrics.\n"
+		"# TYPE hvnoise_build_info gauge\nhvnoise_build_info{version=\"%s\"} 1\n",
+		HVN_VERSION);
 	if (x->s.bpf) {
 		fprintf(f, "# HELP hvnoise_bpf_dropped_total Records the BPF source could not deliver.\n"
 			"# TYPE hvnoise_bpf_dropped_total counter\nhvnoise_bpf_dropped_total %llu\n",
@@ -221,8 +224,9 @@ static char *metrics(struct exporter *x, size_t *len)
 	fprintf(f, "# HELP hvnoise_exporter_scrapes_total Requests for /metrics served.\n"
 		"# TYPE hvnoise_exporter_scrapes_total counter\nhvnoise_exporter_scrapes_total %llu\n",
 		(unsigned long long)x->scrapes);
-	fprintf(f, "# HELP hvnoise_exporter_start_time_seconds When the exporter started, Unix time.\n"
-		"# TYPE hvnoise_exporter_start_time_seconds gauge\nhvnoise_exporter_start_time_seconds %llu\n",
+	/* The name every Prometheus client library gives it. */
+	fprintf(f, "# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\n"
+		"# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds %llu\n",
 		(unsigned long long)(x->start_real / 1000000000ull));
 	if (fclose(f)) {
 		free(buf);
@@ -256,6 +260,13 @@ static void error_reply(struct client *c, int status)
 	      status == 405 ? "Allow: GET, HEAD\r\n" : "", body, n, false);
 }
 
+/* GET or HEAD /: where the metrics are, as every exporter says it. */
+static const char index_page[] =
+	"<html><head><title>hvnoise exporter</title></head><body>\n"
+	"<h1>hvnoise exporter</h1>\n"
+	"<p><a href=\"/metrics\">Metrics</a>: time taken from this host's CPUs (hvnoise(8))</p>\n"
+	"</body></html>\n";
+
 /* GET or HEAD /metrics: the counters as they are now. */
 static void scrape(struct exporter *x, struct client *c, bool head)
 {
@@ -285,7 +296,7 @@ static void drop(struct exporter *x, int i)
 static int client_in(struct exporter *x, struct client *c)
 {
 	ssize_t r = recv(c->fd, c->req + c->nreq, sizeof(c->req) - c->nreq, 0);
-	bool head;
+	bool head, index;
 	int status;
 
 	if (r < 0)
@@ -293,10 +304,13 @@ static int client_in(struct exporter *x, struct client *c)
 	if (!r)
 		return -1;
 	c->nreq += r;
-	status = hvn_http_request(c->req, c->nreq, &head);
+	status = hvn_http_request(c->req, c->nreq, &head, &index);
 	if (!status)
 		return 0;
-	if (status == 200)
+	if (status == 200 && index)
+		reply(c, "200 OK", "text/html; charset=utf-8", "", index_page,
+		      sizeof(index_page) - 1, head);
+	else if (status == 200)
 		scrape(x, c, head);
 	else
 		error_reply(c, status);

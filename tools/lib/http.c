@@ -20,12 +20,13 @@ static bool headers_end(const char *s, size_t n)
 	return false;
 }
 
-int hvn_http_request(const char *req, size_t len, bool *head)
+int hvn_http_request(const char *req, size_t len, bool *head, bool *index)
 {
 	const char *eol, *sp1, *sp2, *path, *q;
 	size_t mlen, vlen;
 
 	*head = false;
+	*index = false;
 	if (memchr(req, 0, len))
 		return 400;
 	if (!headers_end(req, len))
@@ -49,7 +50,8 @@ int hvn_http_request(const char *req, size_t len, bool *head)
 	/* The path, without its query (Prometheus sends none; curl may). */
 	path = sp1 + 1;
 	q = memchr(path, '?', sp2 - path);
-	if ((q ? q : sp2) - path != 8 || memcmp(path, "/metrics", 8))
+	*index = (q ? q : sp2) - path == 1;
+	if (!*index && ((q ? q : sp2) - path != 8 || memcmp(path, "/metrics", 8)))
 		return 404;
 	return 200;
 }

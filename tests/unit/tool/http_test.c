@@ -5,9 +5,11 @@
 #include "hvn_test.h"
 #include "http.h"
 
+static bool index_page;
+
 static int req(const char *s, bool *head)
 {
-	return hvn_http_request(s, strlen(s), head);
+	return hvn_http_request(s, strlen(s), head, &index_page);
 }
 
 static void http_served(struct hvn_test *t)
@@ -22,6 +24,12 @@ static void http_served(struct hvn_test *t)
 	HT_EXPECT_EQ(t, req("GET /metrics?name[]=x HTTP/1.1\n\n", &head), 200);
 	/* A body after the headers changes nothing. */
 	HT_EXPECT_EQ(t, req("GET /metrics HTTP/1.1\r\n\r\nxyz", &head), 200);
+	HT_EXPECT_TRUE(t, !index_page);
+	/* The landing page, as every exporter has one. */
+	HT_EXPECT_EQ(t, req("GET / HTTP/1.1\r\n\r\n", &head), 200);
+	HT_EXPECT_TRUE(t, index_page && !head);
+	HT_EXPECT_EQ(t, req("HEAD /?x HTTP/1.0\r\n\r\n", &head), 200);
+	HT_EXPECT_TRUE(t, index_page && head);
 }
 
 static void http_incomplete(struct hvn_test *t)
@@ -35,17 +43,17 @@ static void http_incomplete(struct hvn_test *t)
 	/* Headers that never end within the buffer: 431, not a wait. */
 	memset(big, 'a', sizeof(big));
 	memcpy(big, "GET /metrics HTTP/1.1\r\nX: ", 26);
-	HT_EXPECT_EQ(t, hvn_http_request(big, HVN_HTTP_REQ_MAX - 2, &head), 0);
-	HT_EXPECT_EQ(t, hvn_http_request(big, HVN_HTTP_REQ_MAX - 1, &head), 431);
+	HT_EXPECT_EQ(t, hvn_http_request(big, HVN_HTTP_REQ_MAX - 2, &head, &index_page), 0);
+	HT_EXPECT_EQ(t, hvn_http_request(big, HVN_HTTP_REQ_MAX - 1, &head, &index_page), 431);
 }
 
 static void http_refused(struct hvn_test *t)
 {
 	bool head;
 
-	HT_EXPECT_EQ(t, hvn_http_request("GET /metrics\0HTTP/1.1\r\n\r\n", 25, &head), 400);
+	HT_EXPECT_EQ(t, hvn_http_request("GET /metrics\0HTTP/1.1\r\n\r\n", 25, &head, &index_page), 400);
 	/* A NUL is refused before the headers end, too. */
-	HT_EXPECT_EQ(t, hvn_http_request("GET \0", 5, &head), 400);
+	HT_EXPECT_EQ(t, hvn_http_request("GET \0", 5, &head, &index_page), 400);
 	HT_EXPECT_EQ(t, req("GET /metrics\r\n\r\n", &head), 400);
 	HT_EXPECT_EQ(t, req("GET metrics HTTP/1.1\r\n\r\n", &head), 400);
 	HT_EXPECT_EQ(t, req(" /metrics HTTP/1.1\r\n\r\n", &head), 400);
@@ -56,7 +64,7 @@ static void http_refused(struct hvn_test *t)
 	HT_EXPECT_EQ(t, req("POST /metrics HTTP/1.1\r\n\r\n", &head), 405);
 	HT_EXPECT_EQ(t, req("get /metrics HTTP/1.1\r\n\r\n", &head), 405);
 	HT_EXPECT_EQ(t, req("GETX /metrics HTTP/1.1\r\n\r\n", &head), 405);
-	HT_EXPECT_EQ(t, req("GET / HTTP/1.1\r\n\r\n", &head), 404);
+	HT_EXPECT_EQ(t, req("GET /x HTTP/1.1\r\n\r\n", &head), 404);
 	HT_EXPECT_EQ(t, req("GET /metricsx HTTP/1.1\r\n\r\n", &head), 404);
 	HT_EXPECT_EQ(t, req("GET /metric HTTP/1.1\r\n\r\n", &head), 404);
 	HT_EXPECT_EQ(t, req("GET /metrics/ HTTP/1.1\r\n\r\n", &head), 404);
