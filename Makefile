@@ -251,6 +251,8 @@ SBINDIR ?= $(PREFIX)/sbin
 LIBDIR ?= $(PREFIX)/lib
 MANDIR ?= $(PREFIX)/share/man
 UNITDIR ?= $(PREFIX)/lib/systemd/system
+DATADIR ?= $(PREFIX)/share
+COMPLETIONDIR ?= $(DATADIR)/bash-completion/completions
 # UTS_RELEASE, not include/config/kernel.release: Debian's says 6.1.192
 # where the kernel (and vermagic) says 6.1.0-57-amd64.
 KVER ?= $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
@@ -269,7 +271,8 @@ install: install-tools install-module
 install-tools: build/tools/hvnoise build/tools/hvnoise.8 $(MAN7) \
 	       build/tools/libnccl-profiler-hvnoise.so build/tools/plugin_hvnoise.so \
 	       tools/systemd/hvnoise-flight-recorder.service \
-	       tools/systemd/hvnoise-exporter.service
+	       tools/systemd/hvnoise-exporter.service tools/completion/hvnoise.bash \
+	       tools/prometheus/hvnoise.rules.yml tools/prometheus/hvnoise-dashboard.json
 	$(INSTALL) -D -m 0755 build/tools/hvnoise $(DESTDIR)$(SBINDIR)/hvnoise
 	$(INSTALL) -D -m 0644 build/tools/hvnoise.8 $(DESTDIR)$(MANDIR)/man8/hvnoise.8
 	$(INSTALL) -d $(DESTDIR)$(MANDIR)/man7
@@ -284,6 +287,11 @@ install-tools: build/tools/hvnoise build/tools/hvnoise.8 $(MAN7) \
 	for u in hvnoise-flight-recorder hvnoise-exporter; do \
 		sed 's|@SBINDIR@|$(SBINDIR)|' tools/systemd/$$u.service \
 			>$(DESTDIR)$(UNITDIR)/$$u.service || exit 1; done
+	$(INSTALL) -D -m 0644 tools/completion/hvnoise.bash $(DESTDIR)$(COMPLETIONDIR)/hvnoise
+	$(INSTALL) -D -m 0644 tools/prometheus/hvnoise.rules.yml \
+		$(DESTDIR)$(DATADIR)/hvnoise/prometheus/hvnoise.rules.yml
+	$(INSTALL) -D -m 0644 tools/prometheus/hvnoise-dashboard.json \
+		$(DESTDIR)$(DATADIR)/hvnoise/prometheus/hvnoise-dashboard.json
 
 # Build the module here unless KO= names one built elsewhere.
 install-module: $(if $(filter kmod/hvnoise.ko,$(KO)),module)
@@ -300,7 +308,11 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/libnccl-profiler-hvnoise.so \
 	      $(DESTDIR)$(TEP_PLUGIN_DIR)/plugin_hvnoise.so \
 	      $(DESTDIR)$(UNITDIR)/hvnoise-flight-recorder.service \
-	      $(DESTDIR)$(UNITDIR)/hvnoise-exporter.service
+	      $(DESTDIR)$(UNITDIR)/hvnoise-exporter.service \
+	      $(DESTDIR)$(COMPLETIONDIR)/hvnoise \
+	      $(DESTDIR)$(DATADIR)/hvnoise/prometheus/hvnoise.rules.yml \
+	      $(DESTDIR)$(DATADIR)/hvnoise/prometheus/hvnoise-dashboard.json
+	-rmdir $(DESTDIR)$(DATADIR)/hvnoise/prometheus $(DESTDIR)$(DATADIR)/hvnoise 2>/dev/null
 	if [ -n "$(KVER)" ]; then rm -f $(DESTDIR)$(MODDIR)/hvnoise.ko; fi
 	if [ -n "$(KVER)" ] && [ -z "$(DESTDIR)" ] && [ -d /lib/modules/$(KVER) ]; then \
 		depmod -a $(KVER); fi

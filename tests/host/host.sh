@@ -380,4 +380,11 @@ ok = (j["schema"] == "hvnoise-status" and j["exit"] == int(sys.argv[3]) == int(s
 sys.exit(0 if ok else 1)
 PYEOF
 check $? "status --json: the text's module, source, tracefs and fixes, and the same exit ($rc, $rcj)"
+# bash completion: the commands, and each command's options from its --help.
+comp=$(bash -c '. "$1"
+	c() { COMP_WORDS=("$2" "${@:3}"); COMP_CWORD=$(($# - 2)); _hvnoise; echo "${COMPREPLY[*]}"; }
+	c x "$2" re; c x "$2" top --c; c x "$2" record --source b; c x "$2" correlate --k' _ \
+	"$here/../../tools/completion/hvnoise.bash" "$hvn" 2>&1 | tr '\n' '|')
+[ "$comp" = "record report|--count --cpus|bpf|--kineto|" ]
+check $? "bash completion: commands, options from each --help, --source values ($comp)"
 exit 0

@@ -31,6 +31,9 @@ expected() {
 		"$tep/plugin_hvnoise.so" \
 		"$1/lib/systemd/system/hvnoise-flight-recorder.service" \
 		"$1/lib/systemd/system/hvnoise-exporter.service" \
+		"$1/share/bash-completion/completions/hvnoise" \
+		"$1/share/hvnoise/prometheus/hvnoise.rules.yml" \
+		"$1/share/hvnoise/prometheus/hvnoise-dashboard.json" \
 		"/lib/modules/$kver/updates/hvnoise.ko" | sort
 }
 
