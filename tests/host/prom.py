@@ -53,7 +53,7 @@ def parse(text):
             d = help_ if parts[1] == "HELP" else type_
             if parts[2] in d:
                 raise ValueError(f"line {n}: second {parts[1]} for {parts[2]}")
-            if parts[1] == "TYPE" and parts[3] not in ("counter", "gauge", "untyped"):
+            if parts[1] == "TYPE" and parts[3] not in ("counter", "gauge", "histogram", "untyped"):
                 raise ValueError(f"line {n}: type {parts[3]}")
             d[parts[2]] = parts[3]
             continue
@@ -63,9 +63,12 @@ def parse(text):
         if not m:
             raise ValueError(f"line {n}: not a sample: {ln!r}")
         name, labels, value = m.groups()
-        if name not in type_ or name not in help_:
+        base = re.sub(r"_(bucket|sum|count)$", "", name)
+        if base != name and type_.get(base) == "histogram":
+            pass                        # a histogram's series
+        elif name not in type_ or name not in help_:
             raise ValueError(f"line {n}: {name} has no HELP/TYPE before it")
-        if type_[name] == "counter" and not name.endswith("_total"):
+        if type_.get(name) == "counter" and not name.endswith("_total"):
             raise ValueError(f"line {n}: counter {name} does not end in _total")
         key = (name, labels or "")
         if key in out:
@@ -114,6 +117,27 @@ for k, v in rep["events"].items():
 check(not bad and len(rep["cpus"]) >= 3,
       f"report --prom holds report --json's per-CPU steal, lost, storms, migrations, "
       f"watched and event counts ({len(rep['cpus'])} CPUs)", "; ".join(bad[:4]))
+# The lost-episode histogram, against the durations synth_events wrote.
+LE = ["0.0005", "0.001", "0.002", "0.005", "0.01", "0.02", "0.05", "0.1", "0.2", "0.5", "1", "2", "5"]
+want = {}
+for name, cpu, vals in synth_events.events(1):
+    if name == "lost":
+        want.setdefault(vals["cpu"], []).append(vals["duration"] / 1e9)
+bad = []
+for cpu, durs in want.items():
+    lab = f'cpu="{cpu}"'
+    for le in LE:
+        got = prom.get(("hvnoise_lost_episode_seconds_bucket", f'{lab},le="{le}"'))
+        exp = sum(d <= float(le) for d in durs)
+        if got != exp:
+            bad.append(f"cpu {cpu} le {le}: {got}, want {exp}")
+    if prom.get(("hvnoise_lost_episode_seconds_bucket", f'{lab},le="+Inf"')) != len(durs) or \
+            prom.get(("hvnoise_lost_episode_seconds_count", lab)) != len(durs) or \
+            abs(prom.get(("hvnoise_lost_episode_seconds_sum", lab), -1) - sum(durs)) > 1e-6:
+        bad.append(f"cpu {cpu}: +Inf/count/sum")
+check(want and not bad and types.get("hvnoise_lost_episode_seconds") == "histogram",
+      f"hvnoise_lost_episode_seconds: each CPU's buckets, count and sum are the "
+      f"{sum(map(len, want.values()))} lost episodes written", "; ".join(bad[:4]))
 p = subprocess.run([hvn, "report", "--prom", syn, syn], capture_output=True, text=True, env=env)
 check(p.returncode == 2 and p.stderr.count("\n") == 1 and "one file" in p.stderr,
       "report --prom of two files: exit 2, one line", p.stderr)

@@ -143,7 +143,7 @@ scrape_configs:
         time.sleep(0.2)
     check(up == ["up", "up"], f"Prometheus scrapes both exporters (health {up})")
     bad = [(r["name"], r.get("lastError")) for r in rules if r.get("health") != "ok"]
-    check(len(rules) == 14 and not bad,
+    check(len(rules) == 15 and not bad,
           f"Prometheus loads the rules and evaluates all {len(rules)} without error {bad}")
 
     # The per-CPU values, through Prometheus, are the exporters' own.
@@ -172,6 +172,30 @@ scrape_configs:
         except (OSError, ValueError) as ex:
             failed.append(f"{e}: {ex}")
     check(exprs and not failed, f"the dashboard's {len(exprs)} queries run on Prometheus {failed[:2]}")
+
+    # A query of a name no exporter writes runs too, empty: every metric the
+    # rules and the dashboard name must be in a scrape (the rules once
+    # matched source="hvnoise.ko", which none writes).
+    scraped = set(re.findall(r"^([a-zA-Z_:][a-zA-Z0-9_:]*?)(?:_bucket|_sum|_count)?[{ ]",
+                             get(f"http://127.0.0.1:{ports[0]}/metrics"), re.M))
+    text = open(os.path.join(rules_dir, "hvnoise.rules.yml")).read() + "\n".join(exprs)
+    # (not the recording rules' own names, level:metric:operation)
+    named = set(re.findall(r"(?<![:\w])((?:hvnoise|process)_[a-z_]+?)(?:_bucket)?(?![:\w])", text))
+    labels = set(re.findall(r'source="([a-z]+)"', text))
+    missing = sorted(named - scraped)
+    r = query("hvnoise_source_info")
+    sources = {x["metric"]["source"] for x in r["data"]["result"]}
+    check(named and not missing and labels <= {"module", "bpf", "kernel"} and sources,
+          f"the {len(named)} metrics the rules and dashboard name are all exported "
+          f"(missing {missing}); source labels {sorted(labels)} are the exporter's "
+          f"(this host: {sorted(sources)})")
+    missing = []
+    for q in ("hvnoise_build_info", "hvnoise_module_loaded", "process_start_time_seconds"):
+        r = query(q)
+        if len(r["data"]["result"]) != 2:
+            missing.append(q)
+    check(not missing, f"hvnoise_build_info, hvnoise_module_loaded and process_start_time_seconds "
+          f"from both exporters {missing}")
 finally:
     if server:
         server.terminate()

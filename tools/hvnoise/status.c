@@ -50,8 +50,8 @@ static const struct hvn_cmd status_cmd = {
 "  unusable.\n",
 };
 
-#define MAX_FIXES	8
 #define MAX_INST	64
+#define MAX_FIXES	(MAX_INST + 4)	/* source, tracefs, events; each instance */
 
 /* What status found, then printed as text or JSON. */
 struct status {

@@ -88,6 +88,9 @@ int hvn_cli_secs(const char *opt, const char *arg, double lo, double hi,
 	char *end;
 	double x = strtod(arg, &end);
 
+	/* A decimal number: strtod also takes spaces, signs and hex. */
+	if (!((*arg >= '0' && *arg <= '9') || *arg == '.') || strpbrk(arg, "xXpP"))
+		end = (char *)arg;
 	for (size_t k = 0; end != arg && k < sizeof(unit) / sizeof(unit[0]); k++) {
 		if (strcmp(end, unit[k].sfx))
 			continue;

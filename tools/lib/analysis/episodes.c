@@ -11,6 +11,12 @@
 #include "hvnoise/watch.h"
 #include "analysis/episodes.h"
 
+/* 0.5 ms to 5 s: the lost threshold's default is 1 ms, a stall's tens of ms. */
+const uint64_t hvn_lost_bucket_ns[HVN_LOST_BUCKETS] = {
+	500000, 1000000, 2000000, 5000000, 10000000, 20000000, 50000000,
+	100000000, 200000000, 500000000, 1000000000, 2000000000, 5000000000ull,
+};
+
 /* Field names per event, in the order of the indexes below. */
 static const char *const field_names[HVN_EV_NR][HVN_MAX_FIELDS + 1] = {
 	[HVN_EV_WATCH] = { "gen", "idx", "count", "kind", "why", "node",
@@ -403,6 +409,13 @@ void hvn_an_event(void *ctx, int rcpu, uint64_t ts, const uint8_t *d,
 			c->lost_steal_ns += e.b;
 			c->lost_irq_ns += e.c;
 			c->lost_n++;
+			{
+				int b = 0;
+
+				while (b < HVN_LOST_BUCKETS && e.dur > hvn_lost_bucket_ns[b])
+					b++;
+				c->lost_hist[b]++;
+			}
 			worst(c, 1, &e);
 			top_add(an, &e);
 		} else if (e.kind == HVN_EP_STORM) {

@@ -60,12 +60,17 @@ struct hvn_episode {
 	char name[HVN_NAME_LEN + 1];
 };
 
+/* Upper bounds of the lost-episode histogram's buckets, ns (then +Inf). */
+#define HVN_LOST_BUCKETS	13
+extern const uint64_t hvn_lost_bucket_ns[HVN_LOST_BUCKETS];
+
 struct hvn_cpu {
 	bool seen;
 	bool watched;
 	uint8_t why;
 	uint64_t steal_ns, steal_n;
 	uint64_t lost_ns, lost_unexpl_ns, lost_steal_ns, lost_irq_ns, lost_n;
+	uint64_t lost_hist[HVN_LOST_BUCKETS + 1];	/* per bucket; last: beyond */
 	uint64_t storms, storm_irqs;
 	uint64_t mig_in, mig_out;
 	uint64_t irqs;			/* irq_handler_entry on this CPU */

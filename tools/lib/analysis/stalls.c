@@ -222,7 +222,7 @@ static int ext_read(struct hvn_corr *x, const char *path,
 	 * others were bad). */
 	other = ext_clash(x, &f, path, &e);
 	if (other) {
-		hvn_err("%s: rank %d of communicator %016llx was read from %s already (the same file twice, or two jobs' files?); the file is skipped",
+		hvn_err("%s: rank %d of communicator %016llx was read from %s already (the same file twice, two jobs' files, or two kinds of file for one rank: give one per rank); the file is skipped",
 			path, e->rank, (unsigned long long)e->comm, other);
 		ret = HVN_EXIT_BADFILE;
 		f.n = 0;
@@ -240,7 +240,8 @@ static int ext_read(struct hvn_corr *x, const char *path,
 		uint64_t a = hvn_an_real_to_mono(&x->an, lo);
 		uint64_t b = hvn_an_real_to_mono(&x->an, hi > lo ? hi : lo);
 
-		if (b < x->an.first_ts || a > x->an.last_ts) {
+		if ((int64_t)b < (int64_t)x->an.first_ts ||
+		    (int64_t)a > (int64_t)x->an.last_ts) {
 			char fa[48], fb[48], ta[48], tb[48];
 
 			hvn_fmt_time(&x->an, a, fa, sizeof(fa), true);

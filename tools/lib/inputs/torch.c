@@ -8,6 +8,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,11 +77,12 @@ static int bad(struct src *s, const char *fmt, ...)
 
 #define GZ_MAX	(2ull << 30)	/* a trace beyond 2 GiB is not read whole */
 
-/* The file, gunzipped when it is gzip (the profiler's .json.gz). */
+/* The file, gunzipped when it is gzip (the profiler's .json.gz); members
+ * may follow one another (cat a.gz b.gz). */
 static char *read_input(struct src *s, size_t *len)
 {
 	char *in = hvn_read_file(s->path, len), *out = NULL;
-	size_t cap = 0;
+	size_t cap = 0, have = 0;
 	z_stream z = { 0 };
 	int r = Z_OK;
 
@@ -90,15 +92,15 @@ static char *read_input(struct src *s, size_t *len)
 	}
 	if (*len < 2 || (unsigned char)in[0] != 0x1f || (unsigned char)in[1] != 0x8b)
 		return in;
-	if (inflateInit2(&z, 15 + 16) != Z_OK) {
+	if (*len > UINT_MAX || inflateInit2(&z, 15 + 16) != Z_OK) {
 		free(in);
-		hvn_err("%s: zlib: out of memory", s->path);
+		bad(s, "gzip: %s", *len > UINT_MAX ? "over 4 GiB compressed" : "out of memory");
 		return NULL;
 	}
 	z.next_in = (unsigned char *)in;
 	z.avail_in = *len;
 	for (;;) {
-		if (z.total_out + 1 >= cap) {
+		if (have == cap) {
 			size_t nc = cap ? cap * 2 : *len * 4 + 4096;
 			char *nb;
 
@@ -106,6 +108,7 @@ static char *read_input(struct src *s, size_t *len)
 				r = Z_MEM_ERROR;
 				break;
 			}
+			nc = nc < GZ_MAX ? nc : GZ_MAX;
 			nb = realloc(out, nc + 1);
 			if (!nb) {
 				r = Z_MEM_ERROR;
@@ -114,10 +117,11 @@ static char *read_input(struct src *s, size_t *len)
 			out = nb;
 			cap = nc;
 		}
-		z.next_out = (unsigned char *)out + z.total_out;
-		z.avail_out = cap - z.total_out;
+		/* Our own offset: inflateReset() zeroes total_out. */
+		z.next_out = (unsigned char *)out + have;
+		z.avail_out = cap - have < UINT_MAX ? cap - have : UINT_MAX;
 		r = inflate(&z, Z_NO_FLUSH);
-		/* gzip members may follow one another (cat a.gz b.gz) */
+		have = (char *)z.next_out - out;
 		if (r == Z_STREAM_END && z.avail_in)
 			r = inflateReset(&z);
 		else if (r == Z_STREAM_END)
@@ -126,16 +130,15 @@ static char *read_input(struct src *s, size_t *len)
 			break;
 	}
 	free(in);
+	inflateEnd(&z);
 	if (r != Z_STREAM_END) {
 		bad(s, "gzip: %s", r == Z_MEM_ERROR ? "beyond 2 GiB uncompressed, or out of memory" :
-		    r == Z_BUF_ERROR ? "truncated" : z.msg ? z.msg : "corrupt");
-		inflateEnd(&z);
+		    r == Z_BUF_ERROR ? "truncated" : "corrupt");
 		free(out);
 		return NULL;
 	}
-	*len = z.total_out;
-	out[*len] = 0;
-	inflateEnd(&z);
+	*len = have;
+	out[have] = 0;
 	return out;
 }
 
@@ -956,13 +959,14 @@ static int inspector_line(struct src *s, const struct json *j, struct hvn_ext_co
 
 int hvn_read_inspector(const char *path, hvn_ext_add add, void *ctx)
 {
-	struct src s = { .path = path, .per_line = true };
+	struct src s = { .path = path };
 	size_t len, line = 0, nbad = 0, napprox = 0;
 	char *text, *p, *end;
 	double prev_dump = -1, gap = -1;
 
 	if (!load(&s, &len, &text))
 		return HVN_EXIT_BADFILE;
+	s.per_line = true;
 	for (p = text, end = text + len; p < end; ) {
 		char *nl = memchr(p, '\n', end - p), err[120], *fixed = NULL;
 		size_t l = (nl ? nl : end) - p, fl;

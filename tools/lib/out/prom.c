@@ -55,6 +55,12 @@ static const struct family per_cpu[] = {
 	  CPU_FIELD(irqs), 0 },
 };
 
+/* hvn_lost_bucket_ns as Prometheus' client libraries write le. */
+static const char *const le_names[HVN_LOST_BUCKETS] = {
+	"0.0005", "0.001", "0.002", "0.005", "0.01", "0.02", "0.05", "0.1",
+	"0.2", "0.5", "1", "2", "5",
+};
+
 static const char *const ev_names[HVN_EV_NR] = {
 	[HVN_EV_OTHER] = "other", [HVN_EV_WATCH] = "watch",
 	[HVN_EV_STEAL] = "steal", [HVN_EV_LOST] = "lost",
@@ -95,6 +101,27 @@ void hvn_prom_write(FILE *f, const struct hvn_analysis *an,
 			fprintf(f, "%s{cpu=\"%d\"} ", fam->name, c);
 			value(f, v, fam->ns);
 		}
+	}
+	/* Histograms: le is cumulative; its +Inf is every episode. */
+	head(f, "hvnoise_lost_episode_seconds", "histogram",
+	     "Durations of hvnoise:lost episodes.");
+	for (int c = 0; c <= an->max_cpu; c++) {
+		const struct hvn_cpu *cpu = &an->cpu[c];
+		uint64_t cum = 0;
+
+		if (!cpu->seen)
+			continue;
+		for (int b = 0; b < HVN_LOST_BUCKETS; b++) {
+			cum += cpu->lost_hist[b];
+			fprintf(f, "hvnoise_lost_episode_seconds_bucket{cpu=\"%d\",le=\"%s\"} %llu\n",
+				c, le_names[b], (unsigned long long)cum);
+		}
+		fprintf(f, "hvnoise_lost_episode_seconds_bucket{cpu=\"%d\",le=\"+Inf\"} %llu\n",
+			c, (unsigned long long)cpu->lost_n);
+		fprintf(f, "hvnoise_lost_episode_seconds_sum{cpu=\"%d\"} ", c);
+		value(f, cpu->lost_ns, 1);
+		fprintf(f, "hvnoise_lost_episode_seconds_count{cpu=\"%d\"} %llu\n", c,
+			(unsigned long long)cpu->lost_n);
 	}
 	head(f, "hvnoise_watched", "gauge",
 	     "1 if hvnoise.ko watches the CPU (its last hvnoise:watch set).");
