@@ -59,8 +59,8 @@ def burst():
 
 
 # --- bad command lines ---------------------------------------------------------------
-for args, words in ((["--keep", "0"], "--keep 0: not a number from 1"),
-                    (["--keep", "x"], "--keep x: not a number"),
+for args, words in ((["--keep", "0"], "--keep 0: not a time from 1s"),
+                    (["--keep", "x"], "--keep x: not a time"),
                     (["--lost-ms", "-1"], "--lost-ms -1: not a number"),
                     (["--max-files", "1.5x"], "--max-files 1.5x"),
                     (["--", "sleep", "1"], "runs no command")):
@@ -197,8 +197,14 @@ if os.path.exists(fake) and os.path.exists(plugin):
 
     # A stall: the job stopped for 300 ms in the middle of its collectives.
     jp = subprocess.Popen([fake, "work", plugin, "1.2", "1", "2000"], stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, env=nccl_env)
-    time.sleep(0.6)
+                          stderr=subprocess.STDOUT, env=nccl_env, text=True)
+    # Stopped once its collectives run (not after a fixed time: a loaded
+    # host may still be starting it), mid-collective.
+    early = []
+    for ln in jp.stdout:
+        early.append(ln)
+        if "collectives running" in ln:
+            break
     jp.send_signal(signal.SIGSTOP)
     time.sleep(0.3)
     jp.send_signal(signal.SIGCONT)
