@@ -138,6 +138,23 @@ for cpu, durs in want.items():
 check(want and not bad and types.get("hvnoise_lost_episode_seconds") == "histogram",
       f"hvnoise_lost_episode_seconds: each CPU's buckets, count and sum are the "
       f"{sum(map(len, want.values()))} lost episodes written", "; ".join(bad[:4]))
+# report --fail-if: exit 5 when a condition holds, naming it; 0 when none.
+ev = synth_events.events(1)
+longest = max(v["duration"] for n, c, v in ev if n == "lost")
+cpu_of = [v["cpu"] for n, c, v in ev if n == "lost" and v["duration"] == longest][0]
+nstorm = sum(n == "irq_storm" for n, c, v in ev)
+res = {}
+for cond in (f"lost>{(longest - 1000) / 1e6}ms", f"lost>{(longest + 1000) / 1e6}ms",
+             f"storms>{nstorm - 1}", f"storms>{nstorm}", "overruns>0", "lost>2x", "nosuch>1"):
+    p = subprocess.run([hvn, "report", "--fail-if", cond, syn], capture_output=True, text=True, env=env)
+    res[cond] = (p.returncode, p.stderr.strip())
+got = [rc for rc, _ in res.values()]
+print(f"  --fail-if: {got}")
+check(got == [5, 0, 5, 0, 0, 2, 2]
+      and f"CPU {cpu_of}: the longest lost episode of a CPU {longest / 1e6:.3f} ms" in list(res.values())[0][1]
+      and f"{nstorm} interrupt storms" in list(res.values())[2][1],
+      f"report --fail-if: exit 5 naming the CPU and value (lost {longest / 1e6:.3f} ms, "
+      f"{nstorm} storms), 0 just above them, 2 for a bad condition")
 p = subprocess.run([hvn, "report", "--prom", syn, syn], capture_output=True, text=True, env=env)
 check(p.returncode == 2 and p.stderr.count("\n") == 1 and "one file" in p.stderr,
       "report --prom of two files: exit 2, one line", p.stderr)

@@ -24,6 +24,31 @@
 #define SCHEMA_VERSION	1
 
 #define MAX_INPUTS	256
+#define MAX_GATES	16
+
+/* report --fail-if NAME>VALUE: what a health check gates on. */
+enum gate_kind { G_LOST, G_LOST_TOTAL, G_UNEXPLAINED, G_STEAL, G_STORMS,
+		 G_MIGRATIONS, G_OVERRUNS };
+
+static const struct {
+	const char *name;
+	bool time;
+	const char *what;
+} gate_names[] = {
+	[G_LOST] = { "lost", true, "the longest lost episode of a CPU" },
+	[G_LOST_TOTAL] = { "lost-total", true, "a CPU's lost time" },
+	[G_UNEXPLAINED] = { "unexplained", true, "a CPU's unexplained lost time" },
+	[G_STEAL] = { "steal", true, "a CPU's steal" },
+	[G_STORMS] = { "storms", false, "interrupt storms" },
+	[G_MIGRATIONS] = { "migrations", false, "IRQ migrations" },
+	[G_OVERRUNS] = { "overruns", false, "events lost to overruns" },
+};
+
+struct gate {
+	enum gate_kind kind;
+	double limit;			/* seconds, or a count */
+	const char *spec;
+};
 
 struct report_args {
 	bool json, prom;
@@ -31,7 +56,93 @@ struct report_args {
 	long top;
 	const char *input[MAX_INPUTS];	/* -i FILE, as trace-cmd and perf */
 	int ninput;
+	struct gate gate[MAX_GATES];
+	int ngate;
 };
+
+static int add_gate(void *vals, const struct hvn_opt *o, const char *arg)
+{
+	struct report_args *a = vals;
+	const char *gt = strchr(arg, '>');
+	struct gate *g;
+	char opt[40];
+	size_t k;
+
+	(void)o;
+	if (a->ngate == MAX_GATES) {
+		hvn_err("--fail-if: at most %d conditions", MAX_GATES);
+		return -1;
+	}
+	g = &a->gate[a->ngate];
+	for (k = 0; gt && k < sizeof(gate_names) / sizeof(gate_names[0]); k++)
+		if (strlen(gate_names[k].name) == (size_t)(gt - arg) &&
+		    !strncmp(arg, gate_names[k].name, gt - arg))
+			break;
+	if (!gt || k == sizeof(gate_names) / sizeof(gate_names[0])) {
+		hvn_err("--fail-if %s: not NAME>VALUE with NAME one of lost, lost-total, unexplained, steal (TIME), storms, migrations, overruns (counts)",
+			arg);
+		return -1;
+	}
+	g->kind = k;
+	g->spec = arg;
+	snprintf(opt, sizeof(opt), "--fail-if %s>", gate_names[k].name);
+	if (gate_names[k].time ? hvn_cli_secs(opt, gt + 1, 0, 86400, &g->limit) :
+	    hvn_cli_num(opt, gt + 1, 0, 1e15, &g->limit))
+		return -1;
+	a->ngate++;
+	return 0;
+}
+
+/* The first condition of @a that holds for @an, said on stderr; or 0. */
+static int gates(const char *path, const struct report_args *a,
+		 const struct hvn_analysis *an, uint64_t overruns)
+{
+	for (int i = 0; i < a->ngate; i++) {
+		const struct gate *g = &a->gate[i];
+		uint64_t sum = 0;
+
+		for (int c = 0; c <= an->max_cpu; c++) {
+			const struct hvn_cpu *cpu = &an->cpu[c];
+			uint64_t v = 0;
+
+			switch (g->kind) {
+			case G_LOST:
+				v = cpu->worst[1].dur;
+				break;
+			case G_LOST_TOTAL:
+				v = cpu->lost_ns;
+				break;
+			case G_UNEXPLAINED:
+				v = cpu->lost_unexpl_ns;
+				break;
+			case G_STEAL:
+				v = cpu->steal_ns;
+				break;
+			case G_STORMS:
+				sum += cpu->storms;
+				continue;
+			case G_MIGRATIONS:
+				sum += cpu->mig_in;
+				continue;
+			case G_OVERRUNS:
+				continue;
+			}
+			if (v / 1e9 > g->limit) {
+				hvn_err("%s: --fail-if %s: CPU %d: %s %.3f ms", path, g->spec,
+					c, gate_names[g->kind].what, v / 1e6);
+				return HVN_EXIT_THRESHOLD;
+			}
+		}
+		if (g->kind == G_OVERRUNS)
+			sum = overruns;
+		if (!gate_names[g->kind].time && sum > g->limit) {
+			hvn_err("%s: --fail-if %s: %llu %s", path, g->spec,
+				(unsigned long long)sum, gate_names[g->kind].what);
+			return HVN_EXIT_THRESHOLD;
+		}
+	}
+	return 0;
+}
 
 static int add_input(void *vals, const struct hvn_opt *o, const char *arg)
 {
@@ -57,6 +168,8 @@ static const struct hvn_opt report_opts[] = {
 			"only events before WHEN"),
 	HVN_OPT_INT_ROW("top", 0, "N", struct report_args, top, 1, HVN_TOP_MAX,
 			"episodes listed (default 10, at most 50)"),
+	HVN_OPT_CALL_ROW("fail-if", 0, "COND", add_gate,
+			 "exit 5 when COND holds in a file: lost>TIME (the\nlongest episode of a CPU), lost-total>TIME,\nunexplained>TIME, steal>TIME (a CPU's totals),\nstorms>N, migrations>N, overruns>N; repeatable"),
 	HVN_OPT_CALL_ROW("input", 'i', "FILE", add_input,
 			 "read FILE (as trace-cmd report -i); repeatable,\nbefore any FILE operands"),
 	HVN_OPT_END_ROW
@@ -64,7 +177,8 @@ static const struct hvn_opt report_opts[] = {
 
 static const struct hvn_cmd report_cmd = {
 	.name = "report",
-	.synopsis = "[--json | --prom] [--since WHEN] [--until WHEN] [--top N] [-i FILE]... [FILE...]\n"
+	.synopsis = "[--json | --prom] [--since WHEN] [--until WHEN] [--top N]\n"
+		    "                      [--fail-if COND]... [-i FILE]... [FILE...]\n"
 		    "  FILE          trace.dat from hvnoise record or trace-cmd record\n"
 		    "                (default trace.dat)",
 	.opts = report_opts,
@@ -423,9 +537,9 @@ static void print_json(const struct hvn_tdat *t, const struct hvn_rb *rb,
 	printf("}}");
 }
 
-static int report_file(const char *path, const char *since,
-		       const char *until, int top, bool json, bool prom,
-		       bool first, bool *printed)
+static int report_file(const char *path, const struct report_args *a,
+		       const char *since, const char *until, int top, bool json,
+		       bool prom, bool first, bool *printed)
 {
 	struct hvn_schema *schema = malloc(sizeof(*schema));
 	struct hvn_analysis an;
@@ -487,6 +601,8 @@ static int report_file(const char *path, const char *since,
 		hvn_err("%s: %s", path, t.stopped[0] ? t.stopped : "read error");
 		ret = sret;
 	}
+	if (!ret)
+		ret = gates(path, a, &an, cx.overrun + cx.dropped);
 out_an:
 	hvn_meta_free(&cx);
 	hvn_an_free(&an);
@@ -544,7 +660,7 @@ int cmd_report(int argc, char **argv)
 
 		if (!json && printed)
 			printf("\n");
-		r = report_file(files[i], since, until, top, json, prom,
+		r = report_file(files[i], &a, since, until, top, json, prom,
 				!printed, &done);
 		printed += done;
 		if (r && (!ret || r == HVN_EXIT_BADFILE))

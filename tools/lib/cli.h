@@ -18,6 +18,7 @@
 #define HVN_EXIT_USAGE		2	/* bad command line */
 #define HVN_EXIT_BADFILE	3	/* missing, truncated or corrupt input */
 #define HVN_EXIT_NOMODULE	4	/* hvnoise.ko is needed and not loaded */
+#define HVN_EXIT_THRESHOLD	5	/* report --fail-if: a condition held */
 
 /* "hvnoise: ..." and "hvnoise: warning: ..." on stderr. */
 void hvn_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
