@@ -31,6 +31,12 @@ TOOL_LIB_SRCS := $(wildcard tools/lib/*.c tools/lib/*/*.c) tools/bpf/loader.c \
 		 kmod/lib/cpulist.c kmod/lib/devlist.c kmod/lib/watchset.c \
 		 kmod/lib/storm.c
 TOOL_CMD_SRCS := $(wildcard tools/hvnoise/*.c)
+# Manual pages: a page per command, cut from hvnoise.8.rst, and section 7
+# pages from Documentation/ (defined here: prerequisites expand at once).
+MAN8_CMDS := record flight-recorder report top status correlate exporter
+MAN8 := $(patsubst %,build/tools/hvnoise-%.8,$(MAN8_CMDS))
+MAN7 := build/tools/hvnoise-admin.7 build/tools/hvnoise-events.7 \
+	build/tools/hvnoise-forensics.7
 TOOL_HDRS := $(wildcard tools/hvnoise/*.h tools/lib/*.h tools/lib/*/*.h \
 	     include/hvnoise/*.h kmod/lib/*.h tools/bpf/*.h) build/bpf/hvnoise.skel.h
 TOOL_PKGS := libtracefs libtraceevent libbpf
@@ -82,7 +88,7 @@ build/unit/hvnoise-tool-unit: $(TOOL_UNIT_SRCS) tests/lib/hvn_test.h $(TOOL_HDRS
 		build/tools-asan/libhvnoise.a $(TOOL_LIBS)
 
 # The hvnoise command: optimised, and a sanitised build for the tests.
-tools: build/tools/hvnoise build/tools-asan/hvnoise build/tools/hvnoise.8 $(MAN7) \
+tools: build/tools/hvnoise build/tools-asan/hvnoise build/tools/hvnoise.8 $(MAN8) $(MAN7) \
        build/tools/libnccl-profiler-hvnoise.so build/tools/nccl_fake \
        build/tools-asan/libnccl-profiler-hvnoise.so build/tools-asan/nccl_fake \
        build/tools/plugin_hvnoise.so build/tools-asan/plugin_hvnoise.so
@@ -134,10 +140,17 @@ build/tools/hvnoise.8: Documentation/hvnoise.8.rst
 	@mkdir -p $(dir $@)
 	rst2man --strict $< $@
 
+# A page per command, cut from hvnoise.8.rst (man hvnoise-record).
+
+build/tools/hvnoise-%.8: Documentation/hvnoise.8.rst scripts/man-cmd-page.py
+	@mkdir -p $(dir $@)
+	scripts/man-cmd-page.py $< $* >$@.rst
+	rst2man --strict $@.rst $@
+	@rm -f $@.rst
+
 # Section 7 pages from Documentation/: the admin guide, the event reference
 # and the forensics walkthrough.
-MAN7 := build/tools/hvnoise-admin.7 build/tools/hvnoise-events.7 \
-	build/tools/hvnoise-forensics.7
+# (MAN7 is defined above, before the rules that name it.)
 MAN7_DESC_admin := install, parameters, tuning, plugin, metrics, flight recorder, limits
 MAN7_DESC_events := the trace events of hvnoise.ko, every field
 MAN7_DESC_forensics := from a flight-recorder incident to its causes
@@ -268,13 +281,14 @@ TEP_PLUGIN_DIR ?= $(shell pkg-config --variable=libdir libtraceevent 2>/dev/null
 
 install: install-tools install-module
 
-install-tools: build/tools/hvnoise build/tools/hvnoise.8 $(MAN7) \
+install-tools: build/tools/hvnoise build/tools/hvnoise.8 $(MAN8) $(MAN7) \
 	       build/tools/libnccl-profiler-hvnoise.so build/tools/plugin_hvnoise.so \
 	       tools/systemd/hvnoise-flight-recorder.service \
 	       tools/systemd/hvnoise-exporter.service tools/completion/hvnoise.bash \
 	       tools/prometheus/hvnoise.rules.yml tools/prometheus/hvnoise-dashboard.json
 	$(INSTALL) -D -m 0755 build/tools/hvnoise $(DESTDIR)$(SBINDIR)/hvnoise
 	$(INSTALL) -D -m 0644 build/tools/hvnoise.8 $(DESTDIR)$(MANDIR)/man8/hvnoise.8
+	$(INSTALL) -m 0644 $(MAN8) $(DESTDIR)$(MANDIR)/man8/
 	$(INSTALL) -d $(DESTDIR)$(MANDIR)/man7
 	$(INSTALL) -m 0644 $(MAN7) $(DESTDIR)$(MANDIR)/man7/
 	$(INSTALL) -D -m 0644 build/tools/libnccl-profiler-hvnoise.so \
@@ -304,6 +318,7 @@ install-module: $(if $(filter kmod/hvnoise.ko,$(KO)),module)
 
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/hvnoise $(DESTDIR)$(MANDIR)/man8/hvnoise.8 \
+	      $(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(MAN8))) \
 	      $(addprefix $(DESTDIR)$(MANDIR)/man7/,$(notdir $(MAN7))) \
 	      $(DESTDIR)$(LIBDIR)/libnccl-profiler-hvnoise.so \
 	      $(DESTDIR)$(TEP_PLUGIN_DIR)/plugin_hvnoise.so \

@@ -25,6 +25,10 @@ files() { (cd "$1" && find . -type f | sed 's:^\.::' | sort); }
 # Every file make install should put down, for PREFIX $1.
 expected() {
 	printf '%s\n' "$1/sbin/hvnoise" "$1/share/man/man8/hvnoise.8" \
+		"$1/share/man/man8/hvnoise-record.8" "$1/share/man/man8/hvnoise-flight-recorder.8" \
+		"$1/share/man/man8/hvnoise-report.8" "$1/share/man/man8/hvnoise-top.8" \
+		"$1/share/man/man8/hvnoise-status.8" "$1/share/man/man8/hvnoise-correlate.8" \
+		"$1/share/man/man8/hvnoise-exporter.8" \
 		"$1/share/man/man7/hvnoise-admin.7" "$1/share/man/man7/hvnoise-events.7" \
 		"$1/share/man/man7/hvnoise-forensics.7" \
 		"$1/lib/libnccl-profiler-hvnoise.so" \
@@ -57,6 +61,14 @@ check $? "the installed hvnoise runs (\"$out\")"
 man -l "$root/usr/local/share/man/man8/hvnoise.8" 2>/dev/null | col -b >"$d/man.txt"
 grep -q "hvnoise record" "$d/man.txt"
 check $? "the installed man page renders"
+# A page per command: its synopsis and its section.
+ok=0
+for c in record flight-recorder report top status correlate exporter; do
+	man -l "$root/usr/local/share/man/man8/hvnoise-$c.8" 2>/dev/null | col -b >"$d/man-$c.txt"
+	grep -q "^SYNOPSIS" "$d/man-$c.txt" && grep -q "hvnoise $c " "$d/man-$c.txt" &&
+		[ "$(wc -l <"$d/man-$c.txt")" -gt 20 ] || { ok=1; echo "  hvnoise-$c(8) does not render"; }
+done
+check $ok "hvnoise-record(8) ... hvnoise-exporter(8): each command's page renders, with its synopsis"
 ok=0
 for p in admin:DKMS events:unexplained_ns forensics:correlate; do
 	man -l "$root/usr/local/share/man/man7/hvnoise-${p%%:*}.7" 2>/dev/null | col -b >"$d/man7.txt"
