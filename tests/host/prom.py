@@ -333,4 +333,45 @@ except (ValueError, OSError) as e:
 rc, err = hvntest.stop(pr, signal.SIGTERM, errf)
 check(ok and rc == 0 and inst and not os.path.exists(f"{T}/instances/{inst}")
       and "Sanitizer" not in err, f"SIGTERM: exit {rc}, instance removed", err[-400:])
+
+# --textfile: node_exporter's textfile collector, rewritten whole each time.
+tf = os.path.join(work, "hvnoise.prom")
+for f in (tf, tf + ".hvnoise-tmp"):
+    if os.path.exists(f):
+        os.unlink(f)
+e = open(os.path.join(work, "textfile.err"), "w+")
+pr = subprocess.Popen([hvn, "exporter", "--textfile", tf, "-i", "200ms", "-e", "irq:irq_handler_entry"],
+                      stderr=e, env=env)
+
+
+def read_tf(pred, seconds=10):
+    """The file once it parses and pred(metrics) holds (or the last try)."""
+    end, m = time.time() + seconds, None
+    while time.time() < end and pr.poll() is None:
+        try:
+            m = parse(open(tf).read())[0]
+            if pred(m):
+                return m
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.05)
+    return m
+
+
+m1 = read_tf(lambda m: True)
+irq1 = sum(v for k, v in (m1 or {}).items() if k[0] == "hvnoise_irqs_total")
+disk_irqs()
+m2 = read_tf(lambda m: sum(v for k, v in m.items() if k[0] == "hvnoise_irqs_total") > irq1)
+irq2 = sum(v for k, v in (m2 or {}).items() if k[0] == "hvnoise_irqs_total")
+mode = oct(os.stat(tf).st_mode & 0o777) if os.path.exists(tf) else None
+check(m1 is not None and irq2 > irq1 and mode == "0o644",
+      f"exporter --textfile: the file parses, is rewritten as IRQs come ({irq1:.0f} -> {irq2:.0f}) "
+      f"and is 0644 for node_exporter ({mode})")
+rc, err = hvntest.stop(pr, signal.SIGTERM, e)
+check(rc == 0 and os.path.exists(tf) and not os.path.exists(tf + ".hvnoise-tmp")
+      and "Sanitizer" not in err,
+      f"SIGTERM: exit {rc}, the last file kept whole, no temporary file left", err[-300:])
+p = subprocess.run([hvn, "exporter", "--listen", "127.0.0.1:0", "--textfile", tf],
+                   capture_output=True, text=True, env=env)
+check(p.returncode == 2 and "choose one" in p.stderr, f"--listen with --textfile: exit {p.returncode}")
 sys.exit(hvntest.exit_status())

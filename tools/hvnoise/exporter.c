@@ -9,6 +9,7 @@
  * instance.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -34,13 +35,15 @@
 #define CLIENT_MS	10000		/* to send a request and read the reply */
 
 struct exporter_args {
-	const char *listen;
+	const char *listen, *textfile;
 	double interval;
 };
 
 static const struct hvn_opt exporter_opts[] = {
 	HVN_OPT_STR_ROW("listen", 'l', "ADDR:PORT", struct exporter_args, listen,
 			"where to serve GET /metrics: 127.0.0.1:9464,\n[::1]:9464, or :9464 for every address; port 0\npicks a free one (printed)"),
+	HVN_OPT_STR_ROW("textfile", 0, "PATH", struct exporter_args, textfile,
+			"instead of serving, rewrite PATH (atomically, 0644)\nevery TIME, for node_exporter's textfile collector\n(Debian: /var/lib/prometheus/node-exporter/hvnoise.prom)"),
 	HVN_OPT_SECS_ROW("interval", 'i', struct exporter_args, interval, 0.1, 3600,
 			"read the ring buffers every TIME (default 1 s;\nat most 1 s with the BPF source)"),
 	HVN_OPT_END_ROW
@@ -49,7 +52,7 @@ static const struct hvn_opt exporter_opts[] = {
 static const struct hvn_cmd exporter_cmd = {
 	.name = "exporter",
 	.synopsis =
-"--listen ADDR:PORT [-i TIME] [--cpus LIST]\n"
+"--listen ADDR:PORT | --textfile PATH [-i TIME] [--cpus LIST]\n"
 "                        [--devices LIST] [--source module|bpf|kernel]\n"
 "                        [--param NAME=VALUE]... [-e SYS[:EVENT]]... [-b KB]",
 	.opts = exporter_opts,
@@ -422,6 +425,53 @@ static int serve(struct exporter *x, int lfd, double ivl)
 	return HVN_EXIT_OK;
 }
 
+/* The counters into @path: written beside it and renamed over it, so the
+ * textfile collector never reads half a file.  0, or -1 said. */
+static int write_textfile(struct exporter *x, const char *path)
+{
+	char tmp[4096];
+	size_t blen;
+	char *body;
+	int fd, ok;
+
+	drain(x);
+	body = metrics(x, &blen);
+	if (!body)
+		return -1;
+	snprintf(tmp, sizeof(tmp), "%s.hvnoise-tmp", path);
+	unlink(tmp);			/* a killed exporter's */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	ok = fd >= 0 && write(fd, body, blen) == (ssize_t)blen;
+	if (fd >= 0 && close(fd))
+		ok = 0;
+	free(body);
+	if (!ok || rename(tmp, path)) {
+		hvn_err("exporter: cannot write %s: %s", path, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+static int textfile_loop(struct exporter *x, const char *path, double ivl)
+{
+	uint64_t next = 0;
+
+	while (!hvn_stop_sig) {
+		uint64_t now = hvn_now(CLOCK_MONOTONIC);
+
+		if (now >= next) {
+			if (write_textfile(x, path))
+				return HVN_EXIT_FAIL;
+			next = now + ivl * 1e9;
+			continue;
+		}
+		/* In steps of at most a second: a stop must not wait out -i. */
+		usleep(next - now > 1000000000ull ? 1000000 : (next - now) / 1000 + 1);
+	}
+	return HVN_EXIT_OK;
+}
+
 int cmd_exporter(int argc, char **argv)
 {
 	struct exporter_args a = { .interval = 1 };
@@ -441,14 +491,15 @@ int cmd_exporter(int argc, char **argv)
 	}
 	listen_spec = a.listen;
 	ivl = a.interval;
-	if (!listen_spec) {
-		hvn_err("exporter: --listen ADDR:PORT is required (e.g. 127.0.0.1:9464)");
+	if (!listen_spec == !a.textfile) {
+		hvn_err("exporter: %s", listen_spec ? "--listen or --textfile: choose one" :
+			"--listen ADDR:PORT is required (e.g. 127.0.0.1:9464), or --textfile PATH");
 		hvn_session_opts_free(&o);
 		return HVN_EXIT_USAGE;
 	}
 	/* The address first: a bad one is a usage error before any tracing. */
-	lfd = listen_on(listen_spec, shown, sizeof(shown));
-	if (lfd < 0) {
+	lfd = listen_spec ? listen_on(listen_spec, shown, sizeof(shown)) : -3;
+	if (lfd < 0 && lfd != -3) {
 		hvn_session_opts_free(&o);
 		return lfd == -2 ? HVN_EXIT_USAGE : HVN_EXIT_FAIL;
 	}
@@ -487,10 +538,17 @@ int cmd_exporter(int argc, char **argv)
 	 * second, whatever -i says, or it drops records. */
 	if (x->s.bpf && ivl > 1)
 		ivl = 1;
-	fprintf(stderr, "hvnoise exporter: %s, serving http://%s/metrics%s%s\n",
-		x->s.name, shown, hvn_housekeeping()[0] ? "; runs on CPUs " : "",
-		hvn_housekeeping());
-	ret = serve(x, lfd, ivl);
+	if (a.textfile) {
+		fprintf(stderr, "hvnoise exporter: %s, writing %s every %g s%s%s\n",
+			x->s.name, a.textfile, ivl, hvn_housekeeping()[0] ? "; runs on CPUs " : "",
+			hvn_housekeeping());
+		ret = textfile_loop(x, a.textfile, ivl);
+	} else {
+		fprintf(stderr, "hvnoise exporter: %s, serving http://%s/metrics%s%s\n",
+			x->s.name, shown, hvn_housekeeping()[0] ? "; runs on CPUs " : "",
+			hvn_housekeeping());
+		ret = serve(x, lfd, ivl);
+	}
 	if (hvn_stop_sig)
 		fprintf(stderr, "hvnoise exporter: stopped by signal %s\n",
 			strsignal(hvn_stop_sig));
