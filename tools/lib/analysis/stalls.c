@@ -629,7 +629,8 @@ static int cmp_seq(const void *a, const void *b, void *arg)
 		return x->func < y->func ? -1 : 1;
 	if (x->seq != y->seq)
 		return x->seq < y->seq ? -1 : 1;
-	return x->rank - y->rank;
+	/* ranks come from files: any int32, no subtraction */
+	return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
 static void find_late(struct hvn_corr *x, const struct hvn_corr_params *p)
@@ -782,7 +783,8 @@ static int cmp_unfinished(const void *a, const void *b)
 
 	if (x->start_real != y->start_real)
 		return x->start_real < y->start_real ? -1 : 1;
-	return x->rank - y->rank;
+	/* ranks come from files: any int32, no subtraction */
+	return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
 void hvn_corr_analyse(struct hvn_corr *x, struct hvn_tdat *t,
