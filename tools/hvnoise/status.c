@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -63,18 +64,22 @@ struct status {
 	bool event_ok[sizeof(events) / sizeof(*events)];
 	struct { char name[256]; int pid; } inst[MAX_INST];	/* pid -1: left over */
 	int ninst;
-	const char *fix[MAX_FIXES];
-	char fix_buf[MAX_FIXES][300];
+	char fix[MAX_FIXES][300];	/* the commands, in the text's order */
 	int nfix;
 };
 
-static void add_fix(struct status *st, const char *fmt, const char *arg)
+static void add_fix(struct status *st, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void add_fix(struct status *st, const char *fmt, ...)
 {
+	va_list ap;
+
 	if (st->nfix == MAX_FIXES)
 		return;
-	snprintf(st->fix_buf[st->nfix], sizeof(st->fix_buf[0]), fmt, arg);
-	st->fix[st->nfix] = st->fix_buf[st->nfix];
-	st->nfix++;
+	va_start(ap, fmt);
+	vsnprintf(st->fix[st->nfix++], sizeof(st->fix[0]), fmt, ap);
+	va_end(ap);
 }
 
 /* hvnoise instances: in use, or left by a killed recorder. */
@@ -137,15 +142,15 @@ static void gather(struct status *st)
 	}
 	st->src = hvn_source_auto(st->why, sizeof(st->why));
 	if (st->src == HVN_SRC_KERNEL)
-		add_fix(st, "%sinsmod hvnoise.ko [cpus=LIST] [devices=BDF,...] (see hvnoise(8)), or make BPF usable; until then record and top see the kernel's irq events only", "");
+		add_fix(st, "insmod hvnoise.ko [cpus=LIST] [devices=BDF,...] (see hvnoise(8)), or make BPF usable; until then record and top see the kernel's irq events only");
 	st->tdir = tracefs_tracing_dir();
 	if (!st->tdir) {
-		add_fix(st, "%smount -t tracefs nodev /sys/kernel/tracing", "");
+		add_fix(st, "mount -t tracefs nodev /sys/kernel/tracing");
 		return;
 	}
 	st->writable = geteuid() == 0 && !access(st->tdir, W_OK);
 	if (!st->writable)
-		add_fix(st, "%srun hvnoise as root", "");
+		add_fix(st, "run hvnoise as root");
 	if (st->mod) {
 		char path[4200];
 		bool missing = false;
@@ -157,7 +162,7 @@ static void gather(struct status *st)
 			missing |= !st->event_ok[i];
 		}
 		if (missing)
-			add_fix(st, "%sreload hvnoise.ko; its events did not register (see dmesg)", "");
+			add_fix(st, "reload hvnoise.ko; its events did not register (see dmesg)");
 		st->watched = hvn_module_param("watched");
 		housekeeping(st);
 		for (size_t i = 0; i < sizeof(params) / sizeof(*params); i++)
@@ -170,18 +175,13 @@ static void gather(struct status *st)
 	}
 	find_instances(st);
 	for (int i = 0; i < st->ninst; i++)
-		if (st->inst[i].pid < 0) {
-			char cmd[300];
-
-			snprintf(cmd, sizeof(cmd), "rmdir %s/instances/%s", st->tdir,
-				 st->inst[i].name);
-			add_fix(st, "%s", cmd);
-		}
+		if (st->inst[i].pid < 0)
+			add_fix(st, "rmdir %s/instances/%s", st->tdir, st->inst[i].name);
 }
 
 static void print_text(const struct status *st)
 {
-	const char *const *fix = st->fix;
+	const char (*fix)[sizeof(st->fix[0])] = st->fix;
 
 	if (st->mod)
 		printf("module     hvnoise loaded%s%s\n", st->version ? ", version " : "",

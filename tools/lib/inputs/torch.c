@@ -162,17 +162,27 @@ static struct json *load(struct src *s, size_t *len_out, char **text_out)
 	return j;
 }
 
+/* @key of @o unless absent or null; missing is an error if @need. */
+static const struct json *present(struct src *s, const struct json *o,
+				  const char *key, bool need, int *ret)
+{
+	const struct json *j = json_get(o, key);
+
+	if (j && j->type != J_NULL)
+		return j;
+	if (need)
+		*ret = bad(s, "key \"%s\" is missing", key);
+	return NULL;
+}
+
 /* Typed getters that name the key when it is missing or of another type. */
 static bool num(struct src *s, const struct json *o, const char *key,
 		double *v, bool need, int *ret)
 {
-	const struct json *j = json_get(o, key);
+	const struct json *j = present(s, o, key, need, ret);
 
-	if (!j || j->type == J_NULL) {
-		if (need)
-			*ret = bad(s, "key \"%s\" is missing", key);
+	if (!j)
 		return false;
-	}
 	if (j->type != J_NUM) {
 		*ret = bad(s, "key \"%s\" is not a number", key);
 		return false;
@@ -184,18 +194,30 @@ static bool num(struct src *s, const struct json *o, const char *key,
 static const char *str(struct src *s, const struct json *o, const char *key,
 		       bool need, int *ret)
 {
-	const struct json *j = json_get(o, key);
+	const struct json *j = present(s, o, key, need, ret);
 
-	if (!j || j->type == J_NULL) {
-		if (need)
-			*ret = bad(s, "key \"%s\" is missing", key);
+	if (!j)
 		return NULL;
-	}
 	if (j->type != J_STR) {
 		*ret = bad(s, "key \"%s\" is not a string", key);
 		return NULL;
 	}
 	return j->str;
+}
+
+/* An exact integer (times in ns since the epoch need all 64 bits). */
+static bool int_key(struct src *s, const struct json *o, const char *key,
+		    int64_t *v, bool need, int *ret)
+{
+	const struct json *j = present(s, o, key, need, ret);
+
+	if (!j)
+		return false;
+	if (!json_int(j, v)) {
+		*ret = bad(s, "key \"%s\" is not a 64-bit integer", key);
+		return false;
+	}
+	return true;
 }
 
 static uint64_t hash_str(const char *s)
@@ -250,24 +272,6 @@ static int dtype_size(const char *t)
 }
 
 /* --- PyTorch Flight Recorder ---------------------------------------------- */
-
-/* An exact integer (times in ns since the epoch need all 64 bits). */
-static bool int_key(struct src *s, const struct json *o, const char *key,
-		    int64_t *v, bool need, int *ret)
-{
-	const struct json *j = json_get(o, key);
-
-	if (!j || j->type == J_NULL) {
-		if (need)
-			*ret = bad(s, "key \"%s\" is missing", key);
-		return false;
-	}
-	if (!json_int(j, v)) {
-		*ret = bad(s, "key \"%s\" is not a 64-bit integer", key);
-		return false;
-	}
-	return true;
-}
 
 /* @base + @v (a double, in ns) as exact ns, or false when out of range. */
 static bool ns_add(int64_t base, double v, int64_t *out)
@@ -578,10 +582,11 @@ out:
 
 /* --- Kineto / PyTorch profiler Chrome traces --------------------------------- */
 
-/* An NCCL kernel of a trace, in launch order. */
+/* An NCCL kernel of a trace, as pass 1 read it, sorted by launch. */
 struct kev {
-	double ts;
+	double ts, dur;
 	size_t i;
+	const char *pgn;		/* its group, or NULL */
 };
 
 static int cmp_kev(const void *a, const void *b)
@@ -727,7 +732,7 @@ int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx)
 			only_pg = only_pg ? only_pg : pgn;
 			have0 |= !strcmp(pgn, "0");
 		}
-		kv[nkv++] = (struct kev){ ts, i };
+		kv[nkv++] = (struct kev){ .ts = ts, .dur = dur, .i = i, .pgn = pgn };
 	}
 	/*
 	 * Real traces are not sorted by ts, even within a stream: sequence
@@ -738,16 +743,13 @@ int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx)
 	def_pg = !many_pg ? only_pg : have0 ? "0" : NULL;
 	for (size_t q = 0; q < nkv; q++) {
 		const struct json *e = &ev->kids[kv[q].i], *args = json_get(e, "args");
-		const char *name = json_get(e, "name")->str, *pgn, *dt;
+		const char *name = json_get(e, "name")->str, *pgn = kv[q].pgn, *dt;
 		struct hvn_ext_coll c = { .rank = rank };
-		double ts, dur;
+		double ts = kv[q].ts, dur = kv[q].dur;
 		bool p2p;
 		int64_t v;
 
 		snprintf(s.where, sizeof(s.where), "traceEvents[%zu] (%.60s)", kv[q].i, name);
-		num(&s, e, "ts", &ts, true, &ret);
-		num(&s, e, "dur", &dur, true, &ret);
-		pgn = str(&s, args, "Process Group Name", false, &ret);
 		dt = str(&s, args, "dtype", false, &ret);
 		c.func = kineto_func(&s, name, args, &p2p, &ret);
 		if (ret)
