@@ -119,6 +119,11 @@ if [ -n "$lostf" ]; then
 	grep -q " lost: *cpu=[0-9]* lost=[0-9]*\.[0-9]\{6\}ms unexplained=" $D/lost.txt &&
 		! grep -q "FAILED TO PARSE" $D/lost.txt
 	check $? "trace-cmd report with plugin_hvnoise.so decodes the incident's lost events"
+	# The watched set is recorded when it changes or a reader asks; a
+	# recorder that asked every poll filled its ring with it.
+	sets=$(grep -c " watch: *gen=[0-9]* 1/" $D/lost.txt)
+	[ "$sets" -le 2 ]
+	check $? "the lost incident's $(grep -c " watch: " $D/lost.txt) watch records are the watched set at the start only: its enable and the recorder asking ($sets copies, at most 2)"
 fi
 if [ -n "$stormf" ]; then
 	$HVN report --json "$stormf" >$D/storm.json 2>&1

@@ -320,7 +320,7 @@ static int start_monitor(struct flight *f)
 	ret = hvn_session_start(&f->mon, &o);
 	if (ret)
 		return ret;
-	f->mon.mod_quiet = true;	/* the ring's session says it */
+	f->mon.mod_quiet = true;	/* check_module() says it */
 	ret = monitor_filters(f);
 	if (ret)
 		return ret;
@@ -328,22 +328,27 @@ static int start_monitor(struct flight *f)
 	return 0;
 }
 
-/* hvnoise.ko unloaded (and perhaps back) under the recorder. */
+/*
+ * hvnoise.ko unloaded (and perhaps back) under the recorder.  Said once both
+ * instances are set right again: whoever reads the message may rely on it.
+ */
 static void check_module(struct flight *f)
 {
-	uint64_t a, b;
+	uint64_t a = 0, b = 0, ma, mb;
+	int what = hvn_session_module_check(&f->ring, &a, &b);
 
-	if (hvn_session_module_check(&f->ring, &a, &b) == HVN_MOD_BACK) {
+	if (what == HVN_MOD_BACK) {
 		f->gaps[f->ngaps % 16].start = a;
 		f->gaps[f->ngaps % 16].end = b;
 		f->ngaps++;
 	}
 	if (f->have_mon &&
-	    hvn_session_module_check(&f->mon, &a, &b) == HVN_MOD_BACK &&
+	    hvn_session_module_check(&f->mon, &ma, &mb) == HVN_MOD_BACK &&
 	    monitor_filters(f)) {
 		hvn_warn("no lost or storm triggers from now on (above)");
 		f->have_mon = false;
 	}
+	hvn_session_module_say(&f->ring, what, a, b);
 }
 
 /*
@@ -690,6 +695,7 @@ int cmd_flight_recorder(int argc, char **argv)
 	atexit(cleanup);
 	if (ret)
 		goto out;
+	f->ring.mod_quiet = true;	/* check_module() says it */
 	/* The ring keeps the newest events: the kernel's default, made sure. */
 	if (tracefs_option_enable(f->ring.inst, TRACEFS_OPTION_OVERWRITE))
 		hvn_warn("cannot set overwrite mode in %s", f->ring.name);

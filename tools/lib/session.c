@@ -160,6 +160,33 @@ static void cpu_filter(struct hvn_session *s, const char *sys,
 	free(f);
 }
 
+/* The event of an "hvnoise[:EVENT]" @spec, NULL for the whole system. */
+static const char *spec_event(const char *spec)
+{
+	const char *ev = strchr(spec, ':');
+
+	return ev && ev[1] && strcmp(ev + 1, "*") ? ev + 1 : NULL;
+}
+
+static bool is_module_spec(const char *spec)
+{
+	return !strncmp(spec, "hvnoise", 7) && (!spec[7] || spec[7] == ':');
+}
+
+/* Does the session record hvnoise:watch from the module? */
+static bool wants_watch(const struct hvn_session *s)
+{
+	if (s->source != HVN_SRC_MODULE)
+		return false;
+	for (int i = 0; i < s->nenabled; i++) {
+		const char *ev = spec_event(s->enabled[i]);
+
+		if (is_module_spec(s->enabled[i]) && (!ev || !strcmp(ev, "watch")))
+			return true;
+	}
+	return false;
+}
+
 static int enable(struct hvn_session *s, const char *spec)
 {
 	char *sys = strdup(spec), *ev = strchr(sys, ':');
@@ -527,9 +554,10 @@ static int start(struct hvn_session *s, const struct hvn_session_opts *o)
 		hvn_err("cannot turn tracing on in %s", s->name);
 		return HVN_EXIT_FAIL;
 	}
-	/* The module re-emits its watched set into every enabled buffer. */
-	if (s->source == HVN_SRC_MODULE && tracefs_event_file_exists(s->inst, "hvnoise",
-						    "watch", "enable"))
+	/* The module re-emits its watched set into every buffer that has
+	 * hvnoise:watch enabled: asked for only by a session that records it,
+	 * as each request writes the whole set into all of them. */
+	if (wants_watch(s))
 		hvn_write_str("/sys/module/hvnoise/parameters/emit", "1");
 	return pin(s, o->housekeeping);
 }
@@ -707,58 +735,87 @@ static char *module_ids(const struct hvn_session *s)
 	return all;
 }
 
+/*
+ * Is every hvnoise event this session enabled still enabled?  Each is read
+ * on its own: a system's enable file says "X" when only some of its events
+ * are chosen (the flight recorder's monitor takes two).
+ */
+static bool module_events_on(const struct hvn_session *s)
+{
+	char path[4200], *v;
+	bool on = true;
+
+	for (int i = 0; i < s->nenabled && on; i++) {
+		const char *ev = spec_event(s->enabled[i]);
+
+		if (!is_module_spec(s->enabled[i]))
+			continue;
+		snprintf(path, sizeof(path), "%s/instances/%s/events/hvnoise%s%s/enable",
+			 s->tdir, s->name, ev ? "/" : "", ev ? ev : "");
+		v = hvn_read_file(path, NULL);
+		on = v && v[0] == '1';
+		free(v);
+	}
+	return on;
+}
+
+void hvn_session_module_say(const struct hvn_session *s, int what,
+			    uint64_t gap_start, uint64_t gap_end)
+{
+	if (what == HVN_MOD_GONE)
+		hvn_warn("hvnoise.ko was unloaded: no detector events until it is loaded again");
+	else if (what == HVN_MOD_BACK)
+		hvn_warn("hvnoise.ko is loaded again: its events are enabled again, after %.3f s without them%s",
+			 (gap_end - gap_start) / 1e9, s->mod_renumbered ?
+			 "; its event ids changed: events recorded before may decode as others" : "");
+}
+
 int hvn_session_module_check(struct hvn_session *s, uint64_t *gap_start,
 			     uint64_t *gap_end)
 {
 	uint64_t now = hvn_now(CLOCK_MONOTONIC);
-	char path[4200], *v, *ids;
-	bool there, on;
+	char *v, *ids;
+	bool live;
 
 	if (!s->inst || s->bpf || !has_module_events(s))
 		return HVN_MOD_SAME;
 	if (!s->mod_ids)
 		s->mod_ids = module_ids(s);
-	snprintf(path, sizeof(path), "%s/instances/%s/events/hvnoise/enable",
-		 s->tdir, s->name);
-	v = hvn_read_file(path, NULL);
-	/* "1": all enabled; "0" or "X": some came back disabled. */
-	there = v;
-	on = v && v[0] == '1';
+	/*
+	 * The kernel adds a module's events to each instance one by one before
+	 * its init runs, and marks it live after: until then some events may
+	 * be missing from our instance, and enabling "all" would miss them.
+	 */
+	v = hvn_read_file("/sys/module/hvnoise/initstate", NULL);
+	live = v && !strncmp(v, "live", 4);
 	free(v);
-	if (on && !s->mod_gone) {
+	if (live && !s->mod_gone && module_events_on(s)) {
 		s->mod_seen = now;
 		return HVN_MOD_SAME;
 	}
-	if (!there) {
+	if (!live) {
 		if (s->mod_gone)
 			return HVN_MOD_SAME;
 		s->mod_gone = true;
 		if (!s->mod_quiet)
-			hvn_warn("hvnoise.ko was unloaded: no detector events until it is loaded again");
+			hvn_session_module_say(s, HVN_MOD_GONE, 0, 0);
 		return HVN_MOD_GONE;
 	}
 	/* Back, perhaps within one poll: enabled again as at the start. */
 	for (int i = 0; i < s->nenabled; i++)
-		if (!strncmp(s->enabled[i], "hvnoise", 7) &&
-		    (!s->enabled[i][7] || s->enabled[i][7] == ':')) {
-			char *ev = strchr(s->enabled[i], ':');
-
-			if (tracefs_event_enable(s->inst, "hvnoise",
-						 ev && ev[1] && strcmp(ev + 1, "*") ?
-						 ev + 1 : NULL))
-				hvn_warn("cannot enable %s again", s->enabled[i]);
-		}
-	if (s->source == HVN_SRC_MODULE)
+		if (is_module_spec(s->enabled[i]) &&
+		    tracefs_event_enable(s->inst, "hvnoise",
+					 spec_event(s->enabled[i])))
+			hvn_warn("cannot enable %s again", s->enabled[i]);
+	if (wants_watch(s))
 		hvn_write_str("/sys/module/hvnoise/parameters/emit", "1");
 	ids = module_ids(s);
 	*gap_start = s->mod_seen;
 	*gap_end = now;
-	if (!s->mod_quiet)
-		hvn_warn("hvnoise.ko is loaded again: its events are enabled again, after %.3f s without them%s",
-			 (now - s->mod_seen) / 1e9,
-			 ids && s->mod_ids && strcmp(ids, s->mod_ids) ?
-			 "; its event ids changed: events recorded before may decode as others" : "");
+	s->mod_renumbered = ids && s->mod_ids && strcmp(ids, s->mod_ids);
 	free(ids);
+	if (!s->mod_quiet)
+		hvn_session_module_say(s, HVN_MOD_BACK, *gap_start, *gap_end);
 	s->mod_gone = false;
 	s->mod_seen = now;
 	return HVN_MOD_BACK;

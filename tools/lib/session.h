@@ -60,7 +60,8 @@ struct hvn_session {
 	 * its events were last seen enabled, and whether they are gone. */
 	uint64_t mod_seen;
 	bool mod_gone;
-	bool mod_quiet;			/* another session says it */
+	bool mod_quiet;			/* the caller says it */
+	bool mod_renumbered;		/* its event ids changed at the reload */
 	char *mod_ids;			/* its events' ids at the start */
 };
 
@@ -93,6 +94,10 @@ void hvn_unpin(void);
 enum { HVN_MOD_SAME, HVN_MOD_GONE, HVN_MOD_BACK };
 int hvn_session_module_check(struct hvn_session *s, uint64_t *gap_start,
 			     uint64_t *gap_end);
+/* What hvn_session_module_check() says unless mod_quiet: for a caller
+ * that has more than one session to set right before it says so. */
+void hvn_session_module_say(const struct hvn_session *s, int what,
+			    uint64_t gap_start, uint64_t gap_end);
 /* Whether the instance @name is "@prefix-PID": 0 not, PID if that process
  * lives, -PID if it is gone (killed, its instance left behind). */
 int hvn_instance_pid(const char *name, const char *prefix);
