@@ -99,6 +99,10 @@ else
 	fail "prometheus/completed (no ASan build of hvnoise, or no live.dat from the tools stage)"
 fi
 
+stage readme "the README's command lines, run as written where this host can (the rest skipped with what covers them)"
+collect "$out/readme.log" tests/host/readme.py "$out/readme"
+grep -E "^  " "$out/readme.log" | head -20 | diag
+
 stage flight "flight recorder: hvnoise record --flight-recorder, SIGUSR1 and trigger-file incidents, and faults: a full disk, SIGKILL, its instance removed (ASan/UBSan)"
 if [ -x build/tools-asan/hvnoise ]; then
 	collect "$out/flight.log" tests/host/flight.py build/tools-asan/hvnoise "$out/flight"
