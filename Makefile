@@ -284,7 +284,8 @@ install: install-tools install-module
 install-tools: build/tools/hvnoise build/tools/hvnoise.8 $(MAN8) $(MAN7) \
 	       build/tools/libnccl-profiler-hvnoise.so build/tools/plugin_hvnoise.so \
 	       tools/systemd/hvnoise-flight-recorder.service \
-	       tools/systemd/hvnoise-exporter.service tools/completion/hvnoise.bash \
+	       tools/systemd/hvnoise-exporter.service \
+	       tools/systemd/hvnoise-exporter-http.service tools/completion/hvnoise.bash \
 	       tools/prometheus/hvnoise.rules.yml tools/prometheus/hvnoise-dashboard.json
 	$(INSTALL) -D -m 0755 build/tools/hvnoise $(DESTDIR)$(SBINDIR)/hvnoise
 	$(INSTALL) -D -m 0644 build/tools/hvnoise.8 $(DESTDIR)$(MANDIR)/man8/hvnoise.8
@@ -298,7 +299,7 @@ install-tools: build/tools/hvnoise build/tools/hvnoise.8 $(MAN8) $(MAN7) \
 	$(INSTALL) -D -m 0644 build/tools/plugin_hvnoise.so \
 		$(DESTDIR)$(TEP_PLUGIN_DIR)/plugin_hvnoise.so
 	@mkdir -p $(DESTDIR)$(UNITDIR)
-	for u in hvnoise-flight-recorder hvnoise-exporter; do \
+	for u in hvnoise-flight-recorder hvnoise-exporter hvnoise-exporter-http; do \
 		sed 's|@SBINDIR@|$(SBINDIR)|' tools/systemd/$$u.service \
 			>$(DESTDIR)$(UNITDIR)/$$u.service || exit 1; done
 	$(INSTALL) -D -m 0644 tools/completion/hvnoise.bash $(DESTDIR)$(COMPLETIONDIR)/hvnoise
@@ -324,6 +325,7 @@ uninstall:
 	      $(DESTDIR)$(TEP_PLUGIN_DIR)/plugin_hvnoise.so \
 	      $(DESTDIR)$(UNITDIR)/hvnoise-flight-recorder.service \
 	      $(DESTDIR)$(UNITDIR)/hvnoise-exporter.service \
+	      $(DESTDIR)$(UNITDIR)/hvnoise-exporter-http.service \
 	      $(DESTDIR)$(COMPLETIONDIR)/hvnoise \
 	      $(DESTDIR)$(DATADIR)/hvnoise/prometheus/hvnoise.rules.yml \
 	      $(DESTDIR)$(DATADIR)/hvnoise/prometheus/hvnoise-dashboard.json

@@ -35,6 +35,7 @@ expected() {
 		"$tep/plugin_hvnoise.so" \
 		"$1/lib/systemd/system/hvnoise-flight-recorder.service" \
 		"$1/lib/systemd/system/hvnoise-exporter.service" \
+		"$1/lib/systemd/system/hvnoise-exporter-http.service" \
 		"$1/share/bash-completion/completions/hvnoise" \
 		"$1/share/hvnoise/prometheus/hvnoise.rules.yml" \
 		"$1/share/hvnoise/prometheus/hvnoise-dashboard.json" \
@@ -80,14 +81,35 @@ strings /usr/lib/*/libtraceevent.so.1 >"$d/tep-strings"
 grep -qx "$tep" "$d/tep-strings"
 check $? "the plugin goes where libtraceevent loads plugins ($tep)"
 ok=0
-for u in "hvnoise-flight-recorder:flight-recorder --keep" "hvnoise-exporter:exporter --listen"; do
+for u in "hvnoise-flight-recorder:flight-recorder --keep" \
+	"hvnoise-exporter:exporter --textfile /var/lib/prometheus/node-exporter/" \
+	"hvnoise-exporter-http:exporter --listen"; do
 	unit=$root/usr/local/lib/systemd/system/${u%%:*}.service
 	grep -q "^ExecStart=/usr/local/sbin/hvnoise ${u#*:}" "$unit" &&
 		sed "s|/usr/local/sbin/hvnoise|$root/usr/local/sbin/hvnoise|" "$unit" >"$d/${u%%:*}.service" &&
 		systemd-analyze verify --man=no "$d/${u%%:*}.service" >"$d/verify.log" 2>&1 ||
 		{ cat "$d/verify.log"; ok=1; }
 done
-check $ok "the systemd units (flight recorder, exporter) name the installed hvnoise and pass systemd-analyze verify"
+check $ok "the systemd units (flight recorder, exporter for node_exporter's textfile directory, exporter listening) name the installed hvnoise and pass systemd-analyze verify"
+# The default exporter unit's command, as the unit runs it (its umask, its
+# file), into a private directory: node_exporter's user must be able to read
+# what it writes, and nothing else may be there once it stops.
+unit=$root/usr/local/lib/systemd/system/hvnoise-exporter.service
+um=$(sed -n 's/^UMask=//p' "$unit")
+cmd=$(sed -n 's|^ExecStart=/usr/local/sbin/hvnoise|'"$root"'/usr/local/sbin/hvnoise|p' "$unit" |
+	sed "s|/var/lib/prometheus/node-exporter/|$d/textfile/|")
+mkdir -p "$d/textfile"
+(umask "$um" && exec $cmd 2>"$d/textfile.err") &
+xpid=$!
+wait_file() { for _ in $(seq 100); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
+wait_file "$d/textfile/hvnoise.prom"
+kill -TERM $xpid 2>/dev/null
+wait $xpid
+rc=$?
+[ $rc = 0 ] && [ "$(stat -c %a "$d/textfile/hvnoise.prom")" = 644 ] &&
+	grep -q "^hvnoise_module_loaded " "$d/textfile/hvnoise.prom" &&
+	[ "$(ls "$d/textfile")" = hvnoise.prom ]
+check $? "the textfile unit's command (umask $um) writes hvnoise.prom 0644, alone in its directory, and stops on SIGTERM (exit $rc)"
 [ "$(stat -c %a "$root/usr/local/sbin/hvnoise")" = 755 ] &&
 	[ "$(stat -c %a "$root/lib/modules/$kver/updates/hvnoise.ko")" = 644 ]
 check $? "modes: tool 755, module 644"
