@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Steal time of the watched CPUs, sampled every steal_ms from a
- * housekeeping CPU (never adding work to a watched one).  On a KVM guest
- * with steal time the exact per-vCPU area the host updates is read (under
- * its version seqlock, as the kernel's kvm_steal_clock() does); elsewhere
- * the tick-granular CPUTIME_STEAL counter.
+ * housekeeping CPU (never adding work to a watched one).  On an x86 KVM
+ * guest with steal time the exact per-vCPU area the host updates is read
+ * (under its version seqlock, as the kernel's kvm_steal_clock() does);
+ * elsewhere, arm64 included, the tick-granular CPUTIME_STEAL counter.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -13,10 +13,7 @@
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
 #include <linux/workqueue.h>
-#ifdef CONFIG_KVM_GUEST
-#include <linux/kvm_para.h>
-#include <asm/msr.h>
-#endif
+#include "compat.h"
 #include "detect.h"
 #include "hvnoise.h"
 #include "hvnoise_trace.h"
@@ -34,7 +31,7 @@ static cpumask_var_t hvn_steal_cpus;		/* under hvn_lock */
 static void hvn_steal_fn(struct work_struct *w);
 static DECLARE_DELAYED_WORK(hvn_steal_work, hvn_steal_fn);
 
-#ifdef CONFIG_KVM_GUEST
+#if HVN_KVM_STEAL_MSR
 static u32 area_version(const void *a)
 {
 	return READ_ONCE(((const struct kvm_steal_time *)a)->version);
@@ -63,7 +60,7 @@ static void *map_area(unsigned int cpu)
 {
 	u64 msr;
 
-	if (rdmsrl_safe_on_cpu(cpu, MSR_KVM_STEAL_TIME, &msr) ||
+	if (hvn_rdmsr_safe_on_cpu(cpu, MSR_KVM_STEAL_TIME, &msr) ||
 	    !(msr & KVM_MSR_ENABLED))
 		return NULL;
 	return memremap(msr & KVM_STEAL_VALID_BITS, sizeof(struct kvm_steal_time),
@@ -82,10 +79,10 @@ static void *map_area(unsigned int cpu)
  */
 u64 hvn_steal_read_cpu(unsigned int cpu, u8 *source)
 {
-	void *area = hvn_steal ? READ_ONCE(hvn_steal[cpu].area) : NULL;
 	u64 v;
+#if HVN_KVM_STEAL_MSR
+	void *area = hvn_steal ? READ_ONCE(hvn_steal[cpu].area) : NULL;
 
-#ifdef CONFIG_KVM_GUEST
 	if (area && hvn_steal_area_read(&kvm_area_ops, area, 4, &v)) {
 		if (source)
 			*source = HVN_STEAL_KVM;
@@ -94,7 +91,7 @@ u64 hvn_steal_read_cpu(unsigned int cpu, u8 *source)
 #endif
 	if (source)
 		*source = HVN_STEAL_KCPUSTAT;
-	v = kcpustat_field(&kcpustat_cpu(cpu), CPUTIME_STEAL, cpu);
+	v = hvn_kcpustat_steal(cpu);
 	return v;
 }
 

@@ -14,6 +14,7 @@
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
+#include "compat.h"
 #include "detect.h"
 #include "hvnoise.h"
 #include "hvnoise_trace.h"
@@ -249,7 +250,7 @@ static void allow_emit(bool on)
 /* Allocate what the watched set needs; before the first hvn_watch_update(). */
 int hvn_watch_init(void)
 {
-	hvn_wq = alloc_workqueue("hvnoise", 0, 0);
+	hvn_wq = alloc_workqueue("hvnoise", HVN_WQ_PERCPU, 0);
 	return hvn_wq ? 0 : -ENOMEM;
 }
 

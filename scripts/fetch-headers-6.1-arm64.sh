@@ -1,0 +1,75 @@
+#!/bin/sh
+# Fetch Debian 12's arm64 6.1 kernel headers into the cache for a cross
+# build (make ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-), without touching
+# the system's apt sources or architectures: apt runs on a private sources
+# list and state directory, `apt-get download` fetches the .debs, dpkg -x
+# unpacks.
+#
+# The arm64 headers' scripts/ link to linux-kbuild-6.1's, whose programs
+# (fixdep, modpost, ...) are arm64 binaries in the arm64 package.  As for
+# Debian's own cross builds, the amd64 linux-kbuild-6.1 of the same version
+# is unpacked in their place.
+#
+# Prints the KDIR to build against (…/usr/src/linux-headers-6.1.*-arm64).
+set -eu
+
+cache=${HVNOISE_CACHE:-${HOME:-/root}/.cache/hvnoise}
+root=$cache/headers-6.1-arm64
+mkdir -p "$root"
+exec 9>"$root/.lock"
+flock 9
+
+kdir=$(ls -d "$root"/tree/usr/src/linux-headers-6.1.*-arm64 2>/dev/null | tail -n 1 || true)
+if [ -n "$kdir" ] && [ -f "$root/tree/.done" ]; then
+	echo "$kdir"
+	exit 0
+fi
+
+apt_dir=$root/apt
+mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial" "$root/debs"
+cat >"$apt_dir/sources.list" <<EOF
+deb http://deb.debian.org/debian bookworm main
+deb http://deb.debian.org/debian bookworm-updates main
+deb http://deb.debian.org/debian-security bookworm-security main
+EOF
+opts="-o Dir::Etc::SourceList=$apt_dir/sources.list -o Dir::Etc::SourceParts=/dev/null
+ -o Dir::State::Lists=$apt_dir/lists -o Dir::Cache=$apt_dir -o Dir::State::Status=/dev/null
+ -o APT::Get::List-Cleanup=0 -o Debug::NoLocking=1 -o APT::Sandbox::User=root
+ -o APT::Architecture=amd64 -o APT::Architectures::=amd64 -o APT::Architectures::=arm64"
+
+# shellcheck disable=SC2086
+apt-get -q $opts update >&2
+# linux-headers-arm64 depends on the current linux-headers-6.1.0-N-arm64.
+# shellcheck disable=SC2086
+pkg=$(apt-cache $opts depends linux-headers-arm64:arm64 |
+	sed -n 's/^ *Depends: \(linux-headers-6\.1\.[0-9.-]*-arm64\)\(:arm64\)\{0,1\}$/\1/p' | head -n 1)
+[ -n "$pkg" ] || { echo "fetch-headers-6.1-arm64: cannot find linux-headers-6.1.*-arm64 in bookworm" >&2; exit 1; }
+abi=${pkg#linux-headers-}
+abi=${abi%-arm64}
+# The amd64 kbuild of exactly the headers' version.
+# shellcheck disable=SC2086
+ver=$(apt-cache $opts show "$pkg:arm64" | sed -n 's/^Version: //p' | sort -V | tail -n 1)
+[ -n "$ver" ] || { echo "fetch-headers-6.1-arm64: no version for $pkg" >&2; exit 1; }
+(
+	cd "$root/debs"
+	rm -f ./*.deb
+	# shellcheck disable=SC2086
+	apt-get -q $opts download "$pkg:arm64=$ver" "linux-headers-$abi-common=$ver" \
+		"linux-kbuild-6.1:amd64=$ver" >&2
+)
+rm -rf "$root/tree"
+mkdir -p "$root/tree"
+for deb in "$root"/debs/*.deb; do
+	dpkg -x "$deb" "$root/tree"
+done
+# The arch package's Makefile includes the -common one by absolute path.
+for mk in "$root"/tree/usr/src/linux-headers-6.1.*-arm64/Makefile; do
+	sed -i "s|^include /usr/src/|include $root/tree/usr/src/|" "$mk"
+done
+# scripts -> ../../lib/linux-kbuild-6.1/scripts: the amd64 one unpacked above.
+# ELF e_machine 62 is x86-64.
+fixdep=$root/tree/usr/lib/linux-kbuild-6.1/scripts/basic/fixdep
+[ "$(od -An -tu2 -j18 -N2 "$fixdep" 2>/dev/null | tr -d ' ')" = 62 ] ||
+	{ echo "fetch-headers-6.1-arm64: linux-kbuild-6.1 is not the amd64 one" >&2; exit 1; }
+touch "$root/tree/.done"
+ls -d "$root"/tree/usr/src/linux-headers-6.1.*-arm64 | tail -n 1
