@@ -109,8 +109,10 @@ PY
 done
 
 # --- time windows ----------------------------------------------------------------
-python3 "$here/window.py" "$hvn" "$d/live.dat" "$d/tc.txt"
+python3 "$here/window.py" "$hvn" "$d/live.dat"
 check $? "--since/--until in every form select exactly the events trace-cmd shows in the window"
+python3 "$here/window.py" --date "$hvn" "$d/live.dat"
+check $? "trace-cmd report shows the events at their wall-clock time (the DATE option), hvnoise's clock within 1 ms"
 check_rc 2 "--since with a malformed time is a usage error" "$hvn" report --since 25:99 "$d/live.dat"
 # As trace-cmd record writes it: without hvnoise's option (renumbered here).
 python3 - "$d/live.dat" "$d/nometa.dat" <<'PY'

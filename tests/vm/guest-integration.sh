@@ -345,7 +345,7 @@ rc=$?
 cat /tmp/reload.err
 end=$(hvnoise report --json /tmp/reload.dat | sed -n 's/.*"module_gaps":{"count":1,"gaps":\[{"start_ns":[0-9]*,"end_ns":\([0-9]*\)}.*/\1/p')
 # The watched set the module emits when record enables it again.
-n=$(trace-cmd report -i /tmp/reload.dat 2>/dev/null | awk -v end="${end:-0}" '/ watch: / {
+n=$(trace-cmd report --nodate -i /tmp/reload.dat 2>/dev/null | awk -v end="${end:-0}" '/ watch: / {
 	for (i = 1; i <= NF; i++)
 		if ($i ~ /^[0-9]+\.[0-9]+:$/) {
 			if (substr($i, 1, length($i) - 1) * 1e9 > end) n++

@@ -16,6 +16,7 @@ struct tep_handle;
 
 /* Option ids of trace-cmd.dat(5). */
 #define TDAT_OPT_DONE		0
+#define TDAT_OPT_DATE		1
 #define TDAT_OPT_CPUSTAT	2
 #define TDAT_OPT_BUFFER		3
 #define TDAT_OPT_TRACECLOCK	4

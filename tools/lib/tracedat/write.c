@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hvn.h"
@@ -121,6 +122,39 @@ static void put_option(struct out *o, uint16_t id, const char *s)
 	put(o, s, strlen(s) + 1);
 }
 
+/*
+ * The DATE option: what trace-cmd and KernelShark add to each timestamp to
+ * show wall-clock time, "0x" and microseconds in hex (negative as "-0x").
+ * Only for the clocks CLOCK_REALTIME has a fixed offset from while the
+ * file is written: mono and boot.  The offset is of the moment of writing
+ * (a clock stepped during the recording shifts the events before the step).
+ */
+static void put_date(struct out *o, const char *trace_clock)
+{
+	struct timespec r0, c, r1;
+	clockid_t id;
+	long long us;
+	char s[32];
+
+	if (!trace_clock)
+		return;
+	if (strstr(trace_clock, "[mono]"))
+		id = CLOCK_MONOTONIC;
+	else if (strstr(trace_clock, "[boot]"))
+		id = CLOCK_BOOTTIME;
+	else
+		return;
+	/* The other clock read between two of the wall clock: their middle. */
+	clock_gettime(CLOCK_REALTIME, &r0);
+	clock_gettime(id, &c);
+	clock_gettime(CLOCK_REALTIME, &r1);
+	us = ((r0.tv_sec + r1.tv_sec) * 1000000000ll + r0.tv_nsec + r1.tv_nsec) / 2000 -
+	     (c.tv_sec * 1000000000ll + c.tv_nsec) / 1000;
+	snprintf(s, sizeof(s), "%s0x%llx", us < 0 ? "-" : "",
+		 (unsigned long long)(us < 0 ? -us : us));
+	put_option(o, TDAT_OPT_DATE, s);
+}
+
 static int copy_cpu(struct out *o, const char *path, uint64_t size)
 {
 	char buf[1 << 16];
@@ -203,6 +237,7 @@ int hvn_tdat_write(const char *path, const char *tdir, char *const *systems,
 		if (m->cpustat && m->cpustat[i])
 			put_option(&o, TDAT_OPT_CPUSTAT, m->cpustat[i]);
 	put_option(&o, TDAT_OPT_TRACECLOCK, m->clock);
+	put_date(&o, m->clock);
 	put_option(&o, TDAT_OPT_UNAME, m->uname);
 	put16(&o, TDAT_OPT_CPUCOUNT);
 	put32(&o, 4);
