@@ -357,6 +357,16 @@ check $? "report -i FILE reads FILE as report FILE does (exit $rc)"
 # -c is --cpus, as rtla's and perf's -c/-C.
 $hvn top --help 2>&1 | grep -q -- "-c, --cpus LIST" && $hvn record --help 2>&1 | grep -q -- "-c, --cpus LIST"
 check $? "-c, --cpus LIST in top's and record's usage"
+# -q and -v, as rtla's and perf's: every command takes them.
+$hvn record -q -e irq:irq_handler_entry -d 0.3 -o "$d/q.dat" >"$d/q.out" 2>"$d/q.err"
+rc=$?
+$hvn record -v -e irq:irq_handler_entry -d 0.3 -o "$d/v.dat" >"$d/v.out" 2>"$d/v.err"
+rcv=$?
+[ $rc = 0 ] && [ ! -s "$d/q.err" ] && [ -s "$d/q.dat" ] && [ $rcv = 0 ] &&
+	grep -q "^hvnoise: debug: enabled irq:irq_handler_entry$" "$d/v.err" &&
+	grep -q "^hvnoise record: wrote " "$d/v.err" && ! grep -q "debug:" "$d/q.err" &&
+	$hvn status --help | grep -q -- "-q, --quiet" && $hvn correlate --help | grep -q -- "-v, --verbose"
+check $? "record -q says nothing but writes its file; -v adds debug lines (exits $rc, $rcv); every command lists both"
 # hvnoise help CMD, as git and perf.
 $hvn help record >"$d/help1.txt" 2>&1
 rc=$?

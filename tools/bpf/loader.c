@@ -828,8 +828,12 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
 			va_list ap)
 {
 	/* Silent unless asked: a failed load is reported by us, in one
-	 * line; HVNOISE_BPF_DEBUG=1 shows libbpf's log with the verifier's. */
-	if (!getenv("HVNOISE_BPF_DEBUG") || level == LIBBPF_DEBUG)
+	 * line; -v (or HVNOISE_BPF_DEBUG=1) shows libbpf's log with the
+	 * verifier's, -vv its debug lines too. */
+	int v = hvn_verbosity > 0 ? hvn_verbosity :
+		getenv("HVNOISE_BPF_DEBUG") ? 1 : 0;
+
+	if (!v || (level == LIBBPF_DEBUG && v < 2))
 		return 0;
 	return vfprintf(stderr, fmt, ap);
 }
@@ -931,7 +935,7 @@ int hvn_bpf_start(struct hvn_bpf **out, const struct hvn_bpf_cfg *c)
 
 		hvn_err("BPF: the kernel refused the collector: %s%s", strerror(e),
 			e == EPERM ? " (root with CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN needed; kernel lockdown forbids it too)"
-				   : " (HVNOISE_BPF_DEBUG=1 shows libbpf's log)");
+				   : " (-v shows libbpf's log)");
 		goto fail;
 	}
 

@@ -539,18 +539,18 @@ int cmd_exporter(int argc, char **argv)
 	if (x->s.bpf && ivl > 1)
 		ivl = 1;
 	if (a.textfile) {
-		fprintf(stderr, "hvnoise exporter: %s, writing %s every %g s%s%s\n",
+		hvn_info("hvnoise exporter: %s, writing %s every %g s%s%s\n",
 			x->s.name, a.textfile, ivl, hvn_housekeeping()[0] ? "; runs on CPUs " : "",
 			hvn_housekeeping());
 		ret = textfile_loop(x, a.textfile, ivl);
 	} else {
-		fprintf(stderr, "hvnoise exporter: %s, serving http://%s/metrics%s%s\n",
+		hvn_info("hvnoise exporter: %s, serving http://%s/metrics%s%s\n",
 			x->s.name, shown, hvn_housekeeping()[0] ? "; runs on CPUs " : "",
 			hvn_housekeeping());
 		ret = serve(x, lfd, ivl);
 	}
 	if (hvn_stop_sig)
-		fprintf(stderr, "hvnoise exporter: stopped by signal %s\n",
+		hvn_info("hvnoise exporter: stopped by signal %s\n",
 			strsignal(hvn_stop_sig));
 out:
 	if (x) {

@@ -580,7 +580,7 @@ static int write_incident(struct flight *f, const char *tag, const char *why)
 		double span = oldest != UINT64_MAX && now > oldest ?
 			      (now - oldest) / 1e9 : 0;
 
-		fprintf(stderr, "hvnoise: flight recorder: wrote %s (%s): %llu pages, %.1f s\n",
+		hvn_info("hvnoise: flight recorder: wrote %s (%s): %llu pages, %.1f s\n",
 			path, why, (unsigned long long)pages, span);
 		uint64_t ov = ring_overruns(f);
 
@@ -738,22 +738,22 @@ int cmd_flight_recorder(int argc, char **argv)
 			f->tf_mtime = st.st_mtim;
 		}
 	}
-	fprintf(stderr, "hvnoise: flight recorder %s (pid %d): the last %.0f s of %s in a ring of %d KB per CPU; writes %s-*.dat on SIGUSR1",
+	hvn_info("hvnoise: flight recorder %s (pid %d): the last %.0f s of %s in a ring of %d KB per CPU; writes %s-*.dat on SIGUSR1",
 		f->ring.name, getpid(), f->keep,
 		f->ring.bpf ? "the BPF source's and the kernel's events" :
 		f->ring.source == HVN_SRC_MODULE ? "hvnoise events" : "the events",
 		o.buffer_kb, f->prefix);
 	if (f->trigger_file)
-		fprintf(stderr, ", touch %s", f->trigger_file);
+		hvn_info(", touch %s", f->trigger_file);
 	if ((f->have_mon || f->ring.bpf) && f->lost_ms)
-		fprintf(stderr, ", lost >= %lu ms", f->lost_ms);
+		hvn_info(", lost >= %lu ms", f->lost_ms);
 	if ((f->have_mon || f->ring.bpf) && f->storm_irqs)
-		fprintf(stderr, ", storm >= %lu IRQs", f->storm_irqs);
+		hvn_info(", storm >= %lu IRQs", f->storm_irqs);
 	if (f->ring.source == HVN_SRC_KERNEL && (f->lost_ms || f->storm_irqs))
-		fprintf(stderr, " (no lost or storm triggers: %s)", f->ring.source_why);
+		hvn_info(" (no lost or storm triggers: %s)", f->ring.source_why);
 	if (hvn_housekeeping()[0])
-		fprintf(stderr, "; runs on CPUs %s", hvn_housekeeping());
-	fprintf(stderr, "\n");
+		hvn_info("; runs on CPUs %s", hvn_housekeeping());
+	hvn_info("\n");
 
 	while (!hvn_stop_sig) {
 		const char *tag = NULL;
@@ -795,13 +795,13 @@ int cmd_flight_recorder(int argc, char **argv)
 		}
 		poll(NULL, 0, POLL_MS);
 	}
-	fprintf(stderr, "hvnoise: flight recorder stopped by signal %s",
+	hvn_info("hvnoise: flight recorder stopped by signal %s",
 		strsignal(hvn_stop_sig));
 	if (f->unwritten)
-		fprintf(stderr, "; %llu incidents could not be written (%llu pages lost)",
+		hvn_info("; %llu incidents could not be written (%llu pages lost)",
 			(unsigned long long)f->unwritten,
 			(unsigned long long)f->unwritten_pages);
-	fprintf(stderr, "\n");
+	hvn_info("\n");
 	ret = HVN_EXIT_OK;
 out:
 	hvn_session_opts_free(&o);

@@ -10,15 +10,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <tracefs.h>
+
 #include "cli.h"
 #include "session.h"
 
 const char *hvn_prog = "hvnoise";
 bool hvn_quiet;
+int hvn_verbosity;
 
 static void message(const char *kind, const char *fmt, va_list ap)
 {
-	if (hvn_quiet)
+	if (hvn_quiet || (*kind && hvn_verbosity < 0) ||
+	    (*kind == 'd' && hvn_verbosity < 1))
 		return;
 	fprintf(stderr, "%s: %s", hvn_prog, kind);
 	vfprintf(stderr, fmt, ap);
@@ -40,6 +44,26 @@ void hvn_warn(const char *fmt, ...)
 
 	va_start(ap, fmt);
 	message("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void hvn_debug(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	message("debug: ", fmt, ap);
+	va_end(ap);
+}
+
+void hvn_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (hvn_quiet || hvn_verbosity < 0)
+		return;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 }
 
@@ -128,6 +152,23 @@ static void usage_opt(FILE *f, const struct hvn_opt *o)
 	}
 }
 
+/* What every command takes besides its table. */
+static const struct hvn_opt common[] = {
+	{ .name = "quiet", .letter = 'q', .help = "errors only: no warnings" },
+	{ .name = "verbose", .letter = 'v',
+	  .help = "debug lines, and libbpf's and libtracefs's logs\n(twice: theirs in full)" },
+	{ .name = "help", .letter = 'h', .help = "this text" },
+	HVN_OPT_END_ROW
+};
+
+static bool is_common(const struct hvn_opt *o)
+{
+	for (const struct hvn_opt *c = common; c->name; c++)
+		if (c == o)
+			return true;
+	return false;
+}
+
 void hvn_cli_usage(const struct hvn_cmd *cmd, FILE *f)
 {
 	fprintf(f, "usage: hvnoise %s%s%s\n", cmd->name,
@@ -137,14 +178,15 @@ void hvn_cli_usage(const struct hvn_cmd *cmd, FILE *f)
 	for (const struct hvn_opt *o = hvn_session_options;
 	     cmd->session && o->name; o++)
 		usage_opt(f, o);
+	for (const struct hvn_opt *o = common; o->name; o++)
+		usage_opt(f, o);
 	if (cmd->notes)
 		fputs(cmd->notes, f);
 }
 
-/* The options of @cmd in one array, @help last. */
+/* The options of @cmd in one array, the common ones last. */
 static int collect(const struct hvn_cmd *cmd, const struct hvn_opt ***all)
 {
-	static const struct hvn_opt help = { .name = "help", .letter = 'h' };
 	const struct hvn_opt **a;
 	int n = 0, i = 0;
 
@@ -152,6 +194,8 @@ static int collect(const struct hvn_cmd *cmd, const struct hvn_opt ***all)
 		n++;
 	for (const struct hvn_opt *o = hvn_session_options;
 	     cmd->session && o->name; o++)
+		n++;
+	for (const struct hvn_opt *o = common; o->name; o++)
 		n++;
 	a = calloc(n + 1, sizeof(*a));
 	if (!a)
@@ -161,7 +205,8 @@ static int collect(const struct hvn_cmd *cmd, const struct hvn_opt ***all)
 	for (const struct hvn_opt *o = hvn_session_options;
 	     cmd->session && o->name; o++)
 		a[i++] = o;
-	a[i++] = &help;
+	for (const struct hvn_opt *o = common; o->name; o++)
+		a[i++] = o;
 	*all = a;
 	return i;
 }
@@ -286,9 +331,15 @@ int hvn_cli_parse(const struct hvn_cmd *cmd, int argc, char **argv,
 		for (int i = 0; i < n && !o; i++)
 			if (lo[i].val == opt)
 				o = all[i];
-		if (o && !strcmp(o->name, "help")) {
-			hvn_cli_usage(cmd, stdout);
-			ret = HVN_EXIT_OK;
+		if (o && is_common(o)) {
+			if (o->letter == 'h') {
+				hvn_cli_usage(cmd, stdout);
+				ret = HVN_EXIT_OK;
+			} else if (o->letter == 'q') {
+				hvn_verbosity = -1;
+			} else if (hvn_verbosity < 2) {
+				hvn_verbosity = hvn_verbosity < 0 ? 1 : hvn_verbosity + 1;
+			}
 			continue;
 		}
 		if (li >= 0 || !o || !o->letter)
@@ -301,6 +352,8 @@ int hvn_cli_parse(const struct hvn_cmd *cmd, int argc, char **argv,
 			cmd->operand(vals, NULL);
 		}
 	}
+	if (hvn_verbosity > 0)
+		tracefs_set_loglevel(hvn_verbosity > 1 ? TEP_LOG_ALL : TEP_LOG_INFO);
 	/* After "--", the rest are operands too. */
 	while (ret < 0 && cmd->operand && optind < argc)
 		if (cmd->operand(vals, argv[optind++]))

@@ -20,11 +20,19 @@
 #define HVN_EXIT_NOMODULE	4	/* hvnoise.ko is needed and not loaded */
 #define HVN_EXIT_THRESHOLD	5	/* report --fail-if: a condition held */
 
-/* "hvnoise: ..." and "hvnoise: warning: ..." on stderr. */
+/* "hvnoise: ..." and "hvnoise: warning: ..." on stderr; "hvnoise: debug:
+ * ..." only with -v. */
 void hvn_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void hvn_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void hvn_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* What a command says it is doing, on stderr as written (its own prefix and
+ * newline); nothing with -q. */
+void hvn_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern const char *hvn_prog;
 extern bool hvn_quiet;			/* the fuzzers: no messages */
+/* Every command's -q (-1: errors only) and -v (1: debug lines, and the
+ * libraries' logs: libbpf's, libtracefs's; 2: theirs at debug level). */
+extern int hvn_verbosity;
 
 enum hvn_opt_type {
 	HVN_OPT_FLAG,		/* bool at @off becomes true */

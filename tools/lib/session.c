@@ -200,6 +200,7 @@ static int enable(struct hvn_session *s, const char *spec)
 		hvn_err("no such event %s in %s/events", spec, s->tdir);
 		ret = HVN_EXIT_USAGE;
 	} else {
+		hvn_debug("enabled %s", spec);
 		add_str(&s->systems, &s->nsystems, sys);
 		add_str(&s->enabled, &s->nenabled, spec);
 		/* hvnoise events concern watched CPUs already, and some are
@@ -425,11 +426,13 @@ static int pin(const struct hvn_session *s, const char *list)
 	for (int c = 0; c < HVN_MAX_CPUS; c++)
 		if (hvn_bit_test(run, c))
 			CPU_SET_S(c, sz, set);
-	if (sched_setaffinity(0, sz, set))
+	if (sched_setaffinity(0, sz, set)) {
 		hvn_warn("cannot keep off the watched CPUs: %s", strerror(errno));
-	else
+	} else {
 		hvn_cpulist_format(pinned_to, sizeof(pinned_to), run,
 				   HVN_MAX_CPUS);
+		hvn_debug("runs on CPUs %s, off the watched ones", pinned_to);
+	}
 	CPU_FREE(set);
 	return 0;
 }
@@ -498,6 +501,8 @@ static int start(struct hvn_session *s, const struct hvn_session_opts *o)
 		}
 	}
 	snprintf(s->name, sizeof(s->name), "%s-%d", o->prefix, getpid());
+	hvn_debug("source %s (%s); instance %s/instances/%s", hvn_source_names[s->source],
+		  s->source_why, s->tdir, s->name);
 	s->inst = tracefs_instance_create(s->name);
 	if (!s->inst) {
 		hvn_err("cannot create tracefs instance %s: %s", s->name,
