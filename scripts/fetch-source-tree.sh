@@ -18,6 +18,10 @@
 # compiler: once built it is reused without a network (a newer upload of
 # linux-source-SERIES is picked up only when the key changes or the cache
 # is removed).  Prints the KDIR; the log is KDIR/build.log.
+#
+# Exit status 2: the tree cannot be had here (no network to sid, no such
+# package, no cross compiler); 1: it was fetched but did not configure or
+# build.
 set -eu
 
 series=${1:?usage: fetch-source-tree.sh SERIES [ARCH]}
@@ -31,7 +35,7 @@ arm64)	karch=arm64 cross=aarch64-linux-gnu- ;;
 *)	echo "fetch-source-tree: unknown ARCH $arch" >&2; exit 1 ;;
 esac
 command -v "${cross}gcc" >/dev/null ||
-	{ echo "fetch-source-tree: ${cross}gcc not found (scripts/install-deps.sh)" >&2; exit 1; }
+	{ echo "fetch-source-tree: ${cross}gcc not found (scripts/install-deps.sh)" >&2; exit 2; }
 
 cache=${HVNOISE_CACHE:-${HOME:-/root}/.cache/hvnoise}
 srcroot=$cache/source-$series
@@ -62,17 +66,18 @@ if [ -z "$src" ] || [ ! -f "$src/.extracted" ]; then
  -o Dir::State::Lists=$apt_dir/lists -o Dir::Cache=$apt_dir -o Dir::State::Status=/dev/null
  -o APT::Get::List-Cleanup=0 -o Debug::NoLocking=1 -o APT::Sandbox::User=root"
 	# shellcheck disable=SC2086
-	apt-get -q $opts update >&2
+	apt-get -q $opts update >&2 ||
+		{ echo "fetch-source-tree: apt-get update of sid failed" >&2; exit 2; }
 	# shellcheck disable=SC2086
 	ver=$(apt-cache $opts show "linux-source-$series" 2>/dev/null |
 		sed -n 's/^Version: //p' | sort -V | tail -n 1)
-	[ -n "$ver" ] || { echo "fetch-source-tree: no linux-source-$series in sid" >&2; exit 1; }
+	[ -n "$ver" ] || { echo "fetch-source-tree: no linux-source-$series in sid" >&2; exit 2; }
 	(
 		cd "$srcroot/debs"
 		rm -f ./*.deb
 		# shellcheck disable=SC2086
 		apt-get -q $opts download "linux-source-$series=$ver" >&2
-	)
+	) || { echo "fetch-source-tree: cannot download linux-source-$series $ver" >&2; exit 2; }
 	echo "fetch-source-tree: extracting linux-source-$series $ver" >&2
 	src=$srcroot/linux-$ver
 	rm -rf "$src" "$srcroot/deb.tmp" "$srcroot"/linux-*/

@@ -5,7 +5,8 @@
 #      command, its BPF source, metrics and flight recorder on this host;
 #      fuzzing
 #   2. module builds (W=1, no warnings) against Debian 11's 5.10 headers,
-#      Debian 12's 6.1 headers and the 6.12 test kernel; make install and
+#      Debian 12's 6.1 headers, the 6.12 test kernel and a 7.2 tree, and
+#      for arm64 Debian 12's 6.1 headers and a 7.2 tree; make install and
 #      DKMS against the 6.1 headers; checkpatch on kmod/ and tools/
 #   3. KUnit suites in QEMU on the 6.12 test kernel (built once, cached)
 #   4. VM integration on Debian's stock kernel in QEMU
@@ -145,6 +146,39 @@ k510=$(scripts/fetch-headers-5.10.sh 2>"$out/fetch-5.10.log") || {
 	k510=""
 	k510_why="Debian 11's 5.10 headers could not be fetched: $(tail -n 1 "$out/fetch-5.10.log")"
 }
+# Linux 7.2 (x86-64 and arm64): compile-only trees configured from sid's
+# linux-source-7.2 with the local gcc (scripts/fetch-source-tree.sh, cached).
+# Exit 2 there means the tree cannot be had here: a SKIP, as for 5.10.
+# Sets tree_kdir and tree_why (empty both: it failed to configure, a FAIL).
+tree72() {
+	local log="$out/fetch-7.2-$1.log" rc
+	tree_kdir=$(scripts/fetch-source-tree.sh 7.2 "$1" 2>"$log")
+	rc=$?
+	tree_why=""
+	if [ $rc -eq 2 ]; then
+		tree_why="no Linux 7.2 tree for $1 here: $(tail -n 1 "$log")"
+	elif [ $rc -ne 0 ]; then
+		diag <"$log"
+	fi
+	[ $rc -eq 0 ] || tree_kdir=""
+}
+tree72 x86_64
+k72=$tree_kdir k72_why=$tree_why
+tree72 arm64
+k72arm=$tree_kdir k72arm_why=$tree_why
+# Debian 12's arm64 6.1 headers, cross-built against (aarch64-linux-gnu-gcc).
+k61arm_why=""
+if ! command -v aarch64-linux-gnu-gcc >/dev/null; then
+	k61arm=""
+	k61arm_why="no aarch64-linux-gnu-gcc (scripts/install-deps.sh installs gcc-aarch64-linux-gnu)"
+else
+	k61arm=$(scripts/fetch-headers-6.1-arm64.sh 2>"$out/fetch-6.1-arm64.log") || {
+		diag <"$out/fetch-6.1-arm64.log"
+		k61arm=""
+		k61arm_why="Debian 12's arm64 6.1 headers could not be fetched: $(tail -n 1 "$out/fetch-6.1-arm64.log")"
+	}
+fi
+arm64="ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-"
 build() {
 	local name=$1 kdir=$2 why=$3
 	shift 3
@@ -162,6 +196,11 @@ build() {
 build 5.10 "$k510" "$k510_why" CC=gcc
 build 6.1 "$k61" "$k61_why"
 build 6.12 "$kernel612" "$k612_why" HVNOISE_KUNIT=m
+build 7.2 "$k72" "$k72_why"
+# shellcheck disable=SC2086
+build 6.1-arm64 "$k61arm" "$k61arm_why" $arm64
+# shellcheck disable=SC2086
+build 7.2-arm64 "$k72arm" "$k72arm_why" $arm64
 
 stage install "make install, make uninstall and DKMS (private trees) against the 6.1 headers"
 if [ -n "$k61" ]; then
