@@ -48,7 +48,8 @@ mkdir -p "$srcroot"
 exec 9>"$srcroot/.lock"
 flock 9
 
-if [ -f "$out/.done" ]; then
+# A tree builds with its source beside it (O=): both must be there.
+if [ -f "$out/.done" ] && [ -e "$out/source/Makefile" ]; then
 	echo "$out"
 	exit 0
 fi
