@@ -327,6 +327,15 @@ else
 	fail "plugin/build"
 fi
 
+stage kernelshark "KernelShark: its data library decodes the synthesized file and the VM's recording as trace-cmd report does; the GUI opens it under Xvfb (a screenshot)"
+if [ -s "$out/plugin/synth.dat" ]; then
+	collect "$out/kernelshark.log" tests/host/kernelshark.sh "$out/kernelshark" build/tools \
+		"$out/plugin/synth.dat" "${vmdat[@]}"
+	grep -E "^  " "$out/kernelshark.log" | diag
+else
+	fail "kernelshark/completed (no synthesized file from the plugin stage)"
+fi
+
 stage vm-flight "VM: the flight recorder's triggers (a host pause, a disk storm, a touch, SIGUSR1), hvnoise.ko reloaded and the clock stepped under it, on Debian's kernel"
 if [ -z "$k61" ]; then
 	skip "vm-flight/completed" "$k61_why"
