@@ -91,7 +91,7 @@ pr = subprocess.Popen([hvn, "record", "--flight-recorder", "--keep", "1", "-b", 
 inst = None
 for _ in range(100):
     errf.seek(0)
-    m = re.search(r"flight recorder (hvnoise-fr-\d+) \(pid", errf.read())
+    m = re.search(r"flight-recorder: recording (hvnoise-fr-\d+) \(pid", errf.read())
     if m or pr.poll() is not None:
         break
     time.sleep(0.05)
@@ -111,7 +111,7 @@ def wait_line(what, n):
     """The n-th 'wrote' line of stderr, once there."""
     for _ in range(100):
         errf.seek(0)
-        lines = re.findall(r"flight recorder: wrote (\S+) \((.*?)\): (\d+) pages", errf.read())
+        lines = re.findall(r"flight-recorder: wrote (\S+) \((.*?)\): (\d+) pages", errf.read())
         if len(lines) >= n:
             return lines[n - 1]
         time.sleep(0.05)

@@ -62,7 +62,7 @@ def start(prefix, name, *extra):
     errf = open(os.path.join(work, name + ".err"), "w+")
     p = subprocess.Popen([hvn, "flight-recorder", "--keep", "5", "-o", prefix, "--source", "kernel",
                           "-e", "irq:irq_handler_entry", *extra], stderr=errf, env=env)
-    inst = wait_for(errf, r"flight recorder (hvnoise-fr-\d+) \(pid")
+    inst = wait_for(errf, r"flight-recorder: recording (hvnoise-fr-\d+) \(pid")
     return p, errf, inst
 
 
@@ -112,7 +112,7 @@ else:
         os.unlink(filler)
         burst()
         pr.send_signal(signal.SIGUSR1)
-        w = wait_for(errf, r"flight recorder: wrote (\S+) \(SIGUSR1\)")
+        w = wait_for(errf, r"flight-recorder: wrote (\S+) \(SIGUSR1\)")
         r = report(w) if w else {}
         u = r.get("flight_recorder_unwritten", {})
         text = subprocess.run([hvn, "report", w], capture_output=True, text=True,
@@ -175,7 +175,7 @@ check(inst and not missed and reaped == len(delays) and cleaned == mid,
       f"times) and the tracefs instance ({reaped} of {len(delays)}) the killed one left, "
       f"and says so", " ".join(missed))
 pr.send_signal(signal.SIGUSR1)
-w = wait_for(errf, r"flight recorder: wrote (\S+) \(SIGUSR1\)")
+w = wait_for(errf, r"flight-recorder: wrote (\S+) \(SIGUSR1\)")
 after = sorted(glob.glob(prefix + "-*.dat"))
 check(w and len(after) == min(2, len(done) + 1) and w in after,
       f"--max-files 2 counts the incidents of the killed runs too ({len(done)} before, "
@@ -189,7 +189,7 @@ try:
 except OSError as e:
     removed = e.errno
 pr.send_signal(signal.SIGUSR1)
-w2 = wait_for(errf, r"flight recorder: wrote (\S+) \(SIGUSR1\)", n=2)
+w2 = wait_for(errf, r"flight-recorder: wrote (\S+) \(SIGUSR1\)", n=2)
 if removed is None:
     rc = pr.wait(timeout=10)
     errf.seek(0)

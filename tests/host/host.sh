@@ -363,7 +363,7 @@ rc=$?
 $hvn record -v -e irq:irq_handler_entry -d 0.3 -o "$d/v.dat" >"$d/v.out" 2>"$d/v.err"
 rcv=$?
 [ $rc = 0 ] && [ ! -s "$d/q.err" ] && [ -s "$d/q.dat" ] && [ $rcv = 0 ] &&
-	grep -q "^hvnoise: debug: enabled irq:irq_handler_entry$" "$d/v.err" &&
+	grep -q "^hvnoise record: debug: enabled irq:irq_handler_entry$" "$d/v.err" &&
 	grep -q "^hvnoise record: wrote " "$d/v.err" && ! grep -q "debug:" "$d/q.err" &&
 	$hvn status --help | grep -q -- "-q, --quiet" && $hvn correlate --help | grep -q -- "-v, --verbose"
 check $? "record -q says nothing but writes its file; -v adds debug lines (exits $rc, $rcv); every command lists both"

@@ -251,7 +251,7 @@ int cmd_correlate(int argc, char **argv)
 	}
 	ret = hvn_cli_parse(&correlate_cmd, argc, argv, &a, NULL, &first);
 	if (ret < 0 && !a.trace) {
-		hvn_err("correlate: which TRACE.dat?");
+		hvn_err("which TRACE.dat?");
 		hvn_cli_usage(&correlate_cmd, stderr);
 		ret = HVN_EXIT_USAGE;
 	}

@@ -446,7 +446,7 @@ static int write_textfile(struct exporter *x, const char *path)
 		ok = 0;
 	free(body);
 	if (!ok || rename(tmp, path)) {
-		hvn_err("exporter: cannot write %s: %s", path, strerror(errno));
+		hvn_err("cannot write %s: %s", path, strerror(errno));
 		unlink(tmp);
 		return -1;
 	}
@@ -492,7 +492,7 @@ int cmd_exporter(int argc, char **argv)
 	listen_spec = a.listen;
 	ivl = a.interval;
 	if (!listen_spec == !a.textfile) {
-		hvn_err("exporter: %s", listen_spec ? "--listen or --textfile: choose one" :
+		hvn_err("%s", listen_spec ? "--listen or --textfile: choose one" :
 			"--listen ADDR:PORT is required (e.g. 127.0.0.1:9464), or --textfile PATH");
 		hvn_session_opts_free(&o);
 		return HVN_EXIT_USAGE;
@@ -539,18 +539,18 @@ int cmd_exporter(int argc, char **argv)
 	if (x->s.bpf && ivl > 1)
 		ivl = 1;
 	if (a.textfile) {
-		hvn_info("hvnoise exporter: %s, writing %s every %g s%s%s\n",
+		hvn_info("%s, writing %s every %g s%s%s\n",
 			x->s.name, a.textfile, ivl, hvn_housekeeping()[0] ? "; runs on CPUs " : "",
 			hvn_housekeeping());
 		ret = textfile_loop(x, a.textfile, ivl);
 	} else {
-		hvn_info("hvnoise exporter: %s, serving http://%s/metrics%s%s\n",
+		hvn_info("%s, serving http://%s/metrics%s%s\n",
 			x->s.name, shown, hvn_housekeeping()[0] ? "; runs on CPUs " : "",
 			hvn_housekeeping());
 		ret = serve(x, lfd, ivl);
 	}
 	if (hvn_stop_sig)
-		hvn_info("hvnoise exporter: stopped by signal %s\n",
+		hvn_info("stopped by signal %s\n",
 			strsignal(hvn_stop_sig));
 out:
 	if (x) {

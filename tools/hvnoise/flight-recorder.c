@@ -566,7 +566,7 @@ static int write_incident(struct flight *f, const char *tag, const char *why)
 		m.hvnoise_formats = f->ring.bpf != NULL;
 		if (hvn_tdat_write(path, f->ring.tdir, f->ring.systems,
 				   f->ring.nsystems, &m, files, ps)) {
-			hvn_err("flight recorder: %s not written", path);
+			hvn_err("%s not written", path);
 			ret = HVN_EXIT_FAIL;
 		}
 		free(clock);
@@ -574,13 +574,13 @@ static int write_incident(struct flight *f, const char *tag, const char *why)
 	if (ret) {
 		f->unwritten++;
 		f->unwritten_pages += pages;
-		hvn_err("flight recorder: the incident (%s) is lost: %llu pages of the ring with it; the recorder goes on",
+		hvn_err("the incident (%s) is lost: %llu pages of the ring with it; the recorder goes on",
 			why, (unsigned long long)pages);
 	} else {
 		double span = oldest != UINT64_MAX && now > oldest ?
 			      (now - oldest) / 1e9 : 0;
 
-		hvn_info("hvnoise: flight recorder: wrote %s (%s): %llu pages, %.1f s\n",
+		hvn_info("wrote %s (%s): %llu pages, %.1f s\n",
 			path, why, (unsigned long long)pages, span);
 		uint64_t ov = ring_overruns(f);
 
@@ -738,7 +738,7 @@ int cmd_flight_recorder(int argc, char **argv)
 			f->tf_mtime = st.st_mtim;
 		}
 	}
-	hvn_info("hvnoise: flight recorder %s (pid %d): the last %.0f s of %s in a ring of %d KB per CPU; writes %s-*.dat on SIGUSR1",
+	hvn_info("recording %s (pid %d): the last %.0f s of %s in a ring of %d KB per CPU; writes %s-*.dat on SIGUSR1",
 		f->ring.name, getpid(), f->keep,
 		f->ring.bpf ? "the BPF source's and the kernel's events" :
 		f->ring.source == HVN_SRC_MODULE ? "hvnoise events" : "the events",
@@ -763,7 +763,7 @@ int cmd_flight_recorder(int argc, char **argv)
 		 * failure, so that systemd starts a recorder afresh. */
 		if (!tracefs_instance_exists(f->ring.name) ||
 		    (f->have_mon && !tracefs_instance_exists(f->mon.name))) {
-			hvn_err("flight recorder: its tracefs instance was removed: stopping (exit %d)",
+			hvn_err("its tracefs instance was removed: stopping (exit %d)",
 				HVN_EXIT_FAIL);
 			ret = HVN_EXIT_FAIL;
 			goto out;
@@ -795,7 +795,7 @@ int cmd_flight_recorder(int argc, char **argv)
 		}
 		poll(NULL, 0, POLL_MS);
 	}
-	hvn_info("hvnoise: flight recorder stopped by signal %s",
+	hvn_info("stopped by signal %s",
 		strsignal(hvn_stop_sig));
 	if (f->unwritten)
 		hvn_info("; %llu incidents could not be written (%llu pages lost)",

@@ -36,6 +36,8 @@ int main(int argc, char **argv)
 		{ "exporter", cmd_exporter },
 	};
 
+	static char prog[64];
+
 	if (argc < 2) {
 		fputs(usage, stderr);
 		return HVN_EXIT_USAGE;
@@ -71,11 +73,16 @@ int main(int argc, char **argv)
 				memmove(argv + i, argv + i + 1,
 					(argc - i) * sizeof(*argv));
 				argv[1] = "flight-recorder";
+				hvn_prog = "hvnoise flight-recorder";
 				return cmd_flight_recorder(argc - 2, argv + 1);
 			}
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (!strcmp(argv[1], cmds[i].name))
+		if (!strcmp(argv[1], cmds[i].name)) {
+			/* Every message of the command says which it is. */
+			snprintf(prog, sizeof(prog), "hvnoise %s", cmds[i].name);
+			hvn_prog = prog;
 			return cmds[i].fn(argc - 1, argv + 1);
+		}
 	hvn_err("unknown command \"%s\"", argv[1]);
 	fputs(usage, stderr);
 	return HVN_EXIT_USAGE;

@@ -281,7 +281,7 @@ static int recover(const char *out)
 		if (files[c])
 			unlink(files[c]);
 	unlink(path);
-	hvn_info("hvnoise record: recovered %s (the per-CPU statistics of the killed recording are lost)\n",
+	hvn_info("recovered %s (the per-CPU statistics of the killed recording are lost)\n",
 		out);
 done:
 	for (int c = 0; c < ncpus; c++)
@@ -303,7 +303,7 @@ static pid_t spawn(char **argv, const char *inst_dir)
 		/* The job runs where it would have: only we keep off. */
 		hvn_unpin();
 		execvp(argv[0], argv);
-		fprintf(stderr, "hvnoise record: cannot run %s: %s\n", argv[0],
+		hvn_err("cannot run %s: %s", argv[0],
 			strerror(errno));
 		_exit(127);
 	}
@@ -396,7 +396,7 @@ int cmd_record(int argc, char **argv)
 	}
 	start = last_clock = last_flush = hvn_now(CLOCK_MONOTONIC);
 	write_recovery(out, &s, uname_str, meta, &mb.buf);
-	hvn_info("hvnoise record: recording %s into %s%s%s%s\n", s.name,
+	hvn_info("recording %s into %s%s%s%s\n", s.name,
 		out, duration || child ? "" : " (Ctrl-C stops)",
 		hvn_housekeeping()[0] ? "; runs on CPUs " : "",
 		hvn_housekeeping());
@@ -504,7 +504,7 @@ int cmd_record(int argc, char **argv)
 			ret = HVN_EXIT_FAIL;
 	}
 	if (!keep)
-		hvn_info("hvnoise record: wrote %s: %llu pages of %u bytes from %d CPUs%s%s%s\n",
+		hvn_info("wrote %s: %llu pages of %u bytes from %d CPUs%s%s%s\n",
 			out, (unsigned long long)pages, s.page_size, s.ncpus,
 			hvn_stop_sig ? ", stopped by signal " : "",
 			hvn_stop_sig ? strsignal(hvn_stop_sig) : "",
@@ -546,11 +546,11 @@ out:
 	 * time(1) does: a scheduler must see the job fail. */
 	if (!ret && child_ended && WIFEXITED(child_status) &&
 	    WEXITSTATUS(child_status)) {
-		hvn_info("hvnoise record: the command exited with %d\n",
+		hvn_info("the command exited with %d\n",
 			WEXITSTATUS(child_status));
 		ret = WEXITSTATUS(child_status);
 	} else if (!ret && child_ended && WIFSIGNALED(child_status)) {
-		hvn_info("hvnoise record: the command was killed by signal %s\n",
+		hvn_info("the command was killed by signal %s\n",
 			strsignal(WTERMSIG(child_status)));
 		ret = 128 + WTERMSIG(child_status);
 	}

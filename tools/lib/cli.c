@@ -62,6 +62,7 @@ void hvn_info(const char *fmt, ...)
 
 	if (hvn_quiet || hvn_verbosity < 0)
 		return;
+	fprintf(stderr, "%s: ", hvn_prog);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -316,14 +317,14 @@ int hvn_cli_parse(const struct hvn_cmd *cmd, int argc, char **argv,
 			/* optopt: the short letter, or a known long option's
 			 * key when it was given an argument it does not take. */
 			if (opt == ':')
-				hvn_err("%s: %s needs an argument", cmd->name, what);
+				hvn_err("%s needs an argument", what);
 			else if (is_long && optopt)
-				hvn_err("%s: %.*s takes no argument", cmd->name,
+				hvn_err("%.*s takes no argument",
 					(int)strcspn(what, "="), what);
 			else if (is_long)
-				hvn_err("%s: unknown option %s", cmd->name, what);
+				hvn_err("unknown option %s", what);
 			else
-				hvn_err("%s: unknown option -%c", cmd->name, optopt);
+				hvn_err("unknown option -%c", optopt);
 			hvn_cli_usage(cmd, stderr);
 			ret = HVN_EXIT_USAGE;
 			break;
@@ -360,7 +361,7 @@ int hvn_cli_parse(const struct hvn_cmd *cmd, int argc, char **argv,
 			ret = HVN_EXIT_USAGE;
 	*first = optind;
 	if (ret < 0 && optind < argc && !cmd->operands && !cmd->operand) {
-		hvn_err("%s: unexpected argument \"%s\"%s%s", cmd->name,
+		hvn_err("unexpected argument \"%s\"%s%s",
 			argv[optind], cmd->no_operands ? ": " : "",
 			cmd->no_operands ? cmd->no_operands : "");
 		ret = HVN_EXIT_USAGE;

@@ -20,13 +20,13 @@
 #define HVN_EXIT_NOMODULE	4	/* hvnoise.ko is needed and not loaded */
 #define HVN_EXIT_THRESHOLD	5	/* report --fail-if: a condition held */
 
-/* "hvnoise: ..." and "hvnoise: warning: ..." on stderr; "hvnoise: debug:
- * ..." only with -v. */
+/* "hvnoise CMD: ..." and "hvnoise CMD: warning: ..." on stderr (hvn_prog
+ * names the command); "hvnoise CMD: debug: ..." only with -v. */
 void hvn_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void hvn_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void hvn_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* What a command says it is doing, on stderr as written (its own prefix and
- * newline); nothing with -q. */
+/* What a command says it is doing, on stderr after "hvnoise CMD: " (the
+ * text brings its newline); nothing with -q. */
 void hvn_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern const char *hvn_prog;
 extern bool hvn_quiet;			/* the fuzzers: no messages */
