@@ -91,13 +91,17 @@ pr = subprocess.Popen([hvn, "record", "--flight-recorder", "--keep", "1", "-b", 
 inst = None
 for _ in range(100):
     errf.seek(0)
-    m = re.search(r"flight-recorder: recording (hvnoise-fr-\d+) \(pid", errf.read())
+    # One whole line, prefixed once.
+    m = re.search(r"^hvnoise flight-recorder: recording (hvnoise-fr-\d+) \(pid [^\n]*"
+                  r"touch [^\n]*\n", errf.read(), re.M)
     if m or pr.poll() is not None:
         break
     time.sleep(0.05)
 inst = m and m.group(1)
-if not check(inst and os.path.isdir(f"{T}/instances/{inst}"),
-             f"the recorder runs in its own instance ({inst})", open(errf.name).read()):
+if not check(inst and os.path.isdir(f"{T}/instances/{inst}") and
+             m.group(0).count("hvnoise flight-recorder:") == 1,
+             f"the recorder runs in its own instance ({inst}), saying so in one line",
+             open(errf.name).read()):
     pr.kill()
     sys.exit(1)
 idir = f"{T}/instances/{inst}"
@@ -131,7 +135,7 @@ check(w and w[1] == "SIGUSR1" and w[0].endswith("-signal.dat") and os.path.exist
       open(errf.name).read()[-300:])
 if w:
     path = w[0]
-    tc = subprocess.run(["trace-cmd", "report", "-t", "-i", path], capture_output=True,
+    tc = subprocess.run(["trace-cmd", "report", "-t", "--nodate", "-i", path], capture_output=True,
                         text=True)
     ts = [(int(m.group(1)), int(m.group(2)) * 10**9 + int(m.group(3).ljust(9, "0")))
           for m in re.finditer(r"\[(\d+)\]\s+(\d+)\.(\d+): irq_handler_entry", tc.stdout)]

@@ -108,8 +108,10 @@ wait $xpid
 rc=$?
 [ $rc = 0 ] && [ "$(stat -c %a "$d/textfile/hvnoise.prom")" = 644 ] &&
 	grep -q "^hvnoise_module_loaded " "$d/textfile/hvnoise.prom" &&
+	grep -q "^hvnoise_exporter_updated_timestamp_seconds " "$d/textfile/hvnoise.prom" &&
+	! grep -q "^process_\|^hvnoise_exporter_scrapes" "$d/textfile/hvnoise.prom" &&
 	[ "$(ls "$d/textfile")" = hvnoise.prom ]
-check $? "the textfile unit's command (umask $um) writes hvnoise.prom 0644, alone in its directory, and stops on SIGTERM (exit $rc)"
+check $? "the textfile unit's command (umask $um) writes hvnoise.prom 0644 (no process_* metrics: node_exporter has its own), alone in its directory, and stops on SIGTERM (exit $rc)"
 [ "$(stat -c %a "$root/usr/local/sbin/hvnoise")" = 755 ] &&
 	[ "$(stat -c %a "$root/lib/modules/$kver/updates/hvnoise.ko")" = 644 ]
 check $? "modes: tool 755, module 644"

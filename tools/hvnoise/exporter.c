@@ -76,6 +76,7 @@ struct exporter {
 	struct hvn_rb rb;
 	void *page;
 	uint64_t scrapes, start_real;
+	bool textfile;			/* for node_exporter: no process metrics */
 	struct client cl[MAX_CLIENTS];
 	int ncl;
 };
@@ -224,13 +225,22 @@ static char *metrics(struct exporter *x, size_t *len)
 			"# TYPE hvnoise_bpf_dropped_total counter\nhvnoise_bpf_dropped_total %llu\n",
 			(unsigned long long)hvn_bpf_dropped(x->s.bpf));
 	}
-	fprintf(f, "# HELP hvnoise_exporter_scrapes_total Requests for /metrics served.\n"
-		"# TYPE hvnoise_exporter_scrapes_total counter\nhvnoise_exporter_scrapes_total %llu\n",
-		(unsigned long long)x->scrapes);
-	/* The name every Prometheus client library gives it. */
-	fprintf(f, "# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\n"
-		"# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds %llu\n",
-		(unsigned long long)(x->start_real / 1000000000ull));
+	/* Frozen counters read as no noise: say how fresh these are (the
+	 * textfile's writer can die and leave its last file behind). */
+	fprintf(f, "# HELP hvnoise_exporter_updated_timestamp_seconds When these counters were last brought up to date, since the epoch.\n"
+		"# TYPE hvnoise_exporter_updated_timestamp_seconds gauge\nhvnoise_exporter_updated_timestamp_seconds %.3f\n",
+		hvn_now(CLOCK_REALTIME) / 1e9);
+	/* node_exporter serves its own process metrics: a textfile with the
+	 * same names would fail every scrape of it. */
+	if (!x->textfile) {
+		fprintf(f, "# HELP hvnoise_exporter_scrapes_total Requests for /metrics served.\n"
+			"# TYPE hvnoise_exporter_scrapes_total counter\nhvnoise_exporter_scrapes_total %llu\n",
+			(unsigned long long)x->scrapes);
+		/* The name every Prometheus client library gives it. */
+		fprintf(f, "# HELP process_start_time_seconds Start time of the process since unix epoch in seconds.\n"
+			"# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds %llu\n",
+			(unsigned long long)(x->start_real / 1000000000ull));
+	}
 	if (fclose(f)) {
 		free(buf);
 		return NULL;
@@ -466,8 +476,11 @@ static int textfile_loop(struct exporter *x, const char *path, double ivl)
 			next = now + ivl * 1e9;
 			continue;
 		}
-		/* In steps of at most a second: a stop must not wait out -i. */
+		/* In steps of at most a second: a stop must not wait out -i,
+		 * and the BPF source's small ring is read at least that often. */
 		usleep(next - now > 1000000000ull ? 1000000 : (next - now) / 1000 + 1);
+		if (x->s.bpf)
+			drain(x);
 	}
 	return HVN_EXIT_OK;
 }
@@ -536,8 +549,9 @@ int cmd_exporter(int argc, char **argv)
 	}
 	/* The BPF source's ring buffer is small: read it at least every
 	 * second, whatever -i says, or it drops records. */
-	if (x->s.bpf && ivl > 1)
+	if (x->s.bpf && ivl > 1 && !a.textfile)
 		ivl = 1;
+	x->textfile = a.textfile;
 	if (a.textfile) {
 		hvn_info("%s, writing %s every %g s%s%s\n",
 			x->s.name, a.textfile, ivl, hvn_housekeeping()[0] ? "; runs on CPUs " : "",

@@ -738,22 +738,33 @@ int cmd_flight_recorder(int argc, char **argv)
 			f->tf_mtime = st.st_mtim;
 		}
 	}
-	hvn_info("recording %s (pid %d): the last %.0f s of %s in a ring of %d KB per CPU; writes %s-*.dat on SIGUSR1",
-		f->ring.name, getpid(), f->keep,
-		f->ring.bpf ? "the BPF source's and the kernel's events" :
-		f->ring.source == HVN_SRC_MODULE ? "hvnoise events" : "the events",
-		o.buffer_kb, f->prefix);
-	if (f->trigger_file)
-		hvn_info(", touch %s", f->trigger_file);
-	if ((f->have_mon || f->ring.bpf) && f->lost_ms)
-		hvn_info(", lost >= %lu ms", f->lost_ms);
-	if ((f->have_mon || f->ring.bpf) && f->storm_irqs)
-		hvn_info(", storm >= %lu IRQs", f->storm_irqs);
-	if (f->ring.source == HVN_SRC_KERNEL && (f->lost_ms || f->storm_irqs))
-		hvn_info(" (no lost or storm triggers: %s)", f->ring.source_why);
-	if (hvn_housekeeping()[0])
-		hvn_info("; runs on CPUs %s", hvn_housekeeping());
-	hvn_info("\n");
+	/* One line, said at once (hvn_info prefixes each call). */
+	{
+		char *msg = NULL;
+		size_t len;
+		FILE *m = open_memstream(&msg, &len);
+
+		if (m) {
+			fprintf(m, "recording %s (pid %d): the last %.0f s of %s in a ring of %d KB per CPU; writes %s-*.dat on SIGUSR1",
+				f->ring.name, getpid(), f->keep,
+				f->ring.bpf ? "the BPF source's and the kernel's events" :
+				f->ring.source == HVN_SRC_MODULE ? "hvnoise events" : "the events",
+				o.buffer_kb, f->prefix);
+			if (f->trigger_file)
+				fprintf(m, ", touch %s", f->trigger_file);
+			if ((f->have_mon || f->ring.bpf) && f->lost_ms)
+				fprintf(m, ", lost >= %lu ms", f->lost_ms);
+			if ((f->have_mon || f->ring.bpf) && f->storm_irqs)
+				fprintf(m, ", storm >= %lu IRQs", f->storm_irqs);
+			if (f->ring.source == HVN_SRC_KERNEL && (f->lost_ms || f->storm_irqs))
+				fprintf(m, " (no lost or storm triggers: %s)", f->ring.source_why);
+			if (hvn_housekeeping()[0])
+				fprintf(m, "; runs on CPUs %s", hvn_housekeeping());
+			fclose(m);
+			hvn_info("%s\n", msg);
+			free(msg);
+		}
+	}
 
 	while (!hvn_stop_sig) {
 		const char *tag = NULL;
@@ -795,13 +806,12 @@ int cmd_flight_recorder(int argc, char **argv)
 		}
 		poll(NULL, 0, POLL_MS);
 	}
-	hvn_info("stopped by signal %s",
-		strsignal(hvn_stop_sig));
 	if (f->unwritten)
-		hvn_info("; %llu incidents could not be written (%llu pages lost)",
-			(unsigned long long)f->unwritten,
-			(unsigned long long)f->unwritten_pages);
-	hvn_info("\n");
+		hvn_info("stopped by signal %s; %llu incidents could not be written (%llu pages lost)\n",
+			 strsignal(hvn_stop_sig), (unsigned long long)f->unwritten,
+			 (unsigned long long)f->unwritten_pages);
+	else
+		hvn_info("stopped by signal %s\n", strsignal(hvn_stop_sig));
 	ret = HVN_EXIT_OK;
 out:
 	hvn_session_opts_free(&o);
