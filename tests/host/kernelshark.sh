@@ -40,22 +40,25 @@ for f in "$@"; do
 done
 
 # --- the GUI, as a user (it warns root away) under Xvfb ------------------------
+# Its files under /tmp: the clone may be in a directory nobody cannot enter.
 gui=$1
-mkdir -p "$d/gui/home"
-cp "$gui" "$d/gui/"
-chmod 755 "$d" "$d/gui"
-chmod 644 "$d/gui/$(basename "$gui")"
-chown nobody "$d/gui/home"
+g=$(mktemp -d /tmp/hvnoise-kshark.XXXXXX)
+mkdir -p "$g/home" "$g/plugins"
+cp "$gui" "$g/"
+cp "$plugins"/plugin_hvnoise.so "$g/plugins/"
+chmod 755 "$g" "$g/plugins"
+chmod 644 "$g/$(basename "$gui")"
+chown nobody "$g/home"
 exec 5>"$d/xvfb.display"
 Xvfb -displayfd 5 -screen 0 1280x800x24 -nolisten tcp >"$d/xvfb.log" 2>&1 &
 xpid=$!
 for _ in $(seq 100); do [ -s "$d/xvfb.display" ] && break; sleep 0.1; done
 export DISPLAY=:$(cat "$d/xvfb.display")
-runuser -u nobody -- env HOME="$d/gui/home" XDG_RUNTIME_DIR= \
-	TRACEEVENT_PLUGIN_DIR="$plugins" kernelshark "$d/gui/$(basename "$gui")" \
+runuser -u nobody -- env HOME="$g/home" XDG_RUNTIME_DIR= \
+	TRACEEVENT_PLUGIN_DIR="$g/plugins" kernelshark "$g/$(basename "$gui")" \
 	>"$d/gui.log" 2>&1 &
 kpid=$!
-title="Kernel Shark ($d/gui/$(basename "$gui"))"
+title="Kernel Shark ($g/$(basename "$gui"))"
 win=""
 for _ in $(seq 300); do
 	win=$(xwininfo -root -tree 2>/dev/null | grep -F "\"$title\"" | awk '{print $1}')
@@ -73,4 +76,5 @@ alive=$?
 check $? "kernelshark opens $(basename "$gui") under Xvfb, its window titled with the file ($d/kernelshark.png, $size bytes)"
 kill $kpid $xpid 2>/dev/null
 wait $kpid $xpid 2>/dev/null
+rm -rf "$g"
 ktap_done

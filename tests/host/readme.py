@@ -42,6 +42,9 @@ def sh(cmd, timeout=600, **kw):
 
 def run_make_ko(cmd):
     """`make` or `make KDIR=...`: the module must come out of it."""
+    if cmd == "make" and sh("scripts/kernel-dir.sh").returncode:
+        return check.skip(f"`{cmd}` builds kmod/hvnoise.ko",
+                          "no kernel build tree here (scripts/kernel-dir.sh)")
     try:
         os.unlink(KO)
     except FileNotFoundError:
@@ -181,6 +184,18 @@ def readme_commands(path):
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
+    # The README's prose: "make KDIR=... builds for another kernel"; first,
+    # so that `make` leaves the module of the running kernel's tree.
+    kdir = sh("scripts/kernel-dir.sh 6.1").stdout.strip()
+    if kdir:
+        run_make_ko(f"make KDIR={kdir}")
+    else:
+        check.skip("`make KDIR=...`", "no 6.1 headers here")
+    # The README's lines write hvnoise.dat at the top: keep a user's.
+    dat = os.path.join(TOP, "hvnoise.dat")
+    kept = os.path.join(out, "hvnoise.dat.before")
+    if os.path.exists(dat):
+        os.replace(dat, kept)
     cmds = readme_commands(os.path.join(TOP, "README.md"))
     seen = set()
     for cmd in cmds:
@@ -202,17 +217,12 @@ def main():
         if cmd not in seen:
             check(False, f"`{cmd}` is still in the README",
                   "the README lost this line: drop it from LINES")
-    # The README's prose: "make KDIR=... builds for another kernel".
-    kdir = sh("scripts/kernel-dir.sh 6.1").stdout.strip()
-    if kdir:
-        run_make_ko(f"make KDIR={kdir}")
-    else:
-        check.skip("`make KDIR=...`", "no 6.1 headers here")
-    for f in ("hvnoise.dat",):
-        try:
-            os.replace(os.path.join(TOP, f), os.path.join(out, f))
-        except FileNotFoundError:
-            pass
+    try:
+        os.replace(dat, os.path.join(out, "hvnoise.dat"))
+    except FileNotFoundError:
+        pass
+    if os.path.exists(kept):
+        os.replace(kept, dat)
 
 
 if __name__ == "__main__":

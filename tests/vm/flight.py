@@ -45,7 +45,7 @@ text = open(log, errors="replace").read()
 for ln in text.splitlines():
     if hvntest.parse(ln):
         hvntest.relay(ln)
-    elif ln.startswith(("hvnoise record: ", "guest: ")) or " lost: " in ln:
+    elif ln.startswith(("hvnoise ", "guest: ")) or " lost: " in ln:
         print(ln.rstrip())
 ok = "HVNOISE-VM-DONE" in text and paused is not None
 hvntest.result(ok, "vm-flight/completed" +

@@ -248,7 +248,7 @@ static int ext_read(struct hvn_corr *x, const char *path,
 			hvn_fmt_time(&x->an, b, fb, sizeof(fb), true);
 			hvn_fmt_time(&x->an, x->an.first_ts, ta, sizeof(ta), true);
 			hvn_fmt_time(&x->an, x->an.last_ts, tb, sizeof(tb), true);
-			hvn_err("%s: warning: its collectives (%s to %s) are outside %s (%s to %s): no noise of this trace can explain them",
+			hvn_warn("%s: its collectives (%s to %s) are outside %s (%s to %s): no noise of this trace can explain them",
 				path, fa, fb, x->trace, ta, tb);
 		}
 	}

@@ -1020,7 +1020,7 @@ int hvn_read_inspector(const char *path, hvn_ext_add add, void *ctx)
 
 		if (gap > 0)
 			snprintf(g, sizeof(g), "%.1f ms or more here", gap / 1e3);
-		hvn_err("%s: warning: %zu collectives without verbose times (NCCL_INSPECTOR_DUMP_VERBOSE=1): each ends at its dump, up to one dump interval late (%s), and starts its execution time before",
+		hvn_warn("%s: %zu collectives without verbose times (NCCL_INSPECTOR_DUMP_VERBOSE=1): each ends at its dump, up to one dump interval late (%s), and starts its execution time before",
 			path, napprox, g);
 	}
 	/* Lines are independent: the good ones count. */

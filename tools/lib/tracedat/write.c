@@ -125,15 +125,19 @@ static void put_option(struct out *o, uint16_t id, const char *s)
 /*
  * The DATE option: what trace-cmd and KernelShark add to each timestamp to
  * show wall-clock time, "0x" and microseconds in hex (negative as "-0x").
- * Only for the clocks CLOCK_REALTIME has a fixed offset from while the
- * file is written: mono and boot.  The offset is of the moment of writing
- * (a clock stepped during the recording shifts the events before the step).
+ * From the newest (CLOCK_MONOTONIC, CLOCK_REALTIME) pair the recording
+ * kept in @meta where the trace clock is mono (a file recovered after a
+ * reboot must not take this boot's offset); else, for mono and boot, from
+ * the clocks now.  One offset for the whole file: a clock stepped during
+ * the recording shifts the events before the step.
  */
-static void put_date(struct out *o, const char *trace_clock)
+static void put_date(struct out *o, const char *trace_clock, const char *meta)
 {
+	unsigned long long pm, pr;
 	struct timespec r0, c, r1;
+	long long us = 0;
+	bool have = false;
 	clockid_t id;
-	long long us;
 	char s[32];
 
 	if (!trace_clock)
@@ -144,12 +148,23 @@ static void put_date(struct out *o, const char *trace_clock)
 		id = CLOCK_BOOTTIME;
 	else
 		return;
-	/* The other clock read between two of the wall clock: their middle. */
-	clock_gettime(CLOCK_REALTIME, &r0);
-	clock_gettime(id, &c);
-	clock_gettime(CLOCK_REALTIME, &r1);
-	us = ((r0.tv_sec + r1.tv_sec) * 1000000000ll + r0.tv_nsec + r1.tv_nsec) / 2000 -
-	     (c.tv_sec * 1000000000ll + c.tv_nsec) / 1000;
+	for (const char *l = meta; id == CLOCK_MONOTONIC && l && *l;) {
+		if (sscanf(l, "clock %llu %llu", &pm, &pr) == 2) {
+			us = ((long long)pr - (long long)pm) / 1000;
+			have = true;
+		}
+		l = strchr(l, '\n');
+		l = l ? l + 1 : NULL;
+	}
+	if (!have) {
+		/* The other clock read between two of the wall clock. */
+		clock_gettime(CLOCK_REALTIME, &r0);
+		clock_gettime(id, &c);
+		clock_gettime(CLOCK_REALTIME, &r1);
+		us = (((long long)r0.tv_sec + r1.tv_sec) * 1000000000ll +
+		      r0.tv_nsec + r1.tv_nsec) / 2000 -
+		     ((long long)c.tv_sec * 1000000000ll + c.tv_nsec) / 1000;
+	}
 	snprintf(s, sizeof(s), "%s0x%llx", us < 0 ? "-" : "",
 		 (unsigned long long)(us < 0 ? -us : us));
 	put_option(o, TDAT_OPT_DATE, s);
@@ -237,7 +252,7 @@ int hvn_tdat_write(const char *path, const char *tdir, char *const *systems,
 		if (m->cpustat && m->cpustat[i])
 			put_option(&o, TDAT_OPT_CPUSTAT, m->cpustat[i]);
 	put_option(&o, TDAT_OPT_TRACECLOCK, m->clock);
-	put_date(&o, m->clock);
+	put_date(&o, m->clock, m->meta);
 	put_option(&o, TDAT_OPT_UNAME, m->uname);
 	put16(&o, TDAT_OPT_CPUCOUNT);
 	put32(&o, 4);
