@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""The table of bench/instructions.sh: guest instructions per interrupt.
+
+usage: insn-table.py CONSOLE.log COUNTS.txt KALLSYMS HVNOISE.ko
+
+COUNTS.txt is bench/insn-plugin.c's output (per segment: each kernel
+address run and how often), CONSOLE.log the guest's (SEGMENT lines, the
+module's section addresses, the BPF programs' addresses and sizes).  Per
+configuration and round: disk interrupts, then instructions per interrupt:
+in hvnoise.ko's text, in the BPF programs' JIT images, in the kernel
+(everything but those two, user space apart) and in all, and each less the
+same in "none" (the cost).  Then the goals, the two rounds' agreement, and
+the kernel functions that grew most against "none" for each configuration.
+"""
+import bisect
+import re
+import subprocess
+import sys
+from collections import defaultdict
+
+
+def segments(path):
+    segs, cur = [], None
+    for line in open(path):
+        w = line.split()
+        if not w:
+            continue
+        if w[0] == "segment":
+            cur = {"kernel": 0, "user": 0, "addr": {}}
+            segs.append(cur)
+        elif w[0] == "total" and cur is not None:
+            cur["kernel"], cur["user"] = int(w[1]), int(w[2])
+        elif cur is not None and len(w) == 2 and w[0] != "end" and not w[0].startswith("#"):
+            cur["addr"][int(w[0], 16)] = int(w[1])
+    return segs
+
+
+def ko_functions(ko):
+    """{section: [(offset, size, name)]} of the module's functions."""
+    out = subprocess.run(["readelf", "-SsW", ko], capture_output=True, text=True,
+                         check=True).stdout
+    secname = {int(m.group(1)): m.group(2)
+               for m in re.finditer(r"^\s*\[\s*(\d+)\]\s+(\S+)", out, re.M)}
+    funcs = defaultdict(list)
+    for m in re.finditer(r"^\s*\d+:\s+([0-9a-f]+)\s+(\d+)\s+FUNC\s+\S+\s+\S+\s+(\d+)\s+(\S+)",
+                         out, re.M):
+        funcs[secname.get(int(m.group(3)), "?")].append(
+            (int(m.group(1), 16), int(m.group(2)), m.group(4)))
+    return funcs
+
+
+def ko_sections(ko):
+    """{name: size} of the module's executable sections."""
+    out = subprocess.run(["readelf", "-SW", ko], capture_output=True, text=True,
+                         check=True).stdout
+    sizes = {}
+    for m in re.finditer(r"\]\s+(\S+)\s+PROGBITS\s+\S+\s+\S+\s+(\S+)\s+\S+\s+(\S*X\S*)", out):
+        sizes[m.group(1)] = int(m.group(2), 16)
+    return sizes
+
+
+def symbols(path):
+    """The guest's text symbols (/proc/kallsyms lines), sorted."""
+    syms = []
+    for line in open(path):
+        w = line.split()
+        if len(w) >= 3 and w[1] in "tTwW":
+            syms.append((int(w[0], 16), w[2] + (" " + w[3] if len(w) > 3 else "")))
+    syms.sort()
+    return [a for a, _ in syms], [n for _, n in syms]
+
+
+def main():
+    console, counts, smap, ko = sys.argv[1:5]
+    segs = segments(counts)
+    sizes = ko_sections(ko)
+    starts, names = symbols(smap)
+    meta, mod, bpf, secs = [], [], [], []     # per segment: its ranges
+    cur_mod, cur_bpf, cur_sec = [], [], []
+    funcs = ko_functions(ko)
+    for line in open(console, errors="replace"):
+        w = line.split()
+        if not w:
+            continue
+        if w[0] == "SECTION" and len(w) == 3 and w[1] in sizes:
+            cur_mod.append((int(w[2], 16), sizes[w[1]]))
+            cur_sec.append((int(w[2], 16), w[1]))
+        elif w[0] == "BPFPROG" and len(w) >= 4:
+            cur_bpf.append((int(w[1], 16), int(w[2]), w[3]))
+        elif w[0] == "SEGMENT":
+            kv = dict(x.split("=", 1) for x in w[3:] if "=" in x)
+            meta.append((w[2], int(kv["round"]), int(kv["irqs"])))
+            mod.append(cur_mod)
+            bpf.append(cur_bpf)
+            secs.append(cur_sec)
+            cur_mod, cur_bpf, cur_sec = [], [], []
+    if len(meta) != len(segs):
+        sys.exit(f"insn-table: {len(meta)} segments in the console, {len(segs)} counted")
+
+    rows = {}
+    for i, (name, rnd, irqs) in enumerate(meta):
+        s = segs[i]
+        in_mod = sum(c for a, c in s["addr"].items()
+                     if any(lo <= a < lo + n for lo, n in mod[i]))
+        in_bpf = sum(c for a, c in s["addr"].items()
+                     if any(lo <= a < lo + n for lo, n, _ in bpf[i] if n))
+        per_sym, per_fn = defaultdict(int), defaultdict(int)
+        for base, sec in secs[i]:
+            for off, size, fn in funcs.get(sec, ()):
+                per_fn[fn] += sum(s["addr"].get(a, 0) for a in range(base + off, base + off + size))
+        for a, c in s["addr"].items():
+            if any(lo <= a < lo + n for lo, n in mod[i]) or \
+                    any(lo <= a < lo + n for lo, n, _ in bpf[i] if n):
+                continue
+            j = bisect.bisect_right(starts, a) - 1
+            # Far from any symbol: BPF trampolines and dispatchers.
+            per_sym["(no symbol)" if j < 0 or a - starts[j] > 65536
+                    else names[j]] += c
+        rows[(name, rnd)] = dict(irqs=irqs, mod=in_mod, bpf=in_bpf,
+                                 kernel=s["kernel"] - in_mod - in_bpf,
+                                 all=s["kernel"] + s["user"], sym=per_sym, fn=per_fn,
+                                 nbpf=len([b for b in bpf[i] if b[1]]))
+
+    order = []
+    for name, _, _ in meta:
+        if name not in order:
+            order.append(name)
+    print("instructions per disk interrupt (all vCPUs; the kernel column is "
+          "everything but the module and the BPF programs)")
+    print(f"{'configuration':<17}{'round':>6}{'IRQs':>7}{'module':>9}{'BPF':>9}"
+          f"{'kernel':>10}{'all':>10}{'cost':>9}")
+    cost = {}
+    for name in order:
+        for rnd in (1, 2):
+            r = rows.get((name, rnd))
+            base = rows.get(("none", rnd))
+            if not r or not base or not r["irqs"]:
+                continue
+            per = {k: r[k] / r["irqs"] for k in ("mod", "bpf", "kernel", "all")}
+            c = per["all"] - base["all"] / base["irqs"]
+            cost[(name, rnd)] = c
+            print(f"{name:<17}{rnd:>6}{r['irqs']:>7}{per['mod']:>9.1f}{per['bpf']:>9.1f}"
+                  f"{per['kernel']:>10.1f}{per['all']:>10.1f}{c:>9.1f}")
+
+    def per(name, rnd, k):
+        r = rows.get((name, rnd))
+        return r[k] / r["irqs"] if r and r["irqs"] else float("nan")
+
+    print("\nround agreement (module and BPF instructions per interrupt, round 2 / round 1):")
+    for name in order:
+        for k in ("mod", "bpf"):
+            a, b = per(name, 1, k), per(name, 2, k)
+            if a > 0:
+                print(f"  {name:<17}{k:<4} {a:9.1f} {b:9.1f}  {100 * (b - a) / a:+.2f}%")
+
+    print("\ngoals (round 1):")
+    ft = cost.get(("ftrace-irq", 1))
+    mw = per("module-watched", 1, "mod")
+    mu = per("module-unwatched", 1, "mod")
+    bw = per("bpf-watched", 1, "bpf")
+    ms = per("module-storm", 1, "mod")
+    if ft:
+        print(f"  module, watched CPU: {mw:.1f} in its text, cost {cost.get(('module-watched', 1), 0):.1f}"
+              f" vs the kernel's irq_handler_entry+exit events {ft:.1f}: "
+              f"{cost.get(('module-watched', 1), 0) / ft:.2f}x (goal <= 0.5x)")
+    print(f"  module, unwatched CPU: {mu:.1f} in its text (goal <= 20)")
+    cb, cm = cost.get(("bpf-watched", 1), 0), cost.get(("module-watched", 1), 0)
+    print(f"  BPF, watched CPU: cost {cb:.1f} vs the module's {cm:.1f}: "
+          f"{cb / cm if cm else float('nan'):.2f}x (goal <= 2x); {bw:.1f} in its programs, "
+          f"{mw:.1f} in the module's text")
+    print(f"  unwatched CPU, cost: module {cost.get(('module-unwatched', 1), 0):.1f}, "
+          f"BPF {cost.get(('bpf-unwatched', 1), 0):.1f} (goal <= 20)")
+    print(f"  module with a storm active: {ms:.1f} in its text vs {mw:.1f} without")
+
+    print("\nhvnoise.ko's functions (round 1, instructions per interrupt):")
+    for name in order:
+        r = rows.get((name, 1))
+        if r and r["fn"]:
+            top = sorted(((f, c / r["irqs"]) for f, c in r["fn"].items() if c),
+                         key=lambda kv: -kv[1])[:8]
+            print(f"  {name}: " + ", ".join(f"{f} {v:.1f}" for f, v in top))
+
+    print("\nkernel functions that grew most against \"none\" (round 1, per interrupt):")
+    base = rows.get(("none", 1))
+    for name in order:
+        r = rows.get((name, 1))
+        if name == "none" or not r or not base:
+            continue
+        d = {s: r["sym"][s] / r["irqs"] - base["sym"].get(s, 0) / base["irqs"]
+             for s in r["sym"]}
+        top = sorted(d.items(), key=lambda kv: -kv[1])[:6]
+        print(f"  {name}: " + ", ".join(f"{s} {v:+.1f}" for s, v in top))
+
+
+if __name__ == "__main__":
+    main()
