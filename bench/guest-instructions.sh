@@ -65,6 +65,9 @@ setup() {	# setup CONFIG: every configuration but none has the same reader
 			record --source module ;;
 	bpf-unwatched) record --source bpf --cpus $idle ;;
 	bpf-watched) record --source bpf --cpus $cpu ;;
+	bpf-storm)
+		record --source bpf --cpus $cpu --param storm_rate=10 \
+			--param storm_window_ms=100 ;;
 	ftrace-irq)
 		# The kernel's own events, read the same way.
 		record --source kernel -e irq:irq_handler_entry -e irq:irq_handler_exit ;;
@@ -78,7 +81,7 @@ echo "bench: $N O_DIRECT reads per segment on CPU $cpu (IRQ $irq), readers on CP
 taskset -c "$cpu" /lib/hvnoise/dread /dev/vda 1000 >/dev/null	# warm up
 for round in 1 2; do
 	for c in none module-unwatched module-watched module-storm bpf-unwatched \
-		bpf-watched ftrace-irq; do
+		bpf-watched bpf-storm ftrace-irq; do
 		setup $c
 		taskset -c "$cpu" /lib/hvnoise/dread /dev/vda 200 >/dev/null
 		seg=$((seg + 1))
@@ -90,6 +93,32 @@ for round in 1 2; do
 	done
 done
 setup none
+
+# The always-on cost: 10 s of an idle guest, then 10 s of the same with the
+# flight recorder (the module watching CPUs 1-2) running on CPU 0.
+idle_segment() {	# idle_segment NAME PID
+	v0=$(sed -n 's/^voluntary_ctxt_switches:\t*//p' /proc/$2/status 2>/dev/null)
+	seg=$((seg + 1))
+	/lib/hvnoise/insn-mark begin
+	sleep 10
+	/lib/hvnoise/insn-mark end
+	v1=$(sed -n 's/^voluntary_ctxt_switches:\t*//p' /proc/$2/status 2>/dev/null)
+	echo "SEGMENT $seg $1 round=1 reads=0 irqs=0 seconds=10 wakeups=$((${v1:-0} - ${v0:-0}))"
+}
+idle_segment idle $$
+insmod $KO cpus=1-2
+taskset -c $reader hvnoise flight-recorder -o /tmp/fr/inc >/tmp/fr.log 2>&1 &
+frpid=$!
+for _ in $(seq 1 600); do
+	grep -q recording /tmp/fr.log && break
+	sleep 0.2
+done
+module_sections
+idle_segment flight-idle $frpid
+kill -TERM $frpid
+wait $frpid
+rmmod hvnoise
+
 # The symbols, for the host to name addresses (Debian's System.map is a
 # stub): "HVNKSYMS SIZE" in the disk's first block, then /proc/kallsyms.
 grep " [tTwW] " /proc/kallsyms >/tmp/ksyms

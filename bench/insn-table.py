@@ -78,6 +78,7 @@ def main():
     meta, mod, bpf, secs = [], [], [], []     # per segment: its ranges
     cur_mod, cur_bpf, cur_sec = [], [], []
     funcs = ko_functions(ko)
+    idle = {}
     for line in open(console, errors="replace"):
         w = line.split()
         if not w:
@@ -90,6 +91,7 @@ def main():
         elif w[0] == "SEGMENT":
             kv = dict(x.split("=", 1) for x in w[3:] if "=" in x)
             meta.append((w[2], int(kv["round"]), int(kv["irqs"])))
+            idle[len(meta) - 1] = (int(kv.get("seconds", 0)), int(kv.get("wakeups", 0)))
             mod.append(cur_mod)
             bpf.append(cur_bpf)
             secs.append(cur_sec)
@@ -146,6 +148,25 @@ def main():
         r = rows.get((name, rnd))
         return r[k] / r["irqs"] if r and r["irqs"] else float("nan")
 
+    secs_rows = [(i, m) for i, m in enumerate(meta) if idle.get(i, (0, 0))[0]]
+    if secs_rows:
+        print("\nthe always-on cost, per second of an idle guest (all vCPUs):")
+        base = None
+        for i, (name, _, _) in secs_rows:
+            sec, wake = idle[i]
+            r = rows[(name, 1)]
+            k, u = (r["kernel"] + r["mod"] + r["bpf"]) / sec, (r["all"] - r["kernel"] - r["mod"] - r["bpf"]) / sec
+            if base is None:
+                base = (k, u)
+            print(f"  {name:<12} kernel {k:12.0f}  user {u:12.0f}  module {r['mod'] / sec:9.0f}"
+                  f"  (+{k + u - base[0] - base[1]:.0f} against idle)"
+                  + (f"; the recorder woke {wake / sec:.1f} times a second" if name != "idle" else ""))
+            if name != "idle":
+                b = rows[(secs_rows[0][1][0], 1)]
+                d = {f: (c - b["sym"].get(f, 0)) / sec for f, c in r["sym"].items()}
+                top = sorted(d.items(), key=lambda kv: -kv[1])[:8]
+                print("    grew: " + ", ".join(f"{f} {v:+.0f}" for f, v in top))
+
     print("\nround agreement (module and BPF instructions per interrupt, round 2 / round 1):")
     for name in order:
         for k in ("mod", "bpf"):
@@ -175,7 +196,7 @@ def main():
     print("\nhvnoise.ko's functions (round 1, instructions per interrupt):")
     for name in order:
         r = rows.get((name, 1))
-        if r and r["fn"]:
+        if r and r["fn"] and r["irqs"]:
             top = sorted(((f, c / r["irqs"]) for f, c in r["fn"].items() if c),
                          key=lambda kv: -kv[1])[:8]
             print(f"  {name}: " + ", ".join(f"{f} {v:.1f}" for f, v in top))
@@ -184,7 +205,7 @@ def main():
     base = rows.get(("none", 1))
     for name in order:
         r = rows.get((name, 1))
-        if name == "none" or not r or not base:
+        if name == "none" or not r or not base or not r["irqs"]:
             continue
         d = {s: r["sym"][s] / r["irqs"] - base["sym"].get(s, 0) / base["irqs"]
              for s in r["sym"]}

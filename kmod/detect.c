@@ -162,15 +162,9 @@ static void storm_expire(struct hvn_pcpu *p, int cpu, u64 now, bool force)
 
 	if (!p->nactive)
 		return;
-	/*
-	 * A storm ends two windows after its last busy one at the earliest,
-	 * and its report holds its own times: walking the states once an
-	 * eighth of a window finds each end as surely as walking them on every
-	 * interrupt did (under a storm, 21 states per interrupt).
-	 */
-	if (!force && now < p->expire_walk)
+	if (!hvn_storm_walk_due(&p->expire_walk, now,
+				READ_ONCE(storm_cfg.window_ns), force))
 		return;
-	p->expire_walk = now + READ_ONCE(storm_cfg.window_ns) / 8;
 	if (hvn_storm_expire(&p->all, &storm_all_cfg, now, force, &rep)) {
 		p->nactive--;
 		emit_storm_end(cpu, HVN_SRC_ALL, -1, "all", &rep);

@@ -94,6 +94,14 @@ HVN_LIB bool hvn_storm_expire(struct hvn_storm *s, const struct hvn_storm_cfg *c
 	return true;
 }
 
+HVN_LIB bool hvn_storm_walk_due(u64 *next, u64 now, u64 window_ns, bool force)
+{
+	if (!force && now < *next)
+		return false;
+	*next = now + window_ns / 8;
+	return true;
+}
+
 HVN_LIB struct hvn_storm_slot *hvn_storm_slot(struct hvn_storm_slot *slots, int irq,
 					      const struct hvn_storm_cfg *c, u64 now,
 					      bool *claimed)

@@ -55,6 +55,16 @@ HVN_LIB bool hvn_storm_expire(struct hvn_storm *s, const struct hvn_storm_cfg *c
 		      u64 now, bool force, struct hvn_storm_report *ended);
 
 /*
+ * Whether to walk a CPU's storms for hvn_storm_expire() at @now (@force:
+ * always); @next holds when the next walk is due.  A storm ends two
+ * windows after its last busy one at the earliest, and its report holds
+ * its own times, so a walk once an eighth of a window finds each end as
+ * surely as a walk on every interrupt, which under a storm cost about 570
+ * instructions an interrupt (bench/instructions.sh).
+ */
+HVN_LIB bool hvn_storm_walk_due(u64 *next, u64 now, u64 window_ns, bool force);
+
+/*
  * Device IRQs tracked per CPU at once: a small open-addressed table,
  * probed from irq % HVN_STORM_SLOTS, so that two IRQs of one CPU equal
  * modulo its size (a NIC's queues n and n + 16) each keep their window.

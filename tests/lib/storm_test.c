@@ -111,6 +111,38 @@ static void storm_expire_when_quiet(struct hvn_test *t)
 	HT_EXPECT_FALSE(t, hvn_storm_expire(&s, &cfg, 90 * MS, false, &r));
 }
 
+/*
+ * The walk, gated by hvn_storm_walk_due() as the module and BPF run it on
+ * each interrupt of another source: the quiet storm ends with the same
+ * report as an ungated walk, at most an eighth of a window later.
+ */
+static void storm_walk_gated_same_end(struct hvn_test *t)
+{
+	struct hvn_storm a = { 0 }, b = { 0 };
+	struct hvn_storm_report ra = { 0 }, rb = { 0 };
+	u64 next = 0, now, ended_a = 0, ended_b = 0;
+
+	burst(&a, 0, 10 * MS, 8, &ra);
+	burst(&b, 0, 10 * MS, 8, &rb);
+	/* Other interrupts every 0.1 ms. */
+	for (now = 10 * MS; now < 60 * MS && !(ended_a && ended_b); now += MS / 10) {
+		if (!ended_a && hvn_storm_expire(&a, &cfg, now, false, &ra))
+			ended_a = now;
+		if (!ended_b && hvn_storm_walk_due(&next, now, cfg.window_ns, false) &&
+		    hvn_storm_expire(&b, &cfg, now, false, &rb))
+			ended_b = now;
+	}
+	HT_EXPECT_TRUE(t, ended_a && ended_b);
+	HT_EXPECT_TRUE(t, ended_b >= ended_a && ended_b - ended_a <= cfg.window_ns / 8);
+	HT_EXPECT_EQ(t, ra.count, rb.count);
+	HT_EXPECT_EQ(t, ra.duration, rb.duration);
+	HT_EXPECT_EQ(t, ra.peak_rate, rb.peak_rate);
+	/* Forced: always due, and the next one an eighth of a window on. */
+	HT_EXPECT_TRUE(t, hvn_storm_walk_due(&next, next - 1, cfg.window_ns, true));
+	HT_EXPECT_FALSE(t, hvn_storm_walk_due(&next, next - 1, cfg.window_ns, false));
+	HT_EXPECT_TRUE(t, hvn_storm_walk_due(&next, next, cfg.window_ns, false));
+}
+
 static void storm_cpu_offline_mid_storm(struct hvn_test *t)
 {
 	struct hvn_storm s = { 0 };
@@ -218,6 +250,7 @@ static struct ht_case storm_cases[] = {
 	HT_CASE(storm_ends_on_empty_window),
 	HT_CASE(storm_end_and_begin_at_once),
 	HT_CASE(storm_expire_when_quiet),
+	HT_CASE(storm_walk_gated_same_end),
 	HT_CASE(storm_cpu_offline_mid_storm),
 	HT_CASE(storm_many_at_once),
 	HT_CASE(storm_threshold_from_rate),

@@ -256,6 +256,8 @@ static void storm_expire(struct hvn_bpf_pcpu *p, u32 cpu, u64 now, bool force)
 
 	if (!p->nactive && !force)
 		return;
+	if (!hvn_storm_walk_due(&p->expire_walk, now, storm_cfg.window_ns, force))
+		return;
 	if (hvn_storm_expire(&p->all, &storm_all_cfg, now, force, &rep)) {
 		p->nactive--;
 		emit_storm_end(cpu, &hvn_bpf_all_who, &rep);

@@ -41,6 +41,7 @@
 #define POLL_MS		200
 #define DEFAULT_KB	8192		/* ring per CPU */
 #define SETTLE_MS	500		/* after an episode, before writing */
+#define CHECK_POLLS	5		/* instance and module checks: 1 s */
 
 static volatile sig_atomic_t usr1;
 
@@ -125,6 +126,7 @@ struct bpf_cpu {
 
 struct flight {
 	struct hvn_session ring, mon;
+	unsigned long polls;
 	struct bpf_cpu *bc;		/* per CPU, with the BPF source */
 	size_t max_pages;		/* per CPU: what the ring holds */
 	bool have_mon;
@@ -771,15 +773,19 @@ int cmd_flight_recorder(int argc, char **argv)
 		char why[512], line[200];
 
 		/* Someone removed our instance: nothing records any more.  A
-		 * failure, so that systemd starts a recorder afresh. */
-		if (!tracefs_instance_exists(f->ring.name) ||
-		    (f->have_mon && !tracefs_instance_exists(f->mon.name))) {
+		 * failure, so that systemd starts a recorder afresh.  These
+		 * checks walk tracefs and sysfs: once a second, not each poll
+		 * (they were most of an idle recorder's cost). */
+		if (++f->polls % CHECK_POLLS == 1 &&
+		    (!tracefs_instance_exists(f->ring.name) ||
+		     (f->have_mon && !tracefs_instance_exists(f->mon.name)))) {
 			hvn_err("its tracefs instance was removed: stopping (exit %d)",
 				HVN_EXIT_FAIL);
 			ret = HVN_EXIT_FAIL;
 			goto out;
 		}
-		check_module(f);
+		if (f->polls % CHECK_POLLS == 1)
+			check_module(f);
 		poll_monitor(f);
 		if (usr1) {
 			usr1 = 0;
