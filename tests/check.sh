@@ -209,6 +209,32 @@ else
 	skip "install/completed" "$k61_why"
 fi
 
+stage bench "benchmarks' smoke run: bench/instructions.sh's QEMU plugin builds against the installed QEMU's plugin API and loads into it"
+if inc=$(scripts/fetch-qemu-plugin-header.sh 2>"$out/qemu-plugin-header.log"); then
+	mkdir -p "$out/bench"
+	if gcc -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -I"$inc" \
+		-o "$out/bench/insn-plugin.so" bench/insn-plugin.c 2>"$out/bench/build.err"; then
+		pass "bench/insn-plugin.c builds (-Wall -Wextra -Werror) against $inc"
+	else
+		diag <"$out/bench/build.err"
+		fail "bench/insn-plugin.c builds (-Wall -Wextra -Werror) against $inc"
+	fi
+	# QEMU loads it, and it says what it counted when QEMU quits.
+	echo quit | timeout 60 qemu-system-x86_64 -machine none -nodefaults -display none \
+		-monitor stdio -plugin "$out/bench/insn-plugin.so,out=$out/bench/counts.txt" \
+		>"$out/bench/qemu.log" 2>&1
+	rc=$?
+	if [ $rc = 0 ] && grep -q "^# 0 segments, " "$out/bench/counts.txt" 2>/dev/null; then
+		pass "QEMU loads the plugin and it writes its counts at exit"
+	else
+		diag <"$out/bench/qemu.log"
+		fail "QEMU loads the plugin and it writes its counts at exit (exit $rc)"
+	fi
+else
+	skip "bench/insn-plugin.c builds against the installed QEMU's plugin API" \
+		"Debian's QEMU source cannot be fetched: $(tail -n 1 "$out/qemu-plugin-header.log")"
+fi
+
 stage style "checkpatch"
 src612=$(ls -d "${HVNOISE_CACHE:-$HOME/.cache/hvnoise}"/linux-source-* 2>/dev/null | tail -n 1)
 # The module's code, and the tools' and tests' userspace C (kernel style).
