@@ -258,7 +258,7 @@ anchor: deps
 # The tool and its man page go under PREFIX; the module under
 # /lib/modules/KVER/updates (KVER: the kernel of KDIR), where it overrides an
 # in-tree module of the same name; KO= installs a module built elsewhere.
-VERSION := $(shell sed -n 's/^\#define HVN_VERSION[^"]*"\(.*\)"/\1/p' tools/lib/hvn.h)
+VERSION := $(shell sed -n 's/^\#define HVN_VERSION[^"]*"\(.*\)"/\1/p' include/hvnoise/version.h)
 PREFIX ?= /usr/local
 SBINDIR ?= $(PREFIX)/sbin
 LIBDIR ?= $(PREFIX)/lib

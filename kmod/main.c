@@ -9,6 +9,7 @@
 #include <linux/module.h>
 #include "detect.h"
 #include "hvnoise.h"
+#include "hvnoise/version.h"
 
 static int __init hvn_init(void)
 {
@@ -76,3 +77,4 @@ module_exit(hvn_exit);
 MODULE_DESCRIPTION("Timestamp hypervisor steal, lost vCPU time and IRQ noise on the CPUs serving GPUs and NICs");
 MODULE_AUTHOR("The hvnoise developers");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(HVN_VERSION);

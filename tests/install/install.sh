@@ -13,7 +13,7 @@ d=$(realpath -m "$1")
 kdir=${2:-$("$top/scripts/kernel-dir.sh" 6.1)} ||
 	{ ktap_skip "install/kernel headers" "no 6.1 kernel headers (scripts/kernel-dir.sh 6.1)"; exit 0; }
 kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"/\1/p' "$kdir/include/generated/utsrelease.h")
-version=$(sed -n 's/^#define HVN_VERSION[^"]*"\(.*\)"/\1/p' "$top/tools/lib/hvn.h")
+version=$(sed -n 's/^#define HVN_VERSION[^"]*"\(.*\)"/\1/p' "$top/include/hvnoise/version.h")
 # Where trace-cmd and KernelShark load libtraceevent plugins from.
 tep=$(pkg-config --variable=libdir libtraceevent)/traceevent/plugins
 rm -rf "$d"

@@ -301,10 +301,11 @@ hvnoise status --json >/tmp/hs.json 2>&1
 rc=$?
 cat /tmp/hs.json
 w=$(cat $P/watched)
-[ $rc = 0 ] && grep -q '"module":{"loaded":true,' /tmp/hs.json &&
+v=$(hvnoise version | cut -d' ' -f2)
+[ $rc = 0 ] && grep -q "\"module\":{\"loaded\":true,\"version\":\"$v\"" /tmp/hs.json &&
 	grep -q "\"watched\":\"$w\"" /tmp/hs.json && grep -q '"irq_migrate":true' /tmp/hs.json &&
 	grep -q '"storm_rate":"' /tmp/hs.json
-check $? "hvnoise status --json: the module, the watched CPUs ($w), its events and parameters (exit $rc)"
+check $? "hvnoise status --json: the module (version $v, the tool's), the watched CPUs ($w), its events and parameters (exit $rc)"
 
 # The module's parameters are global (the flight-recorder service depends on
 # them): what record changes with --cpus, --devices and --param it puts back.

@@ -139,6 +139,11 @@ static void gather(struct status *st)
 		st->version = hvn_read_file("/sys/module/hvnoise/version", NULL);
 		if (st->version)
 			st->version[strcspn(st->version, "\n")] = 0;
+		/* The events' layout is the module's: a tool of another
+		 * version may decode them wrongly. */
+		if (st->version && strcmp(st->version, HVN_VERSION))
+			add_fix(st, "hvnoise.ko %s is loaded but this hvnoise is %s: load the module of the same version (rmmod hvnoise; insmod the new hvnoise.ko)",
+				st->version, HVN_VERSION);
 	}
 	st->src = hvn_source_auto(st->why, sizeof(st->why));
 	if (st->src == HVN_SRC_KERNEL)

@@ -13,7 +13,7 @@
 
 #include "cli.h"
 
-#define HVN_VERSION		"0.4"
+#include "hvnoise/version.h"
 
 #define HVN_MAX_CPUS		8192
 #define HVN_NAME_LEN		16	/* HVN_IRQ_NAME_LEN in the module */
