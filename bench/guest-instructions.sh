@@ -48,12 +48,15 @@ record() {	# record ARGS...: hvnoise record on the reader's CPU, until setup
 	cat /tmp/r.log
 }
 
+EVS="irq:irq_handler_entry irq:irq_handler_exit irq:softirq_entry irq:softirq_exit"
+
 setup() {	# setup CONFIG: every configuration but none has the same reader
 	if [ -n "$readerpid" ]; then
 		kill -INT $readerpid
 		wait $readerpid
 		readerpid=""
 	fi
+	[ -d $T/instances/evs ] && rmdir $T/instances/evs
 	rmmod hvnoise 2>/dev/null
 	case $1 in
 	none) ;;
@@ -71,6 +74,27 @@ setup() {	# setup CONFIG: every configuration but none has the same reader
 	ftrace-irq)
 		# The kernel's own events, read the same way.
 		record --source kernel -e irq:irq_handler_entry -e irq:irq_handler_exit ;;
+	# The readers themselves, at the event rate of the reads (four irq
+	# events an interrupt, 1 MB a CPU): nobody reading, hvnoise record
+	# (tracefs_cpu_read, a copy), trace-cmd record (splice).
+	events-noreader)
+		mkdir $T/instances/evs
+		echo 1024 >$T/instances/evs/buffer_size_kb
+		for e in $EVS; do
+			echo 1 >$T/instances/evs/events/${e%%:*}/${e#*:}/enable
+		done ;;
+	events-hvnoise)
+		# shellcheck disable=SC2046
+		record --source kernel -b 1024 $(for e in $EVS; do echo "-e $e"; done) ;;
+	events-tracecmd)
+		# shellcheck disable=SC2046
+		taskset -c $reader trace-cmd record -b 1024 -o /tmp/t.dat \
+			$(for e in $EVS; do echo "-e $e"; done) >/tmp/t.log 2>&1 &
+		readerpid=$!
+		for _ in $(seq 1 600); do
+			grep -q "Ctrl" /tmp/t.log && break
+			sleep 0.2
+		done ;;
 	esac
 	[ "${1#module}" != "$1" ] && module_sections
 	[ "${1#bpf}" != "$1" ] && bpf_progs
@@ -81,15 +105,21 @@ echo "bench: $N O_DIRECT reads per segment on CPU $cpu (IRQ $irq), readers on CP
 taskset -c "$cpu" /lib/hvnoise/dread /dev/vda 1000 >/dev/null	# warm up
 for round in 1 2; do
 	for c in none module-unwatched module-watched module-storm bpf-unwatched \
-		bpf-watched bpf-storm ftrace-irq; do
+		bpf-watched bpf-storm ftrace-irq events-noreader events-hvnoise \
+		events-tracecmd; do
 		setup $c
 		taskset -c "$cpu" /lib/hvnoise/dread /dev/vda 200 >/dev/null
 		seg=$((seg + 1))
 		i0=$(irqs)
+		u0=$(cut -d' ' -f1 /proc/uptime)
 		/lib/hvnoise/insn-mark begin
 		taskset -c "$cpu" /lib/hvnoise/dread /dev/vda "$N" >/dev/null
 		/lib/hvnoise/insn-mark end
-		echo "SEGMENT $seg $c round=$round reads=$N irqs=$(($(irqs) - i0))"
+		u1=$(cut -d' ' -f1 /proc/uptime)
+		rss=0
+		[ -n "$readerpid" ] &&
+			rss=$(sed -n 's/^VmHWM:[^0-9]*\([0-9]*\).*/\1/p' /proc/$readerpid/status)
+		echo "SEGMENT $seg $c round=$round reads=$N irqs=$(($(irqs) - i0)) wall=$u0-$u1 rss_kb=${rss:-0}"
 	done
 done
 setup none

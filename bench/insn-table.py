@@ -78,7 +78,7 @@ def main():
     meta, mod, bpf, secs = [], [], [], []     # per segment: its ranges
     cur_mod, cur_bpf, cur_sec = [], [], []
     funcs = ko_functions(ko)
-    idle = {}
+    idle, extra = {}, {}
     for line in open(console, errors="replace"):
         w = line.split()
         if not w:
@@ -92,6 +92,9 @@ def main():
             kv = dict(x.split("=", 1) for x in w[3:] if "=" in x)
             meta.append((w[2], int(kv["round"]), int(kv["irqs"])))
             idle[len(meta) - 1] = (int(kv.get("seconds", 0)), int(kv.get("wakeups", 0)))
+            if "wall" in kv:
+                a, b = kv["wall"].split("-")
+                extra[len(meta) - 1] = (float(b) - float(a), int(kv.get("rss_kb", 0)))
             mod.append(cur_mod)
             bpf.append(cur_bpf)
             secs.append(cur_sec)
@@ -147,6 +150,19 @@ def main():
     def per(name, rnd, k):
         r = rows.get((name, rnd))
         return r[k] / r["irqs"] if r and r["irqs"] else float("nan")
+
+    readers = [(i, m) for i, m in enumerate(meta) if m[0].startswith("events-") and m[1] == 1]
+    if readers:
+        print("\nthe readers, at four irq events an interrupt (round 1): instructions per "
+              "interrupt against nobody reading, and peak RSS")
+        base = rows.get(("events-noreader", 1))
+        for i, (name, rnd, irqs) in readers:
+            r = rows[(name, rnd)]
+            wall, rss = extra.get(i, (0, 0))
+            rate = 4 * irqs / wall if wall else 0
+            d = (r["all"] / r["irqs"] - base["all"] / base["irqs"]) if base and r["irqs"] else 0
+            print(f"  {name:<17} {r['all'] / r['irqs']:9.1f} per interrupt ({d:+.1f}), "
+                  f"{rate:8.0f} events a second, RSS {rss} KB")
 
     secs_rows = [(i, m) for i, m in enumerate(meta) if idle.get(i, (0, 0))[0]]
     if secs_rows:

@@ -29,6 +29,7 @@ make -s build/tools/hvnoise
 tests/vm/mkinitramfs.sh "$out/initrd.gz" --kver "$kver" \
 	--kmod virtio_pci --kmod virtio_net --kmod virtio_blk \
 	--bin build/tools/hvnoise=/usr/bin/hvnoise --bin /usr/sbin/bpftool \
+	--bin /usr/bin/trace-cmd \
 	--file bench/guest-instructions.sh=/lib/hvnoise/guest.sh \
 	--file "$out/dread=/lib/hvnoise/dread" \
 	--file "$out/insn-mark=/lib/hvnoise/insn-mark" \

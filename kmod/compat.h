@@ -63,6 +63,11 @@ static inline u64 hvn_kcpustat_steal(int cpu)
 #define HVN_WQ_PERCPU	WQ_PERCPU
 #else
 #define HVN_WQ_PERCPU	0
+/* The one probe whose miss would still compile (and WARN at load). */
+#include <linux/version.h>
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 17, 0)
+#error "WQ_PERCPU not found in <linux/workqueue.h> of a 6.17+ kernel: fix HVN_HAVE_WQ_PERCPU in kmod/Kbuild"
+#endif
 #endif
 
 /*

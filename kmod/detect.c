@@ -61,13 +61,18 @@ struct hvn_pcpu {
 static DEFINE_PER_CPU(struct hvn_pcpu, hvn_pcpu);
 
 /*
- * The one check every probe makes, first: one %gs-relative load, so that
- * a CPU not watched pays little more than the call (an early exit is 5
- * instructions, down from 7 to 9, bench/instructions.sh).
+ * The one check every probe makes, first: one per-CPU load (%gs-relative
+ * on x86), so that a CPU not watched pays little more than the call (an
+ * early exit is 5 instructions on x86, down from 7 to 9,
+ * bench/instructions.sh).
  */
 static __always_inline bool watched_here(void)
 {
-	return this_cpu_read(hvn_pcpu.watched);
+	/*
+	 * raw_: probes run where the CPU cannot change under them, and
+	 * arm64's this_cpu_read() would add preempt bookkeeping.
+	 */
+	return raw_cpu_read(hvn_pcpu.watched);
 }
 
 struct hvn_detect_cfg hvn_dcfg = {
@@ -260,6 +265,15 @@ static noinline void irq_entry_watched(struct hvn_pcpu *p, int irq,
 	hvn_ivl_enter(&p->ivl, now);
 	count_all(p, now);
 	s = hvn_storm_slot(p->slot, irq, &storm_cfg, now, &claimed);
+	if (!s && p->nactive) {
+		/*
+		 * Every slot held: a storm ended since the last walk may
+		 * free one (the walk runs an eighth of a window apart).
+		 */
+		p->expire_walk = 0;
+		storm_expire(p, smp_processor_id(), now, false);
+		s = hvn_storm_slot(p->slot, irq, &storm_cfg, now, &claimed);
+	}
 	if (!s) {
 		atomic64_inc(&hvn_untracked);
 		goto migrate;
@@ -470,6 +484,7 @@ static void cpu_enter(void *unused)
 			p->slot[i].irq = -1;
 		}
 		p->nactive = 0;
+		p->expire_walk = 0;
 		p->steal_snap = hvn_steal_read_cpu(smp_processor_id(), NULL);
 		WRITE_ONCE(p->watched, true);
 	}

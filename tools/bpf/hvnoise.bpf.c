@@ -113,6 +113,7 @@ static __always_inline struct hvn_bpf_pcpu *this_pcpu(u32 cpu)
 		p->slot[i].irq = -1;
 	}
 	p->nactive = 0;
+	p->expire_walk = 0;
 	p->snap_valid = false;
 	p->sampler_timer = p->last_timer = 0;
 	p->gen = gen;
@@ -370,6 +371,13 @@ int BPF_PROG(irq_entry, int irq, struct irqaction *action)
 	hvn_ivl_enter(&p->ivl, now);
 	count_all(p, now, cpu);
 	s = hvn_storm_slot(p->slot, irq, &storm_cfg, now, &claimed);
+	if (!s && p->nactive) {
+		/* Every slot held: a storm ended since the last walk may
+		 * free one (the walk runs an eighth of a window apart). */
+		p->expire_walk = 0;
+		storm_expire(p, cpu, now, false);
+		s = hvn_storm_slot(p->slot, irq, &storm_cfg, now, &claimed);
+	}
 	if (!s) {
 		__sync_fetch_and_add(&untracked, 1);
 		goto migrate;
