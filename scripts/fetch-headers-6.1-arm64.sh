@@ -37,13 +37,14 @@ opts="-o Dir::Etc::SourceList=$apt_dir/sources.list -o Dir::Etc::SourceParts=/de
  -o APT::Get::List-Cleanup=0 -o Debug::NoLocking=1 -o APT::Sandbox::User=root
  -o APT::Architecture=amd64 -o APT::Architectures::=amd64 -o APT::Architectures::=arm64"
 
+# Exit 2: the packages cannot be had here (check.sh SKIPs); 1: a failure.
 # shellcheck disable=SC2086
-apt-get -q $opts update >&2
+apt-get -q $opts update >&2 || exit 2
 # linux-headers-arm64 depends on the current linux-headers-6.1.0-N-arm64.
 # shellcheck disable=SC2086
 pkg=$(apt-cache $opts depends linux-headers-arm64:arm64 |
 	sed -n 's/^ *Depends: \(linux-headers-6\.1\.[0-9.-]*-arm64\)\(:arm64\)\{0,1\}$/\1/p' | head -n 1)
-[ -n "$pkg" ] || { echo "fetch-headers-6.1-arm64: cannot find linux-headers-6.1.*-arm64 in bookworm" >&2; exit 1; }
+[ -n "$pkg" ] || { echo "fetch-headers-6.1-arm64: cannot find linux-headers-6.1.*-arm64 in bookworm" >&2; exit 2; }
 abi=${pkg#linux-headers-}
 abi=${abi%-arm64}
 # The amd64 kbuild of exactly the headers' version.
@@ -56,11 +57,11 @@ ver=$(apt-cache $opts show "$pkg:arm64" | sed -n 's/^Version: //p' | sort -V | t
 	# shellcheck disable=SC2086
 	apt-get -q $opts download "$pkg:arm64=$ver" "linux-headers-$abi-common=$ver" \
 		"linux-kbuild-6.1:amd64=$ver" >&2
-)
+) || exit 2
 rm -rf "$root/tree"
 mkdir -p "$root/tree"
 for deb in "$root"/debs/*.deb; do
-	dpkg -x "$deb" "$root/tree"
+	dpkg -x "$deb" "$root/tree" || exit 1
 done
 # The arch package's Makefile includes the -common one by absolute path.
 for mk in "$root"/tree/usr/src/linux-headers-6.1.*-arm64/Makefile; do

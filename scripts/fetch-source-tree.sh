@@ -83,9 +83,10 @@ if [ -z "$src" ] || [ ! -f "$src/.extracted" ]; then
 	src=$srcroot/linux-$ver
 	rm -rf "$src" "$srcroot/deb.tmp" "$srcroot"/linux-*/
 	mkdir -p "$srcroot/deb.tmp" "$src"
-	dpkg -x "$srcroot"/debs/linux-source-"$series"_*.deb "$srcroot/deb.tmp"
+	# Exit 1, not their own status: 2 means "cannot be had here" (a SKIP).
+	dpkg -x "$srcroot"/debs/linux-source-"$series"_*.deb "$srcroot/deb.tmp" || exit 1
 	tar -xf "$srcroot/deb.tmp/usr/src/linux-source-$series.tar.xz" -C "$src" \
-		--strip-components=1
+		--strip-components=1 || exit 1
 	rm -rf "$srcroot/deb.tmp" "$srcroot"/debs/*.deb
 	echo "$ver" >"$src/.extracted"
 fi

@@ -172,11 +172,15 @@ if ! command -v aarch64-linux-gnu-gcc >/dev/null; then
 	k61arm=""
 	k61arm_why="no aarch64-linux-gnu-gcc (scripts/install-deps.sh installs gcc-aarch64-linux-gnu)"
 else
-	k61arm=$(scripts/fetch-headers-6.1-arm64.sh 2>"$out/fetch-6.1-arm64.log") || {
+	# Exit 2: cannot be had here (a SKIP); any other failure is the
+	# script's (a FAIL, through build's empty tree and reason).
+	k61arm=$(scripts/fetch-headers-6.1-arm64.sh 2>"$out/fetch-6.1-arm64.log")
+	rc=$?
+	if [ $rc -ne 0 ]; then
 		diag <"$out/fetch-6.1-arm64.log"
 		k61arm=""
-		k61arm_why="Debian 12's arm64 6.1 headers could not be fetched: $(tail -n 1 "$out/fetch-6.1-arm64.log")"
-	}
+		[ $rc -eq 2 ] && k61arm_why="Debian 12's arm64 6.1 headers could not be fetched: $(tail -n 1 "$out/fetch-6.1-arm64.log")"
+	fi
 fi
 arm64="ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-"
 build() {
