@@ -88,7 +88,7 @@ setup() {	# setup CONFIG: every configuration but none has the same reader
 		record --source kernel -b 1024 $(for e in $EVS; do echo "-e $e"; done) ;;
 	events-tracecmd)
 		# shellcheck disable=SC2046
-		taskset -c $reader trace-cmd record -b 1024 -o /tmp/t.dat \
+		taskset -c $reader trace-cmd record -C mono -b 1024 -o /tmp/t.dat \
 			$(for e in $EVS; do echo "-e $e"; done) >/tmp/t.log 2>&1 &
 		readerpid=$!
 		for _ in $(seq 1 600); do
