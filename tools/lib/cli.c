@@ -19,10 +19,15 @@ const char *hvn_prog = "hvnoise";
 bool hvn_quiet;
 int hvn_verbosity;
 
-static void message(const char *kind, const char *fmt, va_list ap)
+/* Messages said only at @level or above of -q (-1) and -v (1, 2). */
+static bool said(int level)
 {
-	if (hvn_quiet || (*kind && hvn_verbosity < 0) ||
-	    (*kind == 'd' && hvn_verbosity < 1))
+	return !hvn_quiet && hvn_verbosity >= level;
+}
+
+static void message(int level, const char *kind, const char *fmt, va_list ap)
+{
+	if (!said(level))
 		return;
 	fprintf(stderr, "%s: %s", hvn_prog, kind);
 	vfprintf(stderr, fmt, ap);
@@ -34,7 +39,7 @@ void hvn_err(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	message("", fmt, ap);
+	message(-1, "", fmt, ap);
 	va_end(ap);
 }
 
@@ -43,7 +48,7 @@ void hvn_warn(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	message("warning: ", fmt, ap);
+	message(0, "warning: ", fmt, ap);
 	va_end(ap);
 }
 
@@ -52,7 +57,7 @@ void hvn_debug(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	message("debug: ", fmt, ap);
+	message(1, "debug: ", fmt, ap);
 	va_end(ap);
 }
 
@@ -60,7 +65,7 @@ void hvn_info(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (hvn_quiet || hvn_verbosity < 0)
+	if (!said(0))
 		return;
 	fprintf(stderr, "%s: ", hvn_prog);
 	va_start(ap, fmt);
