@@ -193,6 +193,6 @@ check_err "an unknown source is named" 2 "source nope" \
 	"$hvn" record --source nope -o "$d/x.dat" -d 1
 check_err "--source module without the module" 4 "not loaded" \
 	"$hvn" record --source module -o "$d/x.dat" -d 1
-check "no instance or temporary file is left behind" \
-	sh -c "! ls /sys/kernel/tracing/instances | grep -q 'hvnoise-record-' && ! ls '$d' | grep -q hvnoise-tmp"
+left=$( (ls /sys/kernel/tracing/instances | grep 'hvnoise-record-'; ls "$d" | grep hvnoise-tmp) | tr '\n' ' ')
+check "no instance or temporary file is left behind${left:+ (left: $left)}" test -z "$left"
 exit 0

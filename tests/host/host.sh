@@ -150,6 +150,14 @@ check_rc 3 "record -- CMD returns CMD's exit status (3)" timeout 30 "$hvn" recor
 check $? "... with the recording written and the status said"
 check_rc 137 "record -- CMD killed by SIGKILL returns 128 + 9" timeout 30 "$hvn" record \
 	-e irq:irq_handler_entry -o "$d/cmd9.dat" -- sh -c 'kill -9 $$'
+# The job and what it leaves running hold none of record's files: its
+# instance is removed at the end though a daemon of the job lives on.
+"$hvn" record -e irq:irq_handler_entry -o "$d/fds.dat" -- sh -c \
+	"ls -l /proc/self/fd/ >'$d/fds.txt'; sleep 5 >/dev/null 2>&1 &" 2>"$d/fds.err"
+rc=$?
+[ $rc = 0 ] && ! grep -q "tracing\|fds.dat" "$d/fds.txt" && no_instances &&
+	! grep -q "cannot remove" "$d/fds.err"
+check $? "record -- CMD: the job inherits no tracefs or output file; a daemon it leaves does not keep the instance (exit $rc)"
 check_rc 127 "record -- CMD that cannot be run returns 127" timeout 30 "$hvn" record \
 	-e irq:irq_handler_entry -o "$d/cmd127.dat" -- /nonexistent/job
 check_rc 2 "record of an unknown event is refused" "$hvn" record -e nosuch:event -d 1 -o "$d/x.dat"

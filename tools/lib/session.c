@@ -4,7 +4,9 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <glob.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -448,6 +450,31 @@ void hvn_unpin(void)
 		sched_setaffinity(0, CPU_ALLOC_SIZE(HVN_MAX_CPUS), orig_mask);
 }
 
+/*
+ * tracefs_cpu_open() leaves the descriptor inheritable: a job that record
+ * starts, and every daemon it spawns, would hold the instance open (its
+ * removal refused) long after we stop.
+ */
+static struct tracefs_cpu *open_cpu(struct hvn_session *s, int cpu)
+{
+	char file[64], *path;
+	struct tracefs_cpu *t;
+	int fd;
+
+	snprintf(file, sizeof(file), "per_cpu/cpu%d/trace_pipe_raw", cpu);
+	path = tracefs_instance_get_file(s->inst, file);
+	if (!path)
+		return NULL;
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	tracefs_put_tracing_file(path);
+	if (fd < 0)
+		return NULL;
+	t = tracefs_cpu_alloc_fd(fd, getpagesize(), true);
+	if (!t)
+		close(fd);
+	return t;
+}
+
 static int start(struct hvn_session *s, const struct hvn_session_opts *o)
 {
 	int ret;
@@ -547,7 +574,7 @@ static int start(struct hvn_session *s, const struct hvn_session_opts *o)
 		return HVN_EXIT_FAIL;
 	for (int c = 0; c < s->ncpus; c++) {
 		/* Offline CPUs have no buffer to open: they record nothing. */
-		s->tcpu[c] = tracefs_cpu_open(s->inst, c, true);
+		s->tcpu[c] = open_cpu(s, c);
 		if (s->tcpu[c] && !s->page_size)
 			s->page_size = tracefs_cpu_read_size(s->tcpu[c]);
 	}
@@ -830,6 +857,23 @@ int hvn_session_module_check(struct hvn_session *s, uint64_t *gap_start,
 	return HVN_MOD_BACK;
 }
 
+/*
+ * rmdir of an instance is refused (EBUSY) while any of its files is open;
+ * a child that inherited one lets go when it exits.  A left instance keeps
+ * its buffers' memory until removed: say so, never silently.
+ */
+static void destroy_instance(struct hvn_session *s)
+{
+	for (int i = 0; tracefs_instance_destroy(s->inst); i++) {
+		if (errno != EBUSY || i == 20) {
+			hvn_warn("cannot remove tracefs instance %s: %s; rmdir %s/instances/%s when it is no longer in use",
+				 s->name, strerror(errno), s->tdir, s->name);
+			return;
+		}
+		poll(NULL, 0, 50);
+	}
+}
+
 void hvn_session_end(struct hvn_session *s)
 {
 	set_live(s, false);
@@ -845,7 +889,7 @@ void hvn_session_end(struct hvn_session *s)
 	}
 	if (s->inst) {
 		tracefs_trace_off(s->inst);
-		tracefs_instance_destroy(s->inst);
+		destroy_instance(s);
 		tracefs_instance_free(s->inst);
 		s->inst = NULL;
 	}
