@@ -307,6 +307,7 @@ check_rc 3 "a cut NCCL file: exit 3" "$hvn" correlate "$d/live.dat" --nccl "$d/n
 grep -q "nccl-cut.bin: bad record at offset" "$d/err" && grep -q "on 1 communicators" "$d/out"
 check $? "... naming the file and offset, the other file still read"
 python3 "$here/inputs.py" "$hvn" "$d/live.dat" "$d/inputs"
+python3 "$here/fleet.py" "$hvn" "$d/fleet"
 check_rc 3 "correlate of a missing trace" "$hvn" correlate "$d/nonexistent.dat"
 check_rc 2 "correlate with a bad factor" "$hvn" correlate -k 0.5 "$d/live.dat"
 

@@ -5,12 +5,16 @@
  * lib/analysis/stalls.c; this file holds the options, the flow and the
  * text output.
  */
+#include <glob.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "builtin.h"
 #include "hvnoise/nccl.h"
 #include "hvnoise/watch.h"
+#include "analysis/fleet.h"
 #include "analysis/stalls.h"
 #include "inputs/torch.h"
 #include "out/human.h"
@@ -147,6 +151,9 @@ struct correlate_args {
 	struct hvn_corr_params prm;
 	bool json;
 	const char *perfetto, *trace;
+	char **traces;			/* every TRACE and DIR's *.dat */
+	size_t ntraces;
+	bool dir;
 	int in;				/* the list operands go to, or -1 */
 	char **files[HVN_CORR_INPUTS];
 	int nfiles[HVN_CORR_INPUTS];
@@ -167,6 +174,47 @@ static int list_start(void *vals, const struct hvn_opt *o, const char *arg)
 	return 0;
 }
 
+static int add_path(struct correlate_args *a, const char *path)
+{
+	char **l = realloc(a->traces, (a->ntraces + 1) * sizeof(*l));
+
+	if (!l)
+		return -1;
+	a->traces = l;
+	l[a->ntraces] = strdup(path);
+	if (!l[a->ntraces])
+		return -1;
+	a->ntraces++;
+	if (!a->trace)
+		a->trace = l[0];
+	return 0;
+}
+
+/* A host's TRACE, or a DIR of them: its *.dat, by name. */
+static int add_trace(struct correlate_args *a, const char *arg)
+{
+	struct stat st;
+	glob_t g;
+	char *pat;
+	int ret = 0;
+
+	if (stat(arg, &st) || !S_ISDIR(st.st_mode))
+		return add_path(a, arg);
+	a->dir = true;
+	if (asprintf(&pat, "%s/*.dat", arg) < 0)
+		return -1;
+	if (glob(pat, 0, NULL, &g)) {
+		hvn_err("%s: a directory without traces (*.dat)", arg);
+		free(pat);
+		return -1;
+	}
+	for (size_t i = 0; i < g.gl_pathc && !ret; i++)
+		ret = add_path(a, g.gl_pathv[i]);
+	globfree(&g);
+	free(pat);
+	return ret;
+}
+
 static int operand(void *vals, const char *arg)
 {
 	struct correlate_args *a = vals;
@@ -180,12 +228,8 @@ static int operand(void *vals, const char *arg)
 			return -1;
 		a->files[a->in] = l;
 		l[a->nfiles[a->in]++] = (char *)arg;
-	} else if (!a->trace) {
-		a->trace = arg;
 	} else {
-		hvn_err("one trace at a time (%s, %s); other files follow --nccl, --fr, --kineto or --inspector",
-			a->trace, arg);
-		return -1;
+		return add_trace(a, arg);
 	}
 	return 0;
 }
@@ -223,10 +267,149 @@ static const struct hvn_opt correlate_opts[] = {
 static const struct hvn_cmd correlate_cmd = {
 	.name = "correlate",
 	.synopsis = "[options] TRACE.dat [--nccl FILE...] [--fr FILE...]\n"
-		    "                         [--kineto FILE...] [--inspector FILE...]",
+		    "                         [--kineto FILE...] [--inspector FILE...]\n"
+		    "       hvnoise correlate [options] TRACE.dat|DIR... (one trace per host)",
 	.opts = correlate_opts,
 	.operand = operand,
 };
+
+static void fmt_real(int64_t real, char *buf, size_t len)
+{
+	struct hvn_analysis an = { 0 };
+	struct hvn_clock_pair pair = { 0, 0 };
+
+	/* Wall-clock through an identity pair: mono 0 is real 0. */
+	an.clk = &pair;
+	an.nclk = 1;
+	hvn_fmt_time(&an, (uint64_t)real, buf, len, true);
+}
+
+static const char *const cause_name[] = {
+	"no host noise", "time taken from the vCPU", "interrupt handling",
+	"an IRQ storm", "an IRQ migration",
+};
+
+static void print_fleet(const struct hvn_fleet *f, const struct hvn_corr_params *p)
+{
+	const struct hvn_fleet_host *ref = &f->h[f->ref];
+
+	printf("hvnoise correlate: %zu hosts, %zu communicator ranks, %zu collectives; %zu job stalls\n",
+	       f->nh, f->nranks, f->ncoll, f->nst);
+	for (size_t i = 0; i < f->nmiss; i++)
+		if (f->miss[i].nseen < f->miss[i].nranks)
+			printf("  MISSING: comm %016llx has %d ranks, %d in these traces (rank %d has none): add their hosts' traces\n",
+			       (unsigned long long)f->miss[i].comm, f->miss[i].nranks,
+			       f->miss[i].nseen, f->miss[i].first_missing);
+	printf("\nClocks, aligned on the ends of all-reduces, all-gathers and reduce-scatters (reference %s):\n",
+	       ref->host);
+	for (size_t i = 0; i < f->nh; i++) {
+		const struct hvn_fleet_host *h = &f->h[i];
+
+		if (i == f->ref) {
+			printf("  %-20s reference (%zu collectives)  %s\n", h->host,
+			       h->nsamples, h->path);
+		} else if (!h->aligned) {
+			printf("  %-20s NOT ALIGNED: %zu collectives shared with %s (want %d); its own CLOCK_REALTIME is used  %s\n",
+			       h->host, h->nsamples, ref->host, 3, h->path);
+		} else {
+			printf("  %-20s %+.3f ms +- %.3f ms", h->host, h->offset / 1e6,
+			       h->unc / 1e6);
+			if (h->drift)
+				printf(", drift %+.2f ppm", h->drift * 1e6);
+			printf(" (%zu collectives)  %s\n", h->nsamples, h->path);
+			if (h->disagrees)
+				printf("  %-20s CLOCK: its CLOCK_REALTIME is %.3f ms %s %s's, beyond the uncertainty: NTP is off there (times below are aligned)\n",
+				       "", fabs(h->offset) / 1e6,
+				       h->offset > 0 ? "ahead of" : "behind", ref->host);
+		}
+	}
+	printf("\nJob stalls, by time lost:\n");
+	for (size_t i = 0; i < f->nst && i < (size_t)p->top; i++) {
+		const struct hvn_fleet_stall *s = &f->st[i];
+		const struct hvn_fleet_rank *c = &s->r[0];
+		const struct hvn_fleet_host *h = &f->h[c->host];
+		const struct hvn_coll *cc = &h->x->coll[c->coll];
+		const struct hvn_proc *pr = hvn_corr_proc_of(h->x, cc->comm, cc->rank);
+		char when[48];
+
+		uint32_t nhosts = 0;
+
+		for (uint32_t k = 0; k < s->nr; k++) {
+			bool seen = false;
+
+			for (uint32_t j = 0; j < k && !seen; j++)
+				seen = s->r[j].host == s->r[k].host;
+			nhosts += !seen;
+		}
+		fmt_real(s->arrive, when, sizeof(when));
+		printf("%3zu. %s  comm %016llx %s seq %llu: %u ranks on %u hosts, lost %.3f ms\n",
+		       i + 1, when, (unsigned long long)s->comm, hvn_nccl_fn(s->func),
+		       (unsigned long long)s->seq, s->nr, nhosts, s->lost_ns / 1e6);
+		if (s->cls == HVN_FLEET_ARRIVAL)
+			printf("     arrival stall: rank %d on %s entered %.3f ms after the other %u ranks (+- %.3f ms)\n",
+			       cc->rank, h->host, s->late_ns / 1e6, s->nr - 1, h->unc / 1e6);
+		else
+			printf("     in-flight stall: every rank entered within %.3f ms; ",
+			       s->spread_ns / 1e6);
+		if (!s->culprit) {
+			printf("%sno host noise explains this: the ranks were in compute, the network or the GPU\n",
+			       s->cls == HVN_FLEET_ARRIVAL ? "     " : "");
+		} else {
+			double share = hvn_fleet_share(s);
+
+			printf("%sculprit: %s rank %d", s->cls == HVN_FLEET_ARRIVAL ? "     " : "",
+			       h->host, cc->rank);
+			if (pr && pr->pid > 0)
+				printf(" (pid %d)", pr->pid);
+			if (s->why.cause)
+				printf(": %s, %.0f%% of its %.3f ms\n", s->why.verdict,
+				       100 * share, (s->why_end - s->why_start) / 1e6);
+			else
+				printf(": no host noise on its CPUs explains it (%s): compute, the network or the GPU\n",
+				       cause_name[0]);
+		}
+		printf("     %s:", s->culprit ? "waiting, not guilty" : "ranks");
+		for (uint32_t k = s->culprit; k < s->nr; k++) {
+			const struct hvn_fleet_rank *w = &s->r[k];
+
+			printf("%s %s rank %d", k > s->culprit ? "," : "",
+			       f->h[w->host].host, f->h[w->host].x->coll[w->coll].rank);
+		}
+		printf("\n");
+		for (uint32_t k = 0; k < s->nnoisy; k++)
+			printf("     also noisy then: %s (a shared hypervisor or co-tenant?)\n",
+			       f->h[s->noisy[k]].host);
+	}
+	if (!f->nst)
+		printf("  none\n");
+}
+
+static int run_fleet(struct correlate_args *a)
+{
+	struct hvn_fleet f;
+	int ret;
+
+	for (int k = 0; k < HVN_CORR_INPUTS; k++)
+		if (a->nfiles[k]) {
+			hvn_err("--nccl, --fr, --kineto and --inspector take one host's trace; over many hosts, give each host's trace recorded with the plugin");
+			return HVN_EXIT_USAGE;
+		}
+	if (a->perfetto) {
+		hvn_err("--perfetto takes one host's trace");
+		return HVN_EXIT_USAGE;
+	}
+	ret = hvn_fleet_open(&f, a->traces, a->ntraces, &a->prm);
+	if (!ret)
+		ret = hvn_fleet_analyse(&f, &a->prm);
+	if (!ret) {
+		if (a->json)
+			hvn_fleet_write_json(stdout, &f, &a->prm);
+		else
+			print_fleet(&f, &a->prm);
+	}
+	hvn_fleet_free(&f);
+	return ret;
+}
 
 int cmd_correlate(int argc, char **argv)
 {
@@ -257,6 +440,10 @@ int cmd_correlate(int argc, char **argv)
 	}
 	if (ret >= 0)
 		goto out;
+	if (a.ntraces > 1 || (a.dir && a.ntraces)) {
+		ret = run_fleet(&a);
+		goto out;
+	}
 	ret = 0;
 	prm = a.prm;
 	trace = a.trace;
@@ -298,5 +485,8 @@ out:
 	free(schema);
 	for (int k = 0; k < HVN_CORR_INPUTS; k++)
 		free(files[k]);
+	for (size_t i = 0; i < a.ntraces; i++)
+		free(a.traces[i]);
+	free(a.traces);
 	return ret;
 }

@@ -563,6 +563,7 @@ static void verdicts(struct hvn_corr *x, const struct hvn_corr_params *p)
 				b = explains(s, v_storm, need, &v);
 			s->cause = b ? 3 : 0;
 		}
+		s->explained = s->cause ? v : 0;
 		switch (s->cause) {
 		case 1:
 			snprintf(s->verdict, sizeof(s->verdict),
@@ -841,4 +842,48 @@ void hvn_corr_free(struct hvn_corr *x)
 	free(x->by_start);
 	free(x->late);
 	free(x->unf);
+}
+
+int hvn_corr_probe(struct hvn_corr *x, struct hvn_tdat *t,
+		   const struct hvn_corr_params *p, uint32_t coll,
+		   uint64_t start, uint64_t end, struct hvn_stall *out)
+{
+	struct hvn_rb rb = { .event = pass2, .ctx = x };
+	struct hvn_stall *st = x->st;
+	uint32_t *by_start = x->by_start;
+	size_t nst = x->nst, ncoll = x->ncoll;
+	uint64_t max = x->max_stall_dur;
+	struct hvn_coll *c;
+
+	if (coll >= ncoll || end <= start)
+		return -EINVAL;
+	/* A collective and a stall of their own, for the pass only. */
+	x->coll = hvn_corr_grow(x->coll, &x->coll_cap, x->ncoll, sizeof(*x->coll));
+	c = &x->coll[x->ncoll++];
+	*c = x->coll[coll];
+	c->start = start;
+	c->end = end;
+	x->st = calloc(1, sizeof(*x->st));
+	if (!x->st) {
+		x->st = st;
+		x->ncoll = ncoll;
+		return -ENOMEM;
+	}
+	x->st[0].coll = ncoll;
+	x->st[0].lost_ns = end - start;
+	x->nst = 1;
+	x->max_stall_dur = 0;
+	prepare_stalls(x);
+	hvn_tdat_stream(t, &rb);
+	verdicts(x, p);
+	*out = x->st[0];
+	out->coll = coll;
+	free(x->st);
+	free(x->by_start);
+	x->st = st;
+	x->by_start = by_start;
+	x->nst = nst;
+	x->ncoll = ncoll;
+	x->max_stall_dur = max;
+	return 0;
 }

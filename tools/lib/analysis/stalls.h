@@ -66,6 +66,7 @@ struct hvn_stall {
 	struct hvn_contrib c[HVN_CORR_MAX_CPUS];
 	char verdict[160];
 	int cause;			/* 0 none, 1 hypervisor, 2 irq, 3 storm, 4 migration */
+	double explained;		/* ns of it the cause explains */
 };
 
 struct hvn_agg {				/* a collective's children, joined */
@@ -144,6 +145,15 @@ int hvn_corr_read(struct hvn_corr *x, enum hvn_corr_input kind,
 void hvn_corr_analyse(struct hvn_corr *x, struct hvn_tdat *t,
 		      const struct hvn_corr_params *p);
 void hvn_corr_free(struct hvn_corr *x);
+
+/*
+ * The noise on the CPUs of collective @coll (its proxy, enqueuing and IRQ
+ * CPUs) over [@start, @end) of trace time, judged as a stall is: another
+ * pass over @t, after hvn_corr_analyse().  0 or -ENOMEM.
+ */
+int hvn_corr_probe(struct hvn_corr *x, struct hvn_tdat *t,
+		   const struct hvn_corr_params *p, uint32_t coll,
+		   uint64_t start, uint64_t end, struct hvn_stall *out);
 
 /* NCCL's name of a function code (include/hvnoise/nccl.h). */
 const char *hvn_nccl_fn(unsigned int fn);

@@ -2,6 +2,7 @@
 /* correlate --json: the "hvnoise-correlate" document (hvnoise(8)). */
 #include <stdio.h>
 
+#include "analysis/fleet.h"
 #include "analysis/stalls.h"
 #include "out/correlate_json.h"
 #include "inputs/torch.h"
@@ -106,6 +107,95 @@ void hvn_corr_write_json(FILE *o, const struct hvn_corr *x,
 			u->is_p2p ? "true" : "false", u->rank,
 			u->state == HVN_EXT_STARTED ? "started" : "scheduled",
 			(long long)u->start, (long long)u->start_real);
+	}
+	fprintf(o, "]}\n");
+}
+
+void hvn_fleet_write_json(FILE *o, const struct hvn_fleet *f,
+			  const struct hvn_corr_params *p)
+{
+	static const char *const causes[] = { "none", "hypervisor", "irq",
+					      "storm", "migration" };
+
+	fprintf(o, "{\"schema\":\"hvnoise-correlate\",\"schema_version\":2,");
+	fprintf(o, "\"params\":{\"factor\":%g,\"window\":%ld,\"min_ms\":%g,\"min_share\":%g},",
+		p->k, p->window, p->min_ms, p->min_share);
+	fprintf(o, "\"collectives\":%zu,\"ranks\":%zu,\"reference\":", f->ncoll,
+		f->nranks);
+	hvn_json_str(o, f->h[f->ref].host);
+	fprintf(o, ",\"hosts\":[");
+	for (size_t i = 0; i < f->nh; i++) {
+		const struct hvn_fleet_host *h = &f->h[i];
+
+		fprintf(o, "%s{\"host\":", i ? "," : "");
+		hvn_json_str(o, h->host);
+		fprintf(o, ",\"trace\":");
+		hvn_json_str(o, h->path);
+		fprintf(o, ",\"aligned\":%s,\"offset_at_realtime_ns\":%lld,\"offset_ns\":%.0f,\"drift_ppm\":%.3f,\"uncertainty_ns\":%.0f,\"samples\":%zu,\"clock_disagrees\":%s,\"collectives\":%zu,\"stalls\":%zu}",
+			h->aligned ? "true" : "false", (long long)h->t0, h->offset,
+			h->drift * 1e6,
+			h->unc, h->nsamples, h->disagrees ? "true" : "false",
+			h->x->ncoll, h->x->nst);
+	}
+	fprintf(o, "],\"missing\":[");
+	for (size_t i = 0, n = 0; i < f->nmiss; i++)
+		if (f->miss[i].nseen < f->miss[i].nranks)
+			fprintf(o, "%s{\"comm\":\"%016llx\",\"nranks\":%d,\"seen\":%d,\"first_missing_rank\":%d}",
+				n++ ? "," : "", (unsigned long long)f->miss[i].comm,
+				f->miss[i].nranks, f->miss[i].nseen,
+				f->miss[i].first_missing);
+	fprintf(o, "],\"job_stalls\":[");
+	for (size_t i = 0; i < f->nst; i++) {
+		const struct hvn_fleet_stall *s = &f->st[i];
+
+		fprintf(o, "%s{\"comm\":\"%016llx\",\"func\":\"%s\",\"seq\":%llu,\"class\":\"%s\",\"arrive_realtime_ns\":%lld,\"lost_ns\":%llu,\"late_ns\":%.0f,\"culprit\":",
+			i ? "," : "", (unsigned long long)s->comm,
+			hvn_nccl_fn(s->func), (unsigned long long)s->seq,
+			s->cls == HVN_FLEET_ARRIVAL ? "arrival" : "in-flight",
+			(long long)s->arrive, (unsigned long long)s->lost_ns,
+			s->late_ns);
+		if (s->culprit) {
+			const struct hvn_fleet_host *h = &f->h[s->r[0].host];
+			const struct hvn_coll *c = &h->x->coll[s->r[0].coll];
+
+			fprintf(o, "{\"host\":");
+			hvn_json_str(o, h->host);
+			fprintf(o, ",\"rank\":%d,\"cause\":\"%s\",\"verdict\":", c->rank,
+				causes[s->why.cause]);
+			hvn_json_str(o, s->why.verdict);
+			fprintf(o, ",\"interval_ns\":%llu,\"explained_ns\":%.0f,\"share\":%.3f,\"uncertainty_ns\":%.0f,\"cpus\":[",
+				(unsigned long long)(s->why_end - s->why_start),
+				s->why.explained, hvn_fleet_share(s), h->unc);
+			for (int j = 0; j < s->why.ncpu; j++) {
+				const struct hvn_contrib *k = &s->why.c[j];
+
+				fprintf(o, "%s{\"cpu\":%d,\"proxy\":%s,\"enqueue\":%s,\"irq\":%s,\"lost_unexplained_ns\":%.0f,\"lost_steal_ns\":%.0f,\"lost_irq_ns\":%.0f,\"steal_ns\":%.0f,\"storm_ns\":%.0f,\"migrations\":%d}",
+					j ? "," : "", k->cpu, k->why & 1 ? "true" : "false",
+					k->why & 2 ? "true" : "false",
+					k->why & 4 ? "true" : "false", k->unexpl,
+					k->lsteal, k->lirq, k->steal, k->storm, k->nmig);
+			}
+			fprintf(o, "]}");
+		} else {
+			fprintf(o, "null");
+		}
+		fprintf(o, ",\"ranks\":[");
+		for (uint32_t k = 0; k < s->nr; k++) {
+			const struct hvn_fleet_host *h = &f->h[s->r[k].host];
+
+			fprintf(o, "%s{\"host\":", k ? "," : "");
+			hvn_json_str(o, h->host);
+			fprintf(o, ",\"rank\":%d,\"arrive_realtime_ns\":%lld,\"end_realtime_ns\":%lld,\"waiting\":%s}",
+				h->x->coll[s->r[k].coll].rank, (long long)s->r[k].arrive,
+				(long long)s->r[k].end,
+				k || !s->culprit ? "true" : "false");
+		}
+		fprintf(o, "],\"also_noisy\":[");
+		for (uint32_t k = 0; k < s->nnoisy; k++) {
+			fprintf(o, "%s", k ? "," : "");
+			hvn_json_str(o, f->h[s->noisy[k]].host);
+		}
+		fprintf(o, "]}");
 	}
 	fprintf(o, "]}\n");
 }

@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""hvnoise correlate over many hosts, on synthesized traces whose truth is
+known (tests/host/fleet_synth.py): the clocks' offsets and drift recovered
+from the collectives, each job stall's class and culprit (host, rank and
+cause), the waiting ranks not blamed, a quiet stall blamed on no host, and
+the errors: the same host twice, missing hosts, options that take one
+trace.
+
+usage: fleet.py HVNOISE WORKDIR
+Prints KTAP (tests/host/hvntest.py).
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import fleet_synth
+import hvntest
+import synth_events
+
+check = hvntest.checker("fleet/")
+
+
+def run(hvn, *args):
+    p = subprocess.run([hvn, "correlate", *args], capture_output=True, text=True,
+                       env=hvntest.sanitizer_env())
+    if hvntest.sanitizer_report(p.stderr):
+        print("  " + p.stderr[-2000:].replace("\n", "\n  "))
+    return p
+
+
+def stall(doc, seq):
+    for s in doc["job_stalls"]:
+        if s["seq"] == seq:
+            return s
+    return None
+
+
+def host(doc, name):
+    return next(h for h in doc["hosts"] if h["host"] == name)
+
+
+def main():
+    hvn, work = sys.argv[1:3]
+    shutil.rmtree(work, ignore_errors=True)
+    plain, drift, three = (os.path.join(work, d) for d in ("plain", "drift", "three"))
+    fleet_synth.write(plain)
+    fleet_synth.write(drift, period=200_000_000, drift={1: 50e-6})
+    fleet_synth.write(three, nhosts=3, only=(0, 1))
+
+    p = run(hvn, "--json", plain)
+    ok = check(p.returncode == 0 and not p.stderr,
+               f"correlate DIR of two hosts' traces (exit {p.returncode})")
+    if not ok:
+        print("  " + p.stderr[-1000:])
+        return
+    doc = json.loads(p.stdout)
+    check(doc["schema_version"] == 2 and len(doc["hosts"]) == 2 and len(doc["job_stalls"]) == 3,
+          f"schema 2, both hosts, the 3 injected job stalls ({len(doc['job_stalls'])})")
+
+    h1 = host(doc, "host1")
+    err = h1["offset_ns"] - 2e9
+    check(h1["aligned"] and abs(err) <= h1["uncertainty_ns"] and 0 < h1["uncertainty_ns"] < 50_000,
+          f"host1's clock, 2 s off, recovered from the collectives: {h1['offset_ns'] / 1e6:.4f} ms "
+          f"+- {h1['uncertainty_ns'] / 1e3:.1f} us (error {err / 1e3:.2f} us)")
+    check(h1["clock_disagrees"] and not host(doc, "host0")["clock_disagrees"],
+          "host1's CLOCK_REALTIME is flagged as disagreeing, the reference's is not")
+
+    s = stall(doc, fleet_synth.ARRIVE)
+    c = s and s["culprit"]
+    check(s and s["class"] == "arrival" and c and c["host"] == "host1" and c["rank"] == 3,
+          f"the late arrival is an arrival stall, host1 rank 3 its culprit ({c and c['host']} rank {c and c['rank']})")
+    check(c and c["cause"] == "hypervisor" and c["share"] >= 0.9 and
+          29.9e6 <= s["late_ns"] <= 30.0e6,
+          f"... the time taken from its vCPU while the others waited explains {c and c['share']:.0%} "
+          f"of {s and s['late_ns'] / 1e6:.3f} ms late")
+    check(s and [r["waiting"] for r in s["ranks"]] == [False, True, True, True],
+          "... the three ranks that waited for it are waiting, not guilty")
+
+    s = stall(doc, fleet_synth.INFLIGHT)
+    c = s and s["culprit"]
+    check(s and s["class"] == "in-flight" and c and c["host"] == "host0" and c["rank"] == 1 and
+          c["cause"] == "hypervisor" and c["share"] >= 0.9,
+          f"the stuck proxy thread is an in-flight stall, host0 rank 1 its culprit, steal "
+          f"({c and c['host']} rank {c and c['rank']}, {c and c['cause']}, {c and c['share']:.0%})")
+
+    s = stall(doc, fleet_synth.QUIET)
+    check(s and s["class"] == "in-flight" and s["culprit"] is None and not s["also_noisy"],
+          "a stall with no host noise anywhere blames no host")
+
+    p = run(hvn, plain)
+    check(p.returncode == 0 and "culprit: host1 rank 3" in p.stdout and
+          "CLOCK: its CLOCK_REALTIME is 2000.0" in p.stdout and
+          "no host noise explains this" in p.stdout,
+          "the text names the culprit host and rank, the clock off, and the quiet stall")
+    for line in p.stdout.splitlines()[:14]:
+        print("  | " + line)
+
+    p = run(hvn, "--json", drift)
+    doc = json.loads(p.stdout) if p.returncode == 0 else None
+    if check(doc is not None, f"correlate of hosts whose clocks drift (exit {p.returncode})"):
+        h1 = host(doc, "host1")
+        base, err1 = fleet_synth.host_clock(1)
+        t = h1["offset_at_realtime_ns"] - fleet_synth.EPOCH - err1
+        want = (t - base) * 50e-6 + err1
+        check(abs(h1["drift_ppm"] - 50) < 0.5 and abs(h1["offset_ns"] - want) <= h1["uncertainty_ns"] + 1000,
+              f"a 50 ppm drift over 2 minutes is fitted: {h1['drift_ppm']:.2f} ppm, offset off by "
+              f"{(h1['offset_ns'] - want) / 1e3:.2f} us (+- {h1['uncertainty_ns'] / 1e3:.1f} us)")
+        s = stall(doc, fleet_synth.ARRIVE)
+        check(s and s["culprit"] and s["culprit"]["host"] == "host1" and 29.9e6 <= s["late_ns"] <= 30.0e6,
+              f"... and the late rank is still found, {s and s['late_ns'] / 1e6:.3f} ms late")
+
+    shutil.copy(os.path.join(plain, "host0.dat"), os.path.join(work, "again.dat"))
+    p = run(hvn, os.path.join(plain, "host0.dat"), os.path.join(work, "again.dat"))
+    check(p.returncode == 2 and "both of host host0" in p.stderr and "again.dat" in p.stderr,
+          f"two traces of one host are refused, naming both (exit {p.returncode}: {p.stderr.strip()[:120]})")
+
+    p = run(hvn, three)
+    check(p.returncode == 0 and "MISSING: comm c0ffee0012345678 has 6 ranks, 4 in these traces (rank 4 has none)" in p.stdout,
+          "a host left out: its communicator's missing ranks are named")
+
+    synth_events.write(os.path.join(work, "other.dat"))
+    p = run(hvn, os.path.join(plain, "host0.dat"), os.path.join(work, "other.dat"))
+    check(p.returncode == 0 and "NOT ALIGNED" in p.stdout,
+          "a host sharing no collective with the others is said not to be aligned")
+
+    p = run(hvn, "--json", os.path.join(plain, "host0.dat"))
+    check(p.returncode == 0 and json.loads(p.stdout)["schema_version"] == 1,
+          "one trace file is correlated alone, as before (schema 1)")
+    p = run(hvn, os.path.join(plain, "host0.dat"), os.path.join(plain, "host1.dat"),
+            "--nccl", os.path.join(work, "other.dat"))
+    check(p.returncode == 2 and "one host's trace" in p.stderr,
+          "--nccl with many hosts' traces is refused (exit 2)")
+    p = run(hvn, os.path.join(work, "empty-dir-that-is-not-there"), os.path.join(plain, "host0.dat"))
+    check(p.returncode == 3, f"a missing trace among many: exit 3 ({p.returncode})")
+
+
+if __name__ == "__main__":
+    main()

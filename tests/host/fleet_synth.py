@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""Write one trace.dat per host of an NCCL-like job whose ranks span
+several hosts, with known stalls, known culprits and known clock errors,
+for hvnoise correlate over many hosts (tests/host/fleet.py, bench/).
+
+A job of HOSTS hosts x RANKS ranks, one communicator, all-reduces every
+PERIOD ms.  Each host's CLOCK_REALTIME is off the true time by its own
+error (host 1 by +2 s: a broken NTP) and its CLOCK_MONOTONIC has its own
+base.  Injected:
+
+- an arrival stall: one rank of host B enters collective ARRIVE 30 ms late,
+  its proxy CPU's vCPU taken by the hypervisor (hvnoise:lost) meanwhile;
+- an in-flight stall: every rank enters collective INFLIGHT, one rank of
+  host A's proxy thread makes no progress for 25 ms (hvnoise:lost, steal);
+- a quiet stall: collective QUIET takes 20 ms longer on every rank with no
+  host noise anywhere.
+
+usage: fleet_synth.py DIR [HOSTS [RANKS [COLLS [SEED]]]]
+Prints the truth as JSON: hosts, their clock errors, the stalls.
+"""
+import json
+import os
+import random
+import struct
+import sys
+
+import synth_events as se
+
+COMM = 0xC0FFEE0012345678
+PERIOD = 10_000_000
+T0 = 100 * 10**9                     # true time of the first collective
+EPOCH = 1_796_000_000 * 10**9        # CLOCK_REALTIME of true time 0
+ARRIVE, INFLIGHT, QUIET = 150, 300, 450
+LATE, STUCK, SLOW = 30_000_000, 25_000_000, 20_000_000
+
+
+DRIFT = {}                           # host: its oscillator's rate error
+
+
+def host_clock(h):
+    """(mono base, realtime error) of host @h: mono = true - base."""
+    return 10**9 * (7 + 13 * h), (2 * 10**9 if h == 1 else 37_000 * h)
+
+
+def mono(h, t):
+    """Host @h's CLOCK_MONOTONIC at true time @t: its own base and rate."""
+    return int((t - host_clock(h)[0]) * (1 + DRIFT.get(h, 0)))
+
+
+def real(h, m):
+    """Host @h's CLOCK_REALTIME at its CLOCK_MONOTONIC @m (one rate: NTP
+    slews both, and a broken one neither)."""
+    base, err = host_clock(h)
+    return EPOCH + m + base + err
+
+
+def job(nhosts, nranks, ncoll, seed, period):
+    rnd = random.Random(seed)
+    # per host: list of (true ts, buffer cpu, event name, values)
+    ev = [[] for _ in range(nhosts)]
+    culprit_arrive = (1 % nhosts, nranks - 1)        # host B's last rank
+    culprit_inflight = (0, min(1, nranks - 1))       # host A's second rank
+    for h in range(nhosts):
+        for r in range(nranks):
+            rank = h * nranks + r
+            m = mono(h, T0 - 5 * 10**9)
+            ev[h].append((T0 - 5 * 10**9, 0, "raw_data", se.nccl(1, struct.pack(
+                "<Q4i2Q32s32s", COMM, rank, nhosts * nranks, nhosts, 1000 + r,
+                m, real(h, m), b"fleet-job", b"host%d" % h))))
+    op = 0
+    for i in range(ncoll):
+        t = T0 + i * period
+        arrive = {}
+        for h in range(nhosts):
+            for r in range(nranks):
+                arrive[(h, r)] = t + rnd.randint(0, 50_000)
+        if i == ARRIVE:
+            arrive[culprit_arrive] = t + LATE
+        work = 1_000_000
+        if i == INFLIGHT:
+            work += STUCK
+        if i == QUIET:
+            work += SLOW
+        end = max(arrive.values()) + work
+        for (h, r), a in arrive.items():
+            op += 1
+            rank = h * nranks + r
+            e = end + rnd.randint(-3_000, 3_000)
+            # The records' times are the host's CLOCK_MONOTONIC.
+            true_a = a
+            a, e = mono(h, a), mono(h, e)
+            pcpu, ecpu = 1 + r % 2, 3
+            coll = struct.pack("<QQQQQQiIiiBBBB8s8s4x", COMM, op, i, a, a + 20_000,
+                               262144, rank, 4000 + r, ecpu, -1, 2, 4, 2, 0,
+                               b"RING", b"SIMPLE")
+            prox = struct.pack("<QQQQQ6QiIiiiiiBBBB", COMM, op, i, a + 30_000, e,
+                               *([0] * 6), rank, 5000 + r, pcpu, pcpu, 1, 8, 4096,
+                               0, 1, 2, 0)
+            ev[h].append((true_a + 20_000, ecpu, "raw_data", se.nccl(2, coll)))
+            ev[h].append((end, pcpu, "raw_data", se.nccl(3, prox)))
+        if i == ARRIVE:
+            h, r = culprit_arrive
+            s0 = t + 200_000
+            d = LATE - 400_000
+            ev[h].append((s0 + d, 1 + r % 2, "lost", dict(
+                cpu=1 + r % 2, start=s0, duration=d, irq_ns=0, steal_ns=0,
+                unexplained_ns=d)))
+        if i == INFLIGHT:
+            h, r = culprit_inflight
+            s0 = max(arrive.values()) + 300_000
+            d = STUCK - 600_000
+            ev[h].append((s0 + d, 1 + r % 2, "lost", dict(
+                cpu=1 + r % 2, start=s0, duration=d, irq_ns=0, steal_ns=d,
+                unexplained_ns=0)))
+    truth = dict(
+        hosts=[dict(host="host%d" % h, clock_error_ns=host_clock(h)[1]) for h in range(nhosts)],
+        stalls=[dict(seq=ARRIVE, cls="arrival", host="host%d" % culprit_arrive[0],
+                     rank=culprit_arrive[0] * nranks + culprit_arrive[1], cause="hypervisor"),
+                dict(seq=INFLIGHT, cls="in-flight", host="host%d" % culprit_inflight[0],
+                     rank=culprit_inflight[1], cause="hypervisor"),
+                dict(seq=QUIET, cls="in-flight", host=None, rank=None, cause="none")])
+    return ev, truth
+
+
+def write_host(path, h, events):
+    hp, he, fmts = se.fixture()
+    cpus = [se.Cpu() for _ in range(se.NCPU)]
+    watch = [dict(kind=0, why=3, cpu=1, irq=-1, dev=0, node=-1, nirqs=0, name=b""),
+             dict(kind=0, why=3, cpu=2, irq=-1, dev=0, node=-1, nirqs=0, name=b""),
+             dict(kind=0, why=2, cpu=3, irq=-1, dev=0, node=-1, nirqs=0, name=b"")]
+    first = mono(h, min(e[0] for e in events) - 10**6)
+    for i, w in enumerate(watch):
+        cpus[0].add(first, se.payload(fmts["watch"], dict(gen=1, idx=i, count=len(watch), **w)))
+    for true_ts, cpu, name, vals in sorted(events, key=lambda e: e[0]):
+        ts = mono(h, true_ts)
+        vals = dict(vals)
+        if "start" in vals:
+            vals["start"] = mono(h, vals["start"])
+        if name == "raw_data":
+            data = se.payload(fmts[name], {"id": vals["id"]})[:12] + vals["buf"]
+        else:
+            data = se.payload(fmts[name], vals)
+        cpus[cpu].add(ts, data)
+    for c in cpus:
+        c.flush()
+    last = mono(h, max(e[0] for e in events))
+    meta = b"hvnoise-record synth\nhost host%d\nkernel 6.1.0-synth\nsource module\n" % h
+    for m in (first, (first + last) // 2, last):
+        meta += b"clock %d %d\n" % (m, real(h, m))
+
+    def fmt_section(texts):
+        return struct.pack("<I", len(texts)) + b"".join(
+            struct.pack("<Q", len(t)) + t for t in texts)
+    hd = bytearray(b"\x17\x08\x44tracing6\0" + bytes([0, 8]) + struct.pack("<I", se.PAGE))
+    for tag, text in ((b"header_page\0", hp), (b"header_event\0", he)):
+        hd += tag + struct.pack("<Q", len(text)) + text.encode()
+    hd += fmt_section([fmts["raw_data"][3].encode()])
+    hv = [f[3].encode() for f in fmts.values() if f[0] == "hvnoise"]
+    hd += struct.pack("<I", 1) + b"hvnoise\0" + fmt_section(hv)
+    hd += struct.pack("<I", 0) + struct.pack("<I", 0) + struct.pack("<Q", 0)
+    hd += struct.pack("<I", se.NCPU)
+    clock = b"[mono]\n"
+    hd += b"options  \0" + struct.pack("<HI", 4, len(clock)) + clock
+    hd += struct.pack("<HI", 0x4856, len(meta)) + meta + struct.pack("<H", 0)
+    hd += b"flyrecord\0"
+    off = (len(hd) + 16 * se.NCPU + se.PAGE - 1) // se.PAGE * se.PAGE
+    table = b""
+    for c in cpus:
+        table += struct.pack("<QQ", off if c.pages else 0, len(c.pages))
+        off += len(c.pages)
+    with open(path, "wb") as f:
+        f.write(hd + table)
+        f.write(b"\0" * ((-(len(hd) + len(table))) % se.PAGE))
+        for c in cpus:
+            f.write(c.pages)
+
+
+def write(d, nhosts=2, nranks=2, ncoll=600, seed=1, period=PERIOD, drift=None,
+          only=None):
+    """The hosts' traces in @d (only those in @only, if given); host h's
+    oscillator off by drift[h] (a rate error: 50e-6 is 50 ppm)."""
+    os.makedirs(d, exist_ok=True)
+    DRIFT.clear()
+    DRIFT.update(drift or {})
+    ev, truth = job(nhosts, nranks, ncoll, seed, period)
+    for h in range(nhosts):
+        if only is not None and h not in only:
+            continue
+        write_host(os.path.join(d, "host%d.dat" % h), h, ev[h])
+    return truth
+
+
+if __name__ == "__main__":
+    a = sys.argv[1:]
+    t = write(a[0], *(int(x) for x in a[1:5]))
+    json.dump(t, sys.stdout, indent=1)
+    print()

@@ -1,0 +1,625 @@
+// SPDX-License-Identifier: GPL-2.0
+/* correlate over many hosts (analysis/fleet.h). */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hvn.h"
+#include "hvnoise/nccl.h"
+#include "analysis/fleet.h"
+#include "tracedat/meta.h"
+#include "tracedat/tracedat.h"
+
+/* Drift is fitted only over this span: below it an offset is all. */
+#define DRIFT_SPAN_NS	60000000000ll
+/* Fewer shared collectives than this align nothing. */
+#define MIN_SYNC	3
+
+static bool implicit_sync(const struct hvn_coll *c)
+{
+	return !c->is_p2p && c->seq != UINT64_MAX &&
+	       (c->func == HVN_FN_ALLREDUCE || c->func == HVN_FN_ALLGATHER ||
+		c->func == HVN_FN_REDUCESCATTER);
+}
+
+/* A rank's trace time on its host's CLOCK_REALTIME: its own clock pair
+ * (taken when its communicator began), else the trace's nearest. */
+static int64_t real_of(const struct hvn_corr *x, const struct hvn_coll *c,
+		       uint64_t mono)
+{
+	const struct hvn_proc *p = hvn_corr_proc_of(x, c->comm, c->rank);
+
+	if (p && p->real)
+		return (int64_t)(mono - p->mono + p->real);
+	if (x->an.nclk)
+		return (int64_t)hvn_an_mono_to_real(&x->an, mono);
+	return (int64_t)mono;
+}
+
+static int64_t host_offset(const struct hvn_fleet_host *h, int64_t real)
+{
+	double o = h->offset + h->drift * (real - h->t0);
+
+	return h->aligned ? (int64_t)(o < 0 ? o - 0.5 : o + 0.5) : 0;
+}
+
+/* Aligned: on the reference host's clock. */
+static int64_t aligned(const struct hvn_fleet_host *h, int64_t real)
+{
+	return real - host_offset(h, real);
+}
+
+/* --- the clock alignment ----------------------------------------------- */
+
+struct key_end {
+	uint64_t comm, seq;
+	uint8_t func;
+	int64_t end;			/* CLOCK_REALTIME */
+};
+
+static int cmp_key(const void *a, const void *b)
+{
+	const struct key_end *x = a, *y = b;
+
+	if (x->comm != y->comm)
+		return x->comm < y->comm ? -1 : 1;
+	if (x->func != y->func)
+		return x->func < y->func ? -1 : 1;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return (x->end > y->end) - (x->end < y->end);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* One host's implicit-sync collectives' ends, sorted by key. */
+static struct key_end *ends_of(const struct hvn_fleet_host *h, size_t *n)
+{
+	const struct hvn_corr *x = h->x;
+	struct key_end *v = malloc((x->ncoll + 1) * sizeof(*v));
+
+	*n = 0;
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < x->ncoll; i++) {
+		const struct hvn_coll *c = &x->coll[i];
+
+		if (implicit_sync(c) && c->end > c->start)
+			v[(*n)++] = (struct key_end){ c->comm, c->seq, c->func,
+						      real_of(x, c, c->end) };
+	}
+	qsort(v, *n, sizeof(*v), cmp_key);
+	return v;
+}
+
+static const struct key_end *find_key(const struct key_end *v, size_t n,
+				      const struct key_end *k)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		struct key_end a = v[mid], b = *k;
+
+		a.end = b.end = 0;
+		if (cmp_key(&a, &b) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < n && v[lo].comm == k->comm && v[lo].func == k->func &&
+	    v[lo].seq == k->seq)
+		return &v[lo];
+	return NULL;
+}
+
+/* The reference's end of a collective: the median of its ranks' ends. */
+static int64_t ref_end(const struct key_end *v, size_t n, const struct key_end *at)
+{
+	size_t a = at - v, b = a;
+
+	while (b < n && v[b].comm == at->comm && v[b].func == at->func &&
+	       v[b].seq == at->seq)
+		b++;
+	return v[a + (b - a - 1) / 2].end;	/* sorted by end within a key */
+}
+
+static int align_host(struct hvn_fleet_host *h, const struct key_end *ref,
+		      size_t nref)
+{
+	struct key_end *v;
+	double *d, *t, *r;
+	size_t n, m = 0;
+	int64_t tmin = INT64_MAX, tmax = INT64_MIN;
+
+	v = ends_of(h, &n);
+	d = malloc((n + 1) * sizeof(*d));
+	t = malloc((n + 1) * sizeof(*t));
+	r = malloc((n + 1) * sizeof(*r));
+	if (!v || !d || !t || !r) {
+		free(v);
+		free(d);
+		free(t);
+		free(r);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct key_end *k = find_key(ref, nref, &v[i]);
+		int64_t e;
+
+		if (!k)
+			continue;
+		e = ref_end(ref, nref, k);
+		d[m] = (double)(v[i].end - e);
+		t[m] = (double)v[i].end;
+		if (v[i].end < tmin)
+			tmin = v[i].end;
+		if (v[i].end > tmax)
+			tmax = v[i].end;
+		m++;
+	}
+	h->nsamples = m;
+	if (m >= MIN_SYNC) {
+		double *tmp = malloc(m * sizeof(*tmp));
+		int64_t mid = tmin + (tmax - tmin) / 2;
+		size_t n1 = 0, n2 = 0;
+
+		if (!tmp) {
+			free(v);
+			free(d);
+			free(t);
+			free(r);
+			return -ENOMEM;
+		}
+		h->aligned = true;
+		h->t0 = mid;
+		memcpy(tmp, d, m * sizeof(*tmp));
+		h->offset = median(tmp, m);
+		h->drift = 0;
+		if (tmax - tmin >= DRIFT_SPAN_NS) {
+			/* Two halves' medians: a line the noise cannot bend. */
+			double m1, m2, c1 = 0, c2 = 0;
+
+			for (size_t i = 0; i < m; i++)
+				if (t[i] < mid) {
+					tmp[n1++] = d[i];
+					c1 += t[i];
+				}
+			m1 = median(tmp, n1);
+			for (size_t i = 0; i < m; i++)
+				if (t[i] >= mid) {
+					tmp[n2++] = d[i];
+					c2 += t[i];
+				}
+			m2 = median(tmp, n2);
+			c1 /= n1;
+			c2 /= n2;
+			if (n1 >= MIN_SYNC && n2 >= MIN_SYNC && c2 > c1) {
+				h->drift = (m2 - m1) / (c2 - c1);
+				h->offset = m1 + h->drift * (mid - c1);
+			}
+		}
+		for (size_t i = 0; i < m; i++)
+			r[i] = fabs(d[i] - (h->offset + h->drift * (t[i] - mid)));
+		qsort(r, m, sizeof(*r), cmp_double);
+		h->unc = r[(size_t)(0.9 * (m - 1))];
+		free(tmp);
+	}
+	free(v);
+	free(d);
+	free(t);
+	free(r);
+	return 0;
+}
+
+static int align(struct hvn_fleet *f)
+{
+	struct key_end *ref;
+	size_t nref, best = 0;
+	int ret = 0;
+
+	/* The reference: the host with the most collectives to match. */
+	for (size_t i = 0; i < f->nh; i++) {
+		size_t n;
+		struct key_end *v = ends_of(&f->h[i], &n);
+
+		if (!v)
+			return -ENOMEM;
+		free(v);
+		if (n > best) {
+			best = n;
+			f->ref = i;
+		}
+	}
+	ref = ends_of(&f->h[f->ref], &nref);
+	if (!ref)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->nh && !ret; i++) {
+		struct hvn_fleet_host *h = &f->h[i];
+
+		if (i == f->ref) {
+			h->aligned = true;
+			h->nsamples = nref;
+			continue;
+		}
+		ret = align_host(h, ref, nref);
+		if (h->aligned) {
+			f->nsync += h->nsamples;
+			/* NTP's word against the collectives': 1 ms slack. */
+			h->disagrees = fabs(h->offset) > 3 * h->unc + 1e6;
+		}
+	}
+	free(ref);
+	return ret;
+}
+
+/* --- job stalls ------------------------------------------------------- */
+
+static int cmp_rank_key(const void *a, const void *b, void *arg)
+{
+	const struct hvn_fleet *f = arg;
+	const struct hvn_fleet_rank *p = a, *q = b;
+	const struct hvn_coll *x = &f->h[p->host].x->coll[p->coll];
+	const struct hvn_coll *y = &f->h[q->host].x->coll[q->coll];
+
+	if (x->comm != y->comm)
+		return x->comm < y->comm ? -1 : 1;
+	if (x->func != y->func)
+		return x->func < y->func ? -1 : 1;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return (p->arrive > q->arrive) - (p->arrive < q->arrive);
+}
+
+static int cmp_host_rank(const void *a, const void *b, void *arg)
+{
+	const struct hvn_fleet *f = arg;
+	const struct hvn_fleet_rank *p = a, *q = b;
+	int32_t x = f->h[p->host].x->coll[p->coll].rank;
+	int32_t y = f->h[q->host].x->coll[q->coll].rank;
+
+	if (p->host != q->host)
+		return p->host < q->host ? -1 : 1;
+	return (x > y) - (x < y);
+}
+
+static const struct hvn_coll *coll_of(const struct hvn_fleet *f,
+				      const struct hvn_fleet_rank *r)
+{
+	return &f->h[r->host].x->coll[r->coll];
+}
+
+static const struct hvn_stall *stall_of(const struct hvn_fleet *f,
+					const struct hvn_fleet_rank *r)
+{
+	uint32_t s = f->h[r->host].stall_of[r->coll];
+
+	return s ? &f->h[r->host].x->st[s - 1] : NULL;
+}
+
+/* Back from aligned time to @h's trace time, through rank @c's clock. */
+static uint64_t mono_of(const struct hvn_fleet_host *h,
+			const struct hvn_coll *c, int64_t al)
+{
+	/* real = al + offset(real): twice is exact to drift squared. */
+	int64_t real = al + host_offset(h, al + host_offset(h, al));
+
+	return c->start + (real - real_of(h->x, c, c->start));
+}
+
+static int judge(struct hvn_fleet *f, struct hvn_fleet_stall *s,
+		 const struct hvn_corr_params *p)
+{
+	struct hvn_fleet_rank *r = s->r, *last = &r[s->nr - 1];
+	double unc = 0, best = 0;
+	int64_t second = r[s->nr - 2].arrive;
+	uint32_t culprit = UINT32_MAX;
+
+	for (uint32_t i = 0; i < s->nr; i++)
+		if (f->h[r[i].host].unc > unc)
+			unc = f->h[r[i].host].unc;
+	s->arrive = r[0].arrive;
+	s->late_ns = (double)(last->arrive - second);
+	s->spread_ns = (double)(last->arrive - r[0].arrive);
+	if (s->late_ns >= p->min_ms * 1e6 && s->late_ns > 3 * unc &&
+	    s->late_ns >= p->min_share * s->lost_ns) {
+		s->cls = HVN_FLEET_ARRIVAL;
+		culprit = s->nr - 1;
+	} else {
+		s->cls = HVN_FLEET_INFLIGHT;
+		for (uint32_t i = 0; i < s->nr; i++) {
+			const struct hvn_stall *st = stall_of(f, &r[i]);
+
+			if (st && st->cause && st->explained > best) {
+				best = st->explained;
+				culprit = i;
+			}
+		}
+	}
+	if (culprit != UINT32_MAX) {
+		struct hvn_fleet_rank c = r[culprit];
+		struct hvn_fleet_host *h = &f->h[c.host];
+		const struct hvn_coll *cc = coll_of(f, &c);
+		const struct hvn_stall *own = stall_of(f, &c);
+
+		memmove(&r[1], &r[0], culprit * sizeof(*r));
+		r[0] = c;
+		s->culprit = true;
+		if (s->cls == HVN_FLEET_ARRIVAL) {
+			struct hvn_tdat t;
+			int ret;
+
+			/* What it did while the others waited for it. */
+			s->why_start = mono_of(h, cc, second);
+			s->why_end = cc->nccl_start;
+			if (s->why_end <= s->why_start)
+				s->why_start = s->why_end - 1;
+			ret = hvn_tdat_open(&t, h->path);
+			if (!ret)
+				ret = hvn_corr_probe(h->x, &t, p, c.coll, s->why_start,
+						     s->why_end, &s->why);
+			hvn_tdat_close(&t);
+			if (ret == -ENOMEM)
+				return ret;
+		} else if (own) {
+			s->why = *own;
+			s->why_start = cc->start;
+			s->why_end = cc->end;
+		}
+	}
+	/* The others by host and rank, for people to read. */
+	qsort_r(&r[s->culprit], s->nr - s->culprit, sizeof(*r), cmp_host_rank, f);
+	/* Others whose own copy noise explains: a shared hypervisor? */
+	s->noisy = calloc(s->nr, sizeof(*s->noisy));
+	if (!s->noisy)
+		return -ENOMEM;
+	for (uint32_t i = s->culprit; i < s->nr; i++) {
+		const struct hvn_stall *st = stall_of(f, &r[i]);
+		bool seen = r[i].host == r[0].host && s->culprit;
+
+		for (uint32_t k = 0; k < s->nnoisy && !seen; k++)
+			seen = s->noisy[k] == r[i].host;
+		if (st && st->cause && !seen)
+			s->noisy[s->nnoisy++] = r[i].host;
+	}
+	return 0;
+}
+
+static int cmp_fleet_lost(const void *a, const void *b)
+{
+	const struct hvn_fleet_stall *x = a, *y = b;
+
+	if (x->lost_ns != y->lost_ns)
+		return x->lost_ns < y->lost_ns ? 1 : -1;
+	return (x->arrive > y->arrive) - (x->arrive < y->arrive);
+}
+
+static int job_stalls(struct hvn_fleet *f)
+{
+	struct hvn_fleet_rank *all;
+	size_t n = 0, cap = 0;
+
+	for (size_t i = 0; i < f->nh; i++)
+		for (size_t k = 0; k < f->h[i].x->ncoll; k++)
+			cap += !f->h[i].x->coll[k].is_p2p;
+	all = malloc((cap + 1) * sizeof(*all));
+	if (!all)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->nh; i++) {
+		const struct hvn_corr *x = f->h[i].x;
+
+		for (size_t k = 0; k < x->ncoll; k++) {
+			const struct hvn_coll *c = &x->coll[k];
+
+			if (c->is_p2p || c->seq == UINT64_MAX)
+				continue;
+			all[n++] = (struct hvn_fleet_rank){
+				.host = i, .coll = k,
+				.arrive = aligned(&f->h[i], real_of(x, c, c->nccl_start)),
+				.end = aligned(&f->h[i], real_of(x, c, c->end)),
+			};
+		}
+	}
+	qsort_r(all, n, sizeof(*all), cmp_rank_key, f);
+	for (size_t i = 0; i < n;) {
+		size_t j = i;
+		const struct hvn_coll *a = coll_of(f, &all[i]);
+		uint64_t lost = 0;
+		bool hosts = false;
+
+		while (j < n && coll_of(f, &all[j])->comm == a->comm &&
+		       coll_of(f, &all[j])->func == a->func &&
+		       coll_of(f, &all[j])->seq == a->seq) {
+			const struct hvn_stall *st = stall_of(f, &all[j]);
+
+			if (st && st->lost_ns > lost)
+				lost = st->lost_ns;
+			hosts |= all[j].host != all[i].host;
+			j++;
+		}
+		if (lost && hosts) {
+			struct hvn_fleet_stall *s;
+			void *grown = realloc(f->st, (f->nst + 1) * sizeof(*f->st));
+
+			if (!grown) {
+				free(all);
+				return -ENOMEM;
+			}
+			f->st = grown;
+			s = &f->st[f->nst++];
+			memset(s, 0, sizeof(*s));
+			s->comm = a->comm;
+			s->seq = a->seq;
+			s->func = a->func;
+			s->lost_ns = lost;
+			s->nr = j - i;
+			s->r = malloc(s->nr * sizeof(*s->r));
+			if (!s->r) {
+				free(all);
+				return -ENOMEM;
+			}
+			memcpy(s->r, &all[i], s->nr * sizeof(*s->r));
+		}
+		i = j;
+	}
+	free(all);
+	if (f->nst)
+		qsort(f->st, f->nst, sizeof(*f->st), cmp_fleet_lost);
+	return 0;
+}
+
+/* Ranks of each communicator that no trace holds. */
+static int missing(struct hvn_fleet *f)
+{
+	for (size_t i = 0; i < f->nh; i++) {
+		const struct hvn_corr *x = f->h[i].x;
+
+		for (size_t k = 0; k < x->nproc; k++) {
+			const struct hvn_proc *p = &x->proc[k];
+			struct hvn_fleet_missing *m = NULL;
+
+			if (p->nranks <= 0)
+				continue;
+			for (size_t j = 0; j < f->nmiss && !m; j++)
+				if (f->miss[j].comm == p->comm)
+					m = &f->miss[j];
+			if (!m) {
+				void *g = realloc(f->miss, (f->nmiss + 1) * sizeof(*f->miss));
+
+				if (!g)
+					return -ENOMEM;
+				f->miss = g;
+				m = &f->miss[f->nmiss++];
+				*m = (struct hvn_fleet_missing){ p->comm, p->nranks, 0, -1 };
+			}
+		}
+	}
+	/* Count each rank once: a rank is in one trace. */
+	for (size_t j = 0; j < f->nmiss; j++) {
+		struct hvn_fleet_missing *m = &f->miss[j];
+
+		for (int32_t r = 0; r < m->nranks && r < 1 << 20; r++) {
+			bool seen = false;
+
+			for (size_t i = 0; i < f->nh && !seen; i++)
+				seen = hvn_corr_proc_of(f->h[i].x, m->comm, r);
+			if (seen)
+				m->nseen++;
+			else if (m->first_missing < 0)
+				m->first_missing = r;
+		}
+	}
+	return 0;
+}
+
+int hvn_fleet_open(struct hvn_fleet *f, char **paths, size_t n,
+		   const struct hvn_corr_params *p)
+{
+	memset(f, 0, sizeof(*f));
+	f->h = calloc(n, sizeof(*f->h));
+	if (!f->h)
+		return HVN_EXIT_FAIL;
+	for (size_t i = 0; i < n; i++) {
+		struct hvn_fleet_host *h = &f->h[f->nh];
+		struct hvn_meta meta;
+		struct hvn_tdat t;
+		int r;
+
+		h->path = paths[i];
+		h->schema = calloc(1, sizeof(*h->schema));
+		h->x = calloc(1, sizeof(*h->x));
+		f->nh++;
+		if (!h->schema || !h->x)
+			return HVN_EXIT_FAIL;
+		r = hvn_tdat_open(&t, h->path);
+		if (r) {
+			hvn_tdat_close(&t);
+			return r;
+		}
+		if (hvn_meta_read(&meta, &t)) {
+			hvn_meta_free(&meta);
+			hvn_tdat_close(&t);
+			return HVN_EXIT_FAIL;
+		}
+		snprintf(h->host, sizeof(h->host), "%s", meta.host[0] ? meta.host : h->path);
+		hvn_meta_free(&meta);
+		for (size_t k = 0; k + 1 < f->nh; k++)
+			if (!strcmp(f->h[k].host, h->host)) {
+				hvn_err("%s and %s are both of host %s: one trace per host",
+					f->h[k].path, h->path, h->host);
+				hvn_tdat_close(&t);
+				return HVN_EXIT_USAGE;
+			}
+		r = hvn_corr_open(h->x, h->schema, &t);
+		if (r < 0) {
+			hvn_err("out of memory");
+			hvn_tdat_close(&t);
+			return HVN_EXIT_FAIL;
+		}
+		hvn_corr_analyse(h->x, &t, p);
+		hvn_tdat_close(&t);
+		h->stall_of = calloc(h->x->ncoll + 1, sizeof(*h->stall_of));
+		if (!h->stall_of)
+			return HVN_EXIT_FAIL;
+		for (size_t k = 0; k < h->x->nst; k++)
+			h->stall_of[h->x->st[k].coll] = k + 1;
+		f->ncoll += h->x->ncoll;
+		f->nranks += h->x->nproc;
+	}
+	return 0;
+}
+
+int hvn_fleet_analyse(struct hvn_fleet *f, const struct hvn_corr_params *p)
+{
+	int ret = align(f);
+
+	ret = ret ?: job_stalls(f);
+	for (size_t i = 0; i < f->nst && !ret; i++)
+		ret = judge(f, &f->st[i], p);
+	ret = ret ?: missing(f);
+	if (ret == -ENOMEM) {
+		hvn_err("out of memory");
+		return HVN_EXIT_FAIL;
+	}
+	return 0;
+}
+
+double hvn_fleet_share(const struct hvn_fleet_stall *s)
+{
+	double d = (double)(s->why_end - s->why_start);
+
+	if (!s->culprit || !s->why.cause || d <= 0)
+		return 0;
+	return s->why.explained / d > 1 ? 1 : s->why.explained / d;
+}
+
+void hvn_fleet_free(struct hvn_fleet *f)
+{
+	for (size_t i = 0; i < f->nh; i++) {
+		if (f->h[i].x)
+			hvn_corr_free(f->h[i].x);
+		free(f->h[i].x);
+		free(f->h[i].schema);
+		free(f->h[i].stall_of);
+	}
+	for (size_t i = 0; i < f->nst; i++) {
+		free(f->st[i].r);
+		free(f->st[i].noisy);
+	}
+	free(f->h);
+	free(f->st);
+	free(f->miss);
+	memset(f, 0, sizeof(*f));
+}
