@@ -197,7 +197,7 @@ build/tools-asan/hvnoise: $(TOOL_CMD_SRCS) $(TOOL_HDRS) build/tools-asan/libhvno
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	       -D_GNU_SOURCE -std=gnu11 \
 	       $(TOOL_INC) $(shell pkg-config --cflags $(TOOL_PKGS) 2>/dev/null)
-FUZZERS := tracedat inputs nccl params http pickle
+FUZZERS := tracedat inputs nccl params http pickle summary
 
 build/fuzz/fuzz_params: tests/fuzz/fuzz_params.c kmod/lib/cpulist.c kmod/lib/devlist.c
 	@mkdir -p $(dir $@)

@@ -21,7 +21,7 @@ fi
 # Seed corpora from what the tests wrote.
 corp=$out/corpus
 rm -rf "$corp"
-mkdir -p "$corp"/{tracedat,inputs,params,nccl,http,pickle}
+mkdir -p "$corp"/{tracedat,inputs,params,nccl,http,pickle,summary}
 for f in "$seeds"/live.dat "$seeds"/live-zstd.dat "$seeds"/live-none.dat "$seeds"/job.dat; do
 	[ -f "$f" ] && [ "$(stat -c %s "$f")" -lt 4000000 ] && cp "$f" "$corp/tracedat/"
 done
@@ -41,13 +41,17 @@ done
 printf 'GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:9464\r\nUser-Agent: Prometheus/2.45.0\r\nAccept: application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5\r\nX-Prometheus-Scrape-Timeout-Seconds: 10\r\n\r\n' >"$corp/http/prom"
 printf 'HEAD /metrics?x=1 HTTP/1.0\n\n' >"$corp/http/head"
 printf 'POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc' >"$corp/http/post"
+# Hosts' summaries (tests/host/fleet.py), without their magic.
+for f in "$seeds"/fleet/sum/*.sum; do
+	[ -f "$f" ] && tail -c +9 "$f" | head -c 30000 >"$corp/summary/$(basename "$f")"
+done
 for f in "$seeds"/nccl-files/*.bin; do
 	[ -f "$f" ] && tail -c +9 "$f" | head -c 8000 >"$corp/nccl/seed"
 done
 
 export ASAN_OPTIONS=detect_leaks=1 HVN_FUZZ_TRACE=$trace
 export LSAN_OPTIONS=$HVN_LSAN_OPTIONS
-for h in tracedat inputs params nccl http pickle; do
+for h in tracedat inputs params nccl http pickle summary; do
 	bin=build/fuzz/fuzz_$h
 	ok=1
 	# Crashes found before stay fixed.

@@ -111,6 +111,51 @@ def main():
         check(s and s["culprit"] and s["culprit"]["host"] == "host1" and 29.9e6 <= s["late_ns"] <= 30.0e6,
               f"... and the late rank is still found, {s and s['late_ns'] / 1e6:.3f} ms late")
 
+    # --- summaries: made per host, joined as the traces are ---------------
+    sums = os.path.join(work, "sum")
+    os.makedirs(sums)
+    rcs = []
+    for h in ("host0", "host1"):
+        p = run(hvn, "--summary", os.path.join(sums, h + ".sum"), os.path.join(plain, h + ".dat"))
+        rcs.append(p.returncode)
+    check(rcs == [0, 0] and all(os.path.getsize(os.path.join(sums, h + ".sum")) <
+                                os.path.getsize(os.path.join(plain, h + ".dat")) for h in ("host0", "host1")),
+          f"correlate --summary reduces each host's trace (exits {rcs}, "
+          f"{os.path.getsize(os.path.join(sums, 'host1.sum'))} of {os.path.getsize(os.path.join(plain, 'host1.dat'))} bytes)")
+
+    def verdicts(args):
+        p = run(hvn, "--json", *args)
+        if p.returncode:
+            return p.returncode
+        d = json.loads(p.stdout)
+        for h in d["hosts"]:
+            del h["trace"]
+        return d
+    full = verdicts([plain])
+    check(verdicts([sums]) == full and
+          verdicts([os.path.join(plain, "host0.dat"), os.path.join(sums, "host1.sum")]) == full,
+          "the join of summaries, and of a trace and a summary, says exactly what the traces' does")
+    cut = os.path.join(work, "cut.sum")
+    with open(os.path.join(sums, "host1.sum"), "rb") as f:
+        data = f.read()
+    with open(cut, "wb") as f:
+        f.write(data[:len(data) // 2 + 3])
+    p = run(hvn, os.path.join(plain, "host0.dat"), cut)
+    check(p.returncode == 3 and "cut.sum" in p.stderr and "offset" in p.stderr,
+          f"a summary cut short: exit 3 naming it and the offset ({p.stderr.strip()[:100]})")
+    bad = bytearray(data)
+    i = bad.find(b"host1")
+    bad[i - 8:i - 6] = (6).to_bytes(2, "little")    # HOST record retyped as a STALL
+    with open(cut, "wb") as f:
+        f.write(bad)
+    p = run(hvn, cut, os.path.join(plain, "host0.dat"))
+    check(p.returncode == 3 and "bad summary record at offset" in p.stderr,
+          f"a summary with a bad record: exit 3 naming the offset ({p.stderr.strip()[:100]})")
+    p = run(hvn, "--summary", os.path.join(work, "x.sum"), os.path.join(plain, "host0.dat"),
+            os.path.join(plain, "host1.dat"))
+    check(p.returncode == 2 and not os.path.exists(os.path.join(work, "x.sum")),
+          "--summary of two traces is refused, nothing written")
+
     shutil.copy(os.path.join(plain, "host0.dat"), os.path.join(work, "again.dat"))
     p = run(hvn, os.path.join(plain, "host0.dat"), os.path.join(work, "again.dat"))
     check(p.returncode == 2 and "both of host host0" in p.stderr and "again.dat" in p.stderr,

@@ -16,6 +16,7 @@
 #include "hvnoise/watch.h"
 #include "analysis/fleet.h"
 #include "analysis/stalls.h"
+#include "analysis/summary.h"
 #include "inputs/torch.h"
 #include "out/human.h"
 #include "out/correlate_json.h"
@@ -150,7 +151,7 @@ static void print_text(struct hvn_corr *x, const struct hvn_corr_params *p,
 struct correlate_args {
 	struct hvn_corr_params prm;
 	bool json;
-	const char *perfetto, *trace;
+	const char *perfetto, *trace, *summary;
 	char **traces;			/* every TRACE and DIR's *.dat */
 	size_t ntraces;
 	bool dir;
@@ -190,7 +191,7 @@ static int add_path(struct correlate_args *a, const char *path)
 	return 0;
 }
 
-/* A host's TRACE, or a DIR of them: its *.dat, by name. */
+/* A host's TRACE, or a DIR of them: its *.dat and *.sum, by name. */
 static int add_trace(struct correlate_args *a, const char *arg)
 {
 	struct stat st;
@@ -203,11 +204,19 @@ static int add_trace(struct correlate_args *a, const char *arg)
 	a->dir = true;
 	if (asprintf(&pat, "%s/*.dat", arg) < 0)
 		return -1;
-	if (glob(pat, 0, NULL, &g)) {
-		hvn_err("%s: a directory without traces (*.dat)", arg);
+	ret = glob(pat, 0, NULL, &g);
+	free(pat);
+	if (asprintf(&pat, "%s/*.sum", arg) < 0) {
+		if (!ret)
+			globfree(&g);
+		return -1;
+	}
+	if (glob(pat, ret ? 0 : GLOB_APPEND, NULL, &g) && ret) {
+		hvn_err("%s: a directory without traces (*.dat) or summaries (*.sum)", arg);
 		free(pat);
 		return -1;
 	}
+	ret = 0;
 	for (size_t i = 0; i < g.gl_pathc && !ret; i++)
 		ret = add_path(a, g.gl_pathv[i]);
 	globfree(&g);
@@ -261,6 +270,8 @@ static const struct hvn_opt correlate_opts[] = {
 			 "machine-readable output (schema \"hvnoise-correlate\" 1)"),
 	HVN_OPT_STR_ROW("perfetto", 0, "FILE", struct correlate_args, perfetto,
 			"Chrome trace events for ui.perfetto.dev"),
+	HVN_OPT_STR_ROW("summary", 0, "FILE", struct correlate_args, summary,
+			"write the trace's summary to FILE, for correlate over\nmany hosts (made where the trace is)"),
 	HVN_OPT_END_ROW
 };
 
@@ -384,6 +395,52 @@ static void print_fleet(const struct hvn_fleet *f, const struct hvn_corr_params 
 		printf("  none\n");
 }
 
+/* --summary: one host's trace, and its other files, reduced for the join. */
+static int run_summary(struct correlate_args *a)
+{
+	struct hvn_schema *schema = calloc(1, sizeof(*schema));
+	struct hvn_corr *x = calloc(1, sizeof(*x));
+	char host[128];
+	struct hvn_tdat t;
+	int ret, r;
+
+	if (a->ntraces != 1 || a->dir || a->json || a->perfetto) {
+		hvn_err("--summary FILE takes one trace, and no --json or --perfetto");
+		free(schema);
+		free(x);
+		return HVN_EXIT_USAGE;
+	}
+	if (!schema || !x) {
+		free(schema);
+		free(x);
+		return HVN_EXIT_FAIL;
+	}
+	ret = hvn_tdat_open(&t, a->trace);
+	if (!ret)
+		ret = hvn_fleet_host_open(x, schema, &t, host, sizeof(host));
+	for (int k = 0; !ret && k < HVN_CORR_INPUTS; k++)
+		for (int i = 0; i < a->nfiles[k]; i++) {
+			r = hvn_corr_read(x, k, a->files[k][i]);
+			if (r && !ret)
+				ret = r;
+		}
+	if (!ret || ret == HVN_EXIT_BADFILE) {
+		hvn_corr_analyse(x, &t, &a->prm);
+		hvn_corr_trim_episodes(x);
+		r = hvn_summary_write(a->summary, host, x);
+		if (r)
+			ret = r;
+		else
+			hvn_info("wrote %s: host %s, %zu collectives, %zu stalls, %zu noise episodes on their CPUs\n",
+				 a->summary, host, x->ncoll, x->nst, x->nep);
+	}
+	hvn_tdat_close(&t);
+	hvn_corr_free(x);
+	free(x);
+	free(schema);
+	return ret;
+}
+
 static int run_fleet(struct correlate_args *a)
 {
 	struct hvn_fleet f;
@@ -440,7 +497,12 @@ int cmd_correlate(int argc, char **argv)
 	}
 	if (ret >= 0)
 		goto out;
-	if (a.ntraces > 1 || (a.dir && a.ntraces)) {
+	if (a.summary) {
+		ret = run_summary(&a);
+		goto out;
+	}
+	if (a.ntraces > 1 || (a.dir && a.ntraces) ||
+	    (a.ntraces == 1 && hvn_summary_is(a.trace))) {
 		ret = run_fleet(&a);
 		goto out;
 	}

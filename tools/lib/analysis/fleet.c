@@ -8,6 +8,7 @@
 #include "hvn.h"
 #include "hvnoise/nccl.h"
 #include "analysis/fleet.h"
+#include "analysis/summary.h"
 #include "tracedat/meta.h"
 #include "tracedat/tracedat.h"
 
@@ -358,21 +359,14 @@ static int judge(struct hvn_fleet *f, struct hvn_fleet_stall *s,
 		r[0] = c;
 		s->culprit = true;
 		if (s->cls == HVN_FLEET_ARRIVAL) {
-			struct hvn_tdat t;
-			int ret;
-
 			/* What it did while the others waited for it. */
 			s->why_start = mono_of(h, cc, second);
 			s->why_end = cc->nccl_start;
 			if (s->why_end <= s->why_start)
 				s->why_start = s->why_end - 1;
-			ret = hvn_tdat_open(&t, h->path);
-			if (!ret)
-				ret = hvn_corr_probe(h->x, &t, p, c.coll, s->why_start,
-						     s->why_end, &s->why);
-			hvn_tdat_close(&t);
-			if (ret == -ENOMEM)
-				return ret;
+			if (hvn_corr_probe(h->x, NULL, p, c.coll, s->why_start,
+					   s->why_end, &s->why) == -ENOMEM)
+				return -ENOMEM;
 		} else if (own) {
 			s->why = *own;
 			s->why_start = cc->start;
@@ -524,6 +518,28 @@ static int missing(struct hvn_fleet *f)
 	return 0;
 }
 
+int hvn_fleet_host_open(struct hvn_corr *x, struct hvn_schema *schema,
+			struct hvn_tdat *t, char *host, size_t hlen)
+{
+	struct hvn_meta meta;
+	int r;
+
+	if (hvn_meta_read(&meta, t)) {
+		hvn_meta_free(&meta);
+		hvn_err("out of memory");
+		return HVN_EXIT_FAIL;
+	}
+	snprintf(host, hlen, "%s", meta.host[0] ? meta.host : t->path);
+	hvn_meta_free(&meta);
+	x->keep_episodes = true;
+	r = hvn_corr_open(x, schema, t);
+	if (r < 0) {
+		hvn_err("out of memory");
+		return HVN_EXIT_FAIL;
+	}
+	return 0;
+}
+
 int hvn_fleet_open(struct hvn_fleet *f, char **paths, size_t n,
 		   const struct hvn_corr_params *p)
 {
@@ -533,7 +549,6 @@ int hvn_fleet_open(struct hvn_fleet *f, char **paths, size_t n,
 		return HVN_EXIT_FAIL;
 	for (size_t i = 0; i < n; i++) {
 		struct hvn_fleet_host *h = &f->h[f->nh];
-		struct hvn_meta meta;
 		struct hvn_tdat t;
 		int r;
 
@@ -543,33 +558,32 @@ int hvn_fleet_open(struct hvn_fleet *f, char **paths, size_t n,
 		f->nh++;
 		if (!h->schema || !h->x)
 			return HVN_EXIT_FAIL;
-		r = hvn_tdat_open(&t, h->path);
-		if (r) {
+		if (hvn_summary_is(h->path)) {
+			r = hvn_summary_read(h->path, h->x, h->schema, h->host,
+					     sizeof(h->host));
+			if (r)
+				return r;
+		} else {
+			r = hvn_tdat_open(&t, h->path);
+			if (r) {
+				hvn_tdat_close(&t);
+				return r;
+			}
+			r = hvn_fleet_host_open(h->x, h->schema, &t, h->host,
+						sizeof(h->host));
+			if (!r)
+				hvn_corr_analyse(h->x, &t, p);
 			hvn_tdat_close(&t);
-			return r;
+			if (r)
+				return r;
+			hvn_corr_trim_episodes(h->x);
 		}
-		if (hvn_meta_read(&meta, &t)) {
-			hvn_meta_free(&meta);
-			hvn_tdat_close(&t);
-			return HVN_EXIT_FAIL;
-		}
-		snprintf(h->host, sizeof(h->host), "%s", meta.host[0] ? meta.host : h->path);
-		hvn_meta_free(&meta);
 		for (size_t k = 0; k + 1 < f->nh; k++)
 			if (!strcmp(f->h[k].host, h->host)) {
 				hvn_err("%s and %s are both of host %s: one trace per host",
 					f->h[k].path, h->path, h->host);
-				hvn_tdat_close(&t);
 				return HVN_EXIT_USAGE;
 			}
-		r = hvn_corr_open(h->x, h->schema, &t);
-		if (r < 0) {
-			hvn_err("out of memory");
-			hvn_tdat_close(&t);
-			return HVN_EXIT_FAIL;
-		}
-		hvn_corr_analyse(h->x, &t, p);
-		hvn_tdat_close(&t);
 		h->stall_of = calloc(h->x->ncoll + 1, sizeof(*h->stall_of));
 		if (!h->stall_of)
 			return HVN_EXIT_FAIL;

@@ -90,8 +90,17 @@ struct hvn_fleet {
 	size_t ncoll, nranks;
 };
 
+struct hvn_tdat;
+
 /*
- * Open and correlate each of @paths as a host: 0, or an HVN_EXIT_* code
+ * Pass 1 over one host's trace @t into a zeroed @x, its episodes kept, and
+ * the host's name from its metadata: 0 or an HVN_EXIT_* code (said).
+ * hvn_corr_analyse() next.
+ */
+int hvn_fleet_host_open(struct hvn_corr *x, struct hvn_schema *schema,
+			struct hvn_tdat *t, char *host, size_t hlen);
+/*
+ * Open and correlate each of @paths (traces, or summaries) as a host: 0, or an HVN_EXIT_* code
  * with the reason said (a file that cannot be read, or two files of one
  * host).  hvn_fleet_free() after either.
  */

@@ -842,6 +842,38 @@ void hvn_corr_free(struct hvn_corr *x)
 	free(x->by_start);
 	free(x->late);
 	free(x->unf);
+	free(x->ep);
+}
+
+void hvn_corr_trim_episodes(struct hvn_corr *x)
+{
+	uint8_t *serves = calloc(HVN_MAX_CPUS, 1);
+	size_t n = 0;
+
+	if (!serves)
+		return;
+	memcpy(serves, x->irq_cpu, HVN_MAX_CPUS);
+	for (size_t i = 0; i < x->ncoll; i++) {
+		const struct hvn_coll *c = &x->coll[i];
+
+		if (c->cpu >= 0 && c->cpu < HVN_MAX_CPUS)
+			serves[c->cpu] = 1;
+		for (int j = 0; j < c->npcpu; j++)
+			if (c->pcpu[j] >= 0 && c->pcpu[j] < HVN_MAX_CPUS)
+				serves[c->pcpu[j]] = 1;
+	}
+	for (size_t i = 0; i < x->nep; i++) {
+		const struct hvn_episode *e = &x->ep[i];
+		bool on = e->cpu >= 0 && e->cpu < HVN_MAX_CPUS && serves[e->cpu];
+
+		if (e->kind == HVN_EP_MIGRATE && e->cpu2 >= 0 &&
+		    e->cpu2 < HVN_MAX_CPUS)
+			on |= serves[e->cpu2];
+		if (on)
+			x->ep[n++] = *e;
+	}
+	x->nep = n;
+	free(serves);
 }
 
 int hvn_corr_probe(struct hvn_corr *x, struct hvn_tdat *t,
@@ -874,7 +906,10 @@ int hvn_corr_probe(struct hvn_corr *x, struct hvn_tdat *t,
 	x->nst = 1;
 	x->max_stall_dur = 0;
 	prepare_stalls(x);
-	hvn_tdat_stream(t, &rb);
+	if (t)
+		hvn_tdat_stream(t, &rb);
+	for (size_t i = 0; !t && i < x->nep; i++)
+		attribute(x, &x->ep[i]);
 	verdicts(x, p);
 	*out = x->st[0];
 	out->coll = coll;

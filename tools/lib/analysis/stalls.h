@@ -116,6 +116,12 @@ struct hvn_corr {
 	size_t nlate;
 	struct hvn_unfinished *unf;	/* by start */
 	size_t nunf, unf_cap;
+	/* With keep_episodes set before hvn_corr_open(): every lost, steal,
+	 * storm and migration episode, for hvn_corr_probe() without the
+	 * trace (correlate over many hosts, and their summaries). */
+	bool keep_episodes;
+	struct hvn_episode *ep;
+	size_t nep, ep_cap;
 };
 
 struct hvn_corr_params {
@@ -145,11 +151,15 @@ int hvn_corr_read(struct hvn_corr *x, enum hvn_corr_input kind,
 void hvn_corr_analyse(struct hvn_corr *x, struct hvn_tdat *t,
 		      const struct hvn_corr_params *p);
 void hvn_corr_free(struct hvn_corr *x);
+/* Keep only the episodes on CPUs that serve a collective or a watched IRQ
+ * (what a stall or a probe can be charged with). */
+void hvn_corr_trim_episodes(struct hvn_corr *x);
 
 /*
  * The noise on the CPUs of collective @coll (its proxy, enqueuing and IRQ
  * CPUs) over [@start, @end) of trace time, judged as a stall is: another
- * pass over @t, after hvn_corr_analyse().  0 or -ENOMEM.
+ * pass over @t after hvn_corr_analyse(), or over the kept episodes when
+ * @t is NULL.  0 or -ENOMEM.
  */
 int hvn_corr_probe(struct hvn_corr *x, struct hvn_tdat *t,
 		   const struct hvn_corr_params *p, uint32_t coll,

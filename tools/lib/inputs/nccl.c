@@ -115,6 +115,16 @@ void hvn_corr_event(void *vx, int cpu, uint64_t ts, const uint8_t *d,
 		}
 	}
 	hvn_an_event(&x->an, cpu, ts, d, len);
+	if (x->keep_episodes) {
+		struct hvn_episode e;
+		int k = hvn_episode_decode(x->schema, ts, d, len, &e);
+
+		if (k == HVN_EV_LOST || k == HVN_EV_STEAL || k == HVN_EV_STORM ||
+		    k == HVN_EV_MIGRATE) {
+			x->ep = hvn_corr_grow(x->ep, &x->ep_cap, x->nep, sizeof(*x->ep));
+			x->ep[x->nep++] = e;
+		}
+	}
 }
 
 /* The plugin's file: "HVNNCCL1", then header + record, to the end. */
