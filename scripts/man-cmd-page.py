@@ -13,7 +13,7 @@ src, cmd = sys.argv[1:3]
 text = open(src).read()
 syn = [ln for ln in text.splitlines() if ln.startswith(f"| **hvnoise {cmd}**")]
 m = re.search(rf"^{re.escape(cmd)}\n-+\n(.*?)(?=^\S[^\n]*\n[-=]+\n)", text, re.M | re.S)
-if len(syn) != 1 or not m:
+if not syn or not m:
     sys.exit(f"man-cmd-page: {src}: no synopsis line or no section for {cmd}")
 name = f"hvnoise-{cmd}"
 descr = {"record": "record hvnoise and kernel events into a trace.dat",
@@ -22,7 +22,8 @@ descr = {"record": "record hvnoise and kernel events into a trace.dat",
          "top": "a live per-CPU view",
          "status": "what hvnoise has and lacks on this host, and the fixes",
          "correlate": "NCCL collectives that stalled, and the host noise behind each",
-         "exporter": "per-CPU counters for Prometheus, served over HTTP"}[cmd]
+         "exporter": "per-CPU counters for Prometheus, served over HTTP",
+         "trigger": "ask the flight recorder for an incident, or a past window"}[cmd]
 bar = "=" * (len(name) + 2)
 sub = "-" * (len(descr) + 2)
 out = f"""{bar}
@@ -39,7 +40,7 @@ out = f"""{bar}
 SYNOPSIS
 ========
 
-{syn[0]}
+{chr(10).join(syn)}
 
 DESCRIPTION
 ===========

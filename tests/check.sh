@@ -386,6 +386,25 @@ else
 	fail "vm-flight/completed (no 6.1 kernel or module build)"
 fi
 
+stage vm-fleet "two VMs, one job: hvnoise correlate over both hosts' recordings names the host the hypervisor paused, and the clocks' offset"
+if [ -z "$k61" ]; then
+	skip "vm-fleet/completed" "$k61_why"
+elif [ -f build/kbuild-6.1/kmod/hvnoise.ko ] && mkdir -p "$out/vm-fleet" &&
+	make -s build/tools/nccl_fake build/tools/libnccl-profiler-hvnoise.so; then
+	mkinitrd "$out/vm-fleet/initrd.gz" --kver "$kver" \
+		--kmod virtio_pci --kmod virtio_net --kmod virtio_blk \
+		--bin build/tools/hvnoise=/usr/bin/hvnoise \
+		--bin build/tools/nccl_fake=/usr/bin/nccl_fake \
+		--file build/tools/libnccl-profiler-hvnoise.so=/usr/lib/libnccl-profiler-hvnoise.so \
+		--file tests/vm/guest-fleet.sh=/lib/hvnoise/guest.sh \
+		--file build/kbuild-6.1/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko
+	collect "$out/vm-fleet.log" tests/vm/fleet.py "/boot/vmlinuz-$kver" \
+		"$out/vm-fleet/initrd.gz" "$out/vm-fleet" build/tools-asan/hvnoise
+	grep -E "^  " "$out/vm-fleet.log" | diag
+else
+	fail "vm-fleet/completed (no 6.1 kernel or module build)"
+fi
+
 stage stress "stress on the 6.12 debug kernel (KASAN, lockdep, kmemleak), short form; make stress runs 500 cycles"
 if [ -n "$kernel612" ] && [ -f build/kbuild-6.12/kmod/hvnoise.ko ] && [ -x "$out/dread" ]; then
 	collect "$out/stress.log" tests/vm/stress.sh 10 "$out" "$kernel612" \

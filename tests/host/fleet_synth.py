@@ -20,7 +20,6 @@ Prints the truth as JSON: hosts, their clock errors, the stalls.
 """
 import json
 import os
-import random
 import struct
 import sys
 
@@ -54,72 +53,80 @@ def real(h, m):
     return EPOCH + m + base + err
 
 
-def job(nhosts, nranks, ncoll, seed, period):
-    rnd = random.Random(seed)
-    # per host: list of (true ts, buffer cpu, event name, values)
-    ev = [[] for _ in range(nhosts)]
-    culprit_arrive = (1 % nhosts, nranks - 1)        # host B's last rank
-    culprit_inflight = (0, min(1, nranks - 1))       # host A's second rank
-    for h in range(nhosts):
-        for r in range(nranks):
-            rank = h * nranks + r
-            m = mono(h, T0 - 5 * 10**9)
-            ev[h].append((T0 - 5 * 10**9, 0, "raw_data", se.nccl(1, struct.pack(
-                "<Q4i2Q32s32s", COMM, rank, nhosts * nranks, nhosts, 1000 + r,
-                m, real(h, m), b"fleet-job", b"host%d" % h))))
-    op = 0
+def jitter(seed, i, h, r, salt, n):
+    """A fixed pseudo-random 0..n-1 for collective @i of host @h's rank @r:
+    each host's events are made alone, the same as with the others'."""
+    x = (i * 1000003 + h * 7919 + r * 104729 + salt * 15485863 + seed * 31) & 0xFFFFFFFF
+    x = (x * 2654435761) & 0xFFFFFFFF
+    x ^= x >> 15
+    return (x * 2246822519 & 0xFFFFFFFF) % n
+
+
+def culprits(nhosts, nranks):
+    return (1 % nhosts, nranks - 1), (0, min(1, nranks - 1))
+
+
+def host_events(h, nhosts, nranks, ncoll, seed, period):
+    """Host @h's events: (true ts, buffer CPU, event name, values)."""
+    ev = []
+    culprit_arrive, culprit_inflight = culprits(nhosts, nranks)
+    for r in range(nranks):
+        rank = h * nranks + r
+        m = mono(h, T0 - 5 * 10**9)
+        ev.append((T0 - 5 * 10**9, 0, "raw_data", se.nccl(1, struct.pack(
+            "<Q4i2Q32s32s", COMM, rank, nhosts * nranks, nhosts, 1000 + r,
+            m, real(h, m), b"fleet-job", b"host%d" % h))))
+    pack_coll = struct.Struct("<QQQQQQiIiiBBBB8s8s4x").pack
+    pack_prox = struct.Struct("<QQQQQ6QiIiiiiiBBBB").pack
     for i in range(ncoll):
         t = T0 + i * period
-        arrive = {}
-        for h in range(nhosts):
-            for r in range(nranks):
-                arrive[(h, r)] = t + rnd.randint(0, 50_000)
-        if i == ARRIVE:
-            arrive[culprit_arrive] = t + LATE
-        work = 1_000_000
-        if i == INFLIGHT:
-            work += STUCK
-        if i == QUIET:
-            work += SLOW
-        end = max(arrive.values()) + work
-        for (h, r), a in arrive.items():
-            op += 1
+        work = 1_000_000 + (STUCK if i == INFLIGHT else 0) + (SLOW if i == QUIET else 0)
+        # Every rank arrives within 50 us, the late one later: all leave
+        # together once the last is in.
+        end = t + (LATE if i == ARRIVE else 50_000) + work
+        for r in range(nranks):
             rank = h * nranks + r
-            e = end + rnd.randint(-3_000, 3_000)
-            # The records' times are the host's CLOCK_MONOTONIC.
+            a = t + jitter(seed, i, h, r, 1, 50_000)
+            if i == ARRIVE and (h, r) == culprit_arrive:
+                a = t + LATE
+            e = end + jitter(seed, i, h, r, 2, 6_000) - 3_000
             true_a = a
+            # The records' times are the host's CLOCK_MONOTONIC.
             a, e = mono(h, a), mono(h, e)
+            op = i * nranks + r + 1
             pcpu, ecpu = 1 + r % 2, 3
-            coll = struct.pack("<QQQQQQiIiiBBBB8s8s4x", COMM, op, i, a, a + 20_000,
-                               262144, rank, 4000 + r, ecpu, -1, 2, 4, 2, 0,
-                               b"RING", b"SIMPLE")
-            prox = struct.pack("<QQQQQ6QiIiiiiiBBBB", COMM, op, i, a + 30_000, e,
-                               *([0] * 6), rank, 5000 + r, pcpu, pcpu, 1, 8, 4096,
-                               0, 1, 2, 0)
-            ev[h].append((true_a + 20_000, ecpu, "raw_data", se.nccl(2, coll)))
-            ev[h].append((end, pcpu, "raw_data", se.nccl(3, prox)))
-        if i == ARRIVE:
-            h, r = culprit_arrive
+            ev.append((true_a + 20_000, ecpu, "raw_data", se.nccl(2, pack_coll(
+                COMM, op, i, a, a + 20_000, 262144, rank, 4000 + r, ecpu, -1, 2, 4,
+                2, 0, b"RING", b"SIMPLE"))))
+            ev.append((end, pcpu, "raw_data", se.nccl(3, pack_prox(
+                COMM, op, i, a + 30_000, e, 0, 0, 0, 0, 0, 0, rank, 5000 + r, pcpu,
+                pcpu, 1, 8, 4096, 0, 1, 2, 0))))
+        if i == ARRIVE and h == culprit_arrive[0]:
+            r = culprit_arrive[1]
             s0 = t + 200_000
             d = LATE - 400_000
-            ev[h].append((s0 + d, 1 + r % 2, "lost", dict(
+            ev.append((s0 + d, 1 + r % 2, "lost", dict(
                 cpu=1 + r % 2, start=s0, duration=d, irq_ns=0, steal_ns=0,
                 unexplained_ns=d)))
-        if i == INFLIGHT:
-            h, r = culprit_inflight
-            s0 = max(arrive.values()) + 300_000
+        if i == INFLIGHT and h == culprit_inflight[0]:
+            r = culprit_inflight[1]
+            s0 = t + 50_000 + 300_000
             d = STUCK - 600_000
-            ev[h].append((s0 + d, 1 + r % 2, "lost", dict(
+            ev.append((s0 + d, 1 + r % 2, "lost", dict(
                 cpu=1 + r % 2, start=s0, duration=d, irq_ns=0, steal_ns=d,
                 unexplained_ns=0)))
-    truth = dict(
+    return ev
+
+
+def truth(nhosts, nranks):
+    ca, ci = culprits(nhosts, nranks)
+    return dict(
         hosts=[dict(host="host%d" % h, clock_error_ns=host_clock(h)[1]) for h in range(nhosts)],
-        stalls=[dict(seq=ARRIVE, cls="arrival", host="host%d" % culprit_arrive[0],
-                     rank=culprit_arrive[0] * nranks + culprit_arrive[1], cause="hypervisor"),
-                dict(seq=INFLIGHT, cls="in-flight", host="host%d" % culprit_inflight[0],
-                     rank=culprit_inflight[1], cause="hypervisor"),
+        stalls=[dict(seq=ARRIVE, cls="arrival", host="host%d" % ca[0],
+                     rank=ca[0] * nranks + ca[1], cause="hypervisor"),
+                dict(seq=INFLIGHT, cls="in-flight", host="host%d" % ci[0],
+                     rank=ci[0] * nranks + ci[1], cause="hypervisor"),
                 dict(seq=QUIET, cls="in-flight", host=None, rank=None, cause="none")])
-    return ev, truth
 
 
 def write_host(path, h, events):
@@ -182,12 +189,12 @@ def write(d, nhosts=2, nranks=2, ncoll=600, seed=1, period=PERIOD, drift=None,
     os.makedirs(d, exist_ok=True)
     DRIFT.clear()
     DRIFT.update(drift or {})
-    ev, truth = job(nhosts, nranks, ncoll, seed, period)
     for h in range(nhosts):
         if only is not None and h not in only:
             continue
-        write_host(os.path.join(d, "host%d.dat" % h), h, ev[h])
-    return truth
+        write_host(os.path.join(d, "host%d.dat" % h), h,
+                   host_events(h, nhosts, nranks, ncoll, seed, period))
+    return truth(nhosts, nranks)
 
 
 if __name__ == "__main__":

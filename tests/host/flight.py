@@ -236,6 +236,69 @@ if os.path.exists(fake) and os.path.exists(plugin):
 else:
     check(False, f"NCCL-like job (no {fake} or {plugin})")
 
+# --- hvnoise trigger --at: a past window, and one to come ------------------------
+def wrote_count():
+    errf.seek(0)
+    return len(re.findall(r"flight-recorder: wrote ", errf.read()))
+
+
+def burst_at():
+    """A burst's IRQ count and its middle (mono ns, CLOCK_REALTIME s)."""
+    m0, r0 = mono(), time.time()
+    n = burst()
+    m1, r1 = mono(), time.time()
+    return n, (m0 + m1) // 2, (r0 + r1) / 2, (m1 - m0) // 2
+
+
+n0 = wrote_count()
+burst()
+time.sleep(1.5)
+nb, mid, rmid, half = burst_at()
+time.sleep(1.5)
+burst()
+win = half + 300_000_000
+p = subprocess.run([hvn, "trigger", "--trigger-file", trig, "--at", f"@{rmid:.6f}",
+                    "--window", f"{win / 1e9:.3f}", "the", "middle", "burst"],
+                   capture_output=True, text=True, env=env)
+w6 = wait_line("at", n0 + 1)
+ts = []
+if w6:
+    tc = subprocess.run(["trace-cmd", "report", "-t", "--nodate", "-i", w6[0]],
+                        capture_output=True, text=True)
+    ts = [(int(m.group(1)), int(m.group(2)) * 10**9 + int(m.group(3).ljust(9, "0")))
+          for m in re.finditer(r"\[(\d+)\]\s+(\d+)\.(\d+): irq_handler_entry", tc.stdout)]
+inside = sum(1 for _, t in ts if mid - win <= t <= mid + win)
+outside = {}
+for cpu, t in ts:
+    if not mid - win <= t <= mid + win:
+        outside[cpu] = outside.get(cpu, 0) + 1
+check(p.returncode == 0 and w6 and w6[0].endswith("-at.dat") and "around" in w6[1] and
+      w6[1].endswith(": the middle burst") and inside >= nb // 2 and
+      all(n <= 2 * PAGE_EVENTS for n in outside.values()),
+      f"hvnoise trigger --at a past moment: the window around it is written ({w6 and os.path.basename(w6[0])}: "
+      f"{inside} interrupts of the {nb} of its burst inside; of the bursts 1.5 s before and "
+      f"after at most the pages straddling its edges per CPU, {outside or 'none'})",
+      p.stderr + open(errf.name).read()[-400:])
+p = subprocess.run([hvn, "trigger", "--trigger-file", trig, "--at", f"@{time.time() + 1:.6f}",
+                    "--window", "0.5s"], capture_output=True, text=True, env=env)
+asked = mono()
+w7 = wait_line("at", n0 + 2)
+errf.seek(0)
+log = errf.read()
+check(p.returncode == 0 and w7 and w7[0].endswith("-at.dat") and
+      "asked for +-0.500 s around" in log and mono() - asked >= 1_000_000_000,
+      f"hvnoise trigger --at a moment to come: written once its window has passed "
+      f"({w7 and os.path.basename(w7[0])}, {(mono() - asked) / 1e9:.1f} s after asking)",
+      log[-400:])
+for args, rc_want, words in ((["--at", "soon"], 2, "--at soon: not"),
+                             (["--window", "0"], 2, "--window 0"),
+                             (["--trigger-file", os.path.join(work, "no", "such", "trigger")], 1,
+                              "cannot write")):
+    p = subprocess.run([hvn, "trigger", *args], capture_output=True, text=True, env=env)
+    check(p.returncode == rc_want and words in p.stderr and p.stderr.count("\n") == 1,
+          f"hvnoise trigger {' '.join(args)}: exit {p.returncode}, {p.stderr.strip()[:110]}",
+          p.stderr[-300:])
+
 rc, err = hvntest.stop(pr, signal.SIGTERM, errf)
 check(rc == 0 and "stopped by signal" in err and not os.path.exists(idir) and
       "Sanitizer" not in err and "runtime error" not in err,

@@ -17,10 +17,23 @@
  *                                  (a fixed number of iterations, so time
  *                                  taken from the CPU lengthens it)
  *   nccl_fake bench PLUGIN N       ns per callback over N collectives
+ *   nccl_fake tcp PLUGIN SECONDS CPU WORK_US RANK ADDR PORT
+ *                                  one rank of a two-rank job across two
+ *                                  hosts: rank 0 listens on ADDR:PORT, rank
+ *                                  1 connects; first a clock exchange (rank
+ *                                  1 prints the peer's CLOCK_REALTIME offset
+ *                                  and the round trip), then all-reduces
+ *                                  until rank 0 has run SECONDS: each the
+ *                                  WORK_US spin and a byte each way, so a
+ *                                  rank waits for the other's arrival
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <dlfcn.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -555,6 +568,154 @@ static int cmd_work(const char *plugin, double seconds, int cpu, int work_us)
 	return 0;
 }
 
+/* --- two hosts over TCP ---------------------------------------------------------- */
+
+static uint64_t real_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static int full(int fd, void *buf, size_t n, bool out)
+{
+	for (size_t d = 0; d < n;) {
+		ssize_t r = out ? write(fd, (char *)buf + d, n - d) :
+				  read(fd, (char *)buf + d, n - d);
+
+		if (r <= 0)
+			return -1;
+		d += r;
+	}
+	return 0;
+}
+
+static int tcp_link(int rank, const char *addr, int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int one = 1, fd, l;
+
+	if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1)
+		return -1;
+	if (rank == 0) {
+		l = socket(AF_INET, SOCK_STREAM, 0);
+		setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) ||
+		    listen(l, 1))
+			return -1;
+		fd = accept(l, NULL, NULL);
+		close(l);
+	} else {
+		/* The peer may still be booting: a minute to come up. */
+		for (int i = 0;; i++) {
+			fd = socket(AF_INET, SOCK_STREAM, 0);
+			if (!connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+				break;
+			close(fd);
+			if (i == 600)
+				return -1;
+			usleep(100000);
+		}
+	}
+	if (fd >= 0)
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return fd;
+}
+
+/* Rank 1 asks, rank 0 answers with its CLOCK_REALTIME: the peer's offset
+ * from the exchange with the shortest round trip. */
+static void clock_exchange(int fd, int rank)
+{
+	uint64_t t1, t2, t3, best_rtt = UINT64_MAX;
+	int64_t off = 0;
+
+	for (int i = 0; i < 32; i++) {
+		if (rank == 0) {
+			if (full(fd, &t1, 8, false))
+				return;
+			t2 = real_now();
+			if (full(fd, &t2, 8, true))
+				return;
+			continue;
+		}
+		t1 = real_now();
+		if (full(fd, &t1, 8, true) || full(fd, &t2, 8, false))
+			return;
+		t3 = real_now();
+		if (t3 - t1 < best_rtt) {
+			best_rtt = t3 - t1;
+			off = (int64_t)(t2 - (t1 + t3) / 2);
+		}
+	}
+	if (rank == 1)
+		printf("nccl_fake: peer clock offset %lld ns rtt %llu ns\n",
+		       (long long)off, (unsigned long long)best_rtt);
+}
+
+static int cmd_tcp(const char *plugin, double seconds, int cpu, int work_us,
+		   int rank, const char *addr, int port)
+{
+	struct coll_job j = { .rank = rank };
+	void *ctx = NULL, *op = NULL;
+	cpu_set_t set;
+	uint64_t end;
+	int mask, fd;
+	long n = 0;
+	char go = 1, peer = 1;
+
+	load(plugin);
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	j.work_iters = calibrate(work_us);
+	fd = tcp_link(rank, addr, port);
+	if (fd < 0) {
+		perror("nccl_fake: tcp");
+		return 1;
+	}
+	clock_exchange(fd, rank);
+	p5->init(&ctx, 0xf1ee7ull, &mask, "fleet-job", 2, 2, rank, logger);
+	j.ctx = ctx;
+	end = now() + seconds * 1e9;
+	while (go == 1 && peer == 1) {
+		struct nccl_event_descr_v5 d;
+
+		j.seq = n++;
+		app_part(&j, false);
+		memset(&d, 0, sizeof(d));
+		d.type = NCCL_EV_PROXYOP;
+		d.parent = j.coll;
+		d.rank = rank;
+		d.proxyop.pid = getpid();
+		d.proxyop.channel = 0;
+		d.proxyop.peer = 1 - rank;
+		d.proxyop.nsteps = 1;
+		d.proxyop.chunk = 4096;
+		d.proxyop.is_send = 1;
+		op = NULL;
+		p5->start_event(ctx, &op, &d);
+		p5->record_state(op, NCCL_ST_PROXYOP_IN_PROGRESS, NULL);
+		spin(j.work_iters);
+		/* Rank 0 says when to stop; the other goes on to that one. */
+		if (rank == 0 && now() >= end)
+			go = 2;
+		if (full(fd, &go, 1, true) || full(fd, &peer, 1, false)) {
+			perror("nccl_fake: tcp exchange");
+			return 1;
+		}
+		p5->stop_event(op);
+		if (n == 8) {
+			printf("nccl_fake: collectives running\n");
+			fflush(stdout);
+		}
+	}
+	p5->finalize(ctx);
+	close(fd);
+	printf("nccl_fake: rank %d ran %ld collectives with its peer\n", rank, n);
+	return 0;
+}
+
 /* --- the callback cost ---------------------------------------------------------- */
 
 static int cmp_u64(const void *a, const void *b)
@@ -603,6 +764,9 @@ int main(int argc, char **argv)
 		return cmd_badenv(argv[2]);
 	if (argc >= 6 && !strcmp(argv[1], "work"))
 		return cmd_work(argv[2], atof(argv[3]), atoi(argv[4]), atoi(argv[5]));
+	if (argc >= 9 && !strcmp(argv[1], "tcp"))
+		return cmd_tcp(argv[2], atof(argv[3]), atoi(argv[4]), atoi(argv[5]),
+			       atoi(argv[6]), argv[7], atoi(argv[8]));
 	if (argc >= 4 && !strcmp(argv[1], "bench"))
 		return cmd_bench(argv[2], atol(argv[3]));
 	fprintf(stderr, "usage: see the comment at the top of nccl_fake.c\n");

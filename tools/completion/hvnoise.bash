@@ -10,14 +10,14 @@ _hvnoise()
 	cmd=${COMP_WORDS[1]}
 
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		words="record flight-recorder report top status correlate exporter version help"
+		words="record flight-recorder report top status correlate exporter trigger version help"
 		mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")
 		return
 	fi
 	case $cmd in
 	help)
 		[ "$COMP_CWORD" -eq 2 ] && mapfile -t COMPREPLY < <(compgen -W \
-			"record flight-recorder report top status correlate exporter" -- "$cur")
+			"record flight-recorder report top status correlate exporter trigger" -- "$cur")
 		return ;;
 	version) return ;;
 	esac
@@ -25,7 +25,7 @@ _hvnoise()
 	--source)
 		mapfile -t COMPREPLY < <(compgen -W "module bpf kernel" -- "$cur")
 		return ;;
-	-o|--output|-i|--input|--nccl|--fr|--kineto|--inspector|--perfetto|--trigger-file)
+	-o|--output|-i|--input|--nccl|--fr|--kineto|--inspector|--perfetto|--summary|--trigger-file)
 		# files (for top and exporter, -i is a time: nothing to offer)
 		case $cmd in top|exporter) return ;; esac
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur")

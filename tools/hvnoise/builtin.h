@@ -10,5 +10,6 @@ int cmd_top(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_correlate(int argc, char **argv);
 int cmd_exporter(int argc, char **argv);
+int cmd_trigger(int argc, char **argv);
 
 #endif

@@ -357,8 +357,10 @@ static void print_fleet(const struct hvn_fleet *f, const struct hvn_corr_params 
 		       i + 1, when, (unsigned long long)s->comm, hvn_nccl_fn(s->func),
 		       (unsigned long long)s->seq, s->nr, nhosts, s->lost_ns / 1e6);
 		if (s->cls == HVN_FLEET_ARRIVAL)
-			printf("     arrival stall: rank %d on %s entered %.3f ms after the other %u ranks (+- %.3f ms)\n",
-			       cc->rank, h->host, s->late_ns / 1e6, s->nr - 1, h->unc / 1e6);
+			printf("     arrival stall: rank %d on %s entered %.3f ms after the %u other rank%s (+- %.3f ms)\n",
+			       cc->rank, h->host, s->late_ns / 1e6,
+			       s->nr - 1,
+			       s->nr > 2 ? "s" : "", s->unc / 1e6);
 		else
 			printf("     in-flight stall: every rank entered within %.3f ms; ",
 			       s->spread_ns / 1e6);

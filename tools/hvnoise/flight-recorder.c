@@ -37,6 +37,7 @@
 #include "session.h"
 #include "tracedat/meta.h"
 #include "tracedat/tracedat.h"
+#include "trigger.h"
 
 #define POLL_MS		200
 #define DEFAULT_KB	8192		/* ring per CPU */
@@ -154,6 +155,9 @@ struct flight {
 	 * whose seconds they fall in. */
 	struct { uint64_t start, end; } gaps[16];
 	unsigned int ngaps;
+	/* hvnoise trigger --at: a window (mono ns) written once it ended. */
+	uint64_t at_from, at_until;
+	char at_why[512];
 };
 
 static struct flight *live_flight;
@@ -395,6 +399,32 @@ static bool trigger_file_touched(struct flight *f, char *why, size_t len)
 	return true;
 }
 
+/*
+ * hvnoise trigger --at: the window [at - window, at + window] on our clock;
+ * true while its end is to come (the incident is written then), false to
+ * write it now (tag "at").  A second request replaces a pending one.
+ */
+static bool ask_window(struct flight *f, const struct hvn_trigger *t,
+		       char *why)
+{
+	uint64_t mono = hvn_now(CLOCK_MONOTONIC), real = hvn_now(CLOCK_REALTIME);
+	int64_t at = (int64_t)t->at - (int64_t)real + (int64_t)mono;
+
+	if (f->at_until)
+		hvn_warn("a window asked for earlier is dropped for the new one (%s)",
+			 f->at_why);
+	f->at_from = at > (int64_t)t->window ? at - t->window : 1;
+	f->at_until = at + t->window;
+	snprintf(f->at_why, sizeof(f->at_why), "%s", why);
+	if (f->at_until > mono) {
+		hvn_info("asked for +-%.3f s around %s: written in %.1f s\n",
+			 t->window / 1e9, t->why[0] ? t->why : "the time given",
+			 (f->at_until - mono) / 1e9);
+		return true;
+	}
+	return false;
+}
+
 /* Events the kernel lost from the ring (overwritten or dropped), all CPUs. */
 static uint64_t ring_overruns(struct flight *f)
 {
@@ -422,10 +452,12 @@ static uint64_t page_ts(const struct flight *f, const struct cpu_pages *p,
 }
 
 /*
- * Read the ring out and write the pages of the last --keep seconds: 0 or
+ * Read the ring out and write the pages of the last --keep seconds, or of
+ * [@from, @until] (mono ns; @from 0: the last --keep seconds): 0 or
  * HVN_EXIT_FAIL.  @tag goes into the file name, @why into its metadata.
  */
-static int write_incident(struct flight *f, const char *tag, const char *why)
+static int write_incident(struct flight *f, const char *tag, const char *why,
+			  uint64_t from, uint64_t until)
 {
 	uint64_t now = hvn_now(CLOCK_MONOTONIC), cutoff, oldest = UINT64_MAX;
 	uint64_t pages = 0;
@@ -459,6 +491,8 @@ static int write_incident(struct flight *f, const char *tag, const char *why)
 		free(kb);
 	}
 	cutoff = now > f->keep * 1e9 ? now - (uint64_t)(f->keep * 1e9) : 0;
+	if (from)
+		cutoff = from;
 	for (int c = 0; c < f->ring.ncpus; c++) {
 		struct cpu_pages *p = &cp[c];
 		size_t first = 0;
@@ -481,6 +515,9 @@ static int write_incident(struct flight *f, const char *tag, const char *why)
 		/* A page holds events from its timestamp to the next page's. */
 		while (first + 1 < p->n && page_ts(f, p, first + 1) <= cutoff)
 			first++;
+		/* Pages begun after the window are not of it. */
+		while (p->n > first && page_ts(f, p, p->n - 1) > until)
+			p->n--;
 		if (p->n && page_ts(f, p, first) < oldest)
 			oldest = page_ts(f, p, first);
 		if (p->n - first == 0)
@@ -506,6 +543,8 @@ static int write_incident(struct flight *f, const char *tag, const char *why)
 		hvn_rb_out_flush(&f->bc[c].out);
 		while (first + 1 < p->n && page_ts(f, p, first + 1) <= cutoff)
 			first++;
+		while (p->n > first && page_ts(f, p, p->n - 1) > until)
+			p->n--;
 		if (p->n - first == 0) {
 			p->n = 0;
 			continue;
@@ -579,15 +618,20 @@ static int write_incident(struct flight *f, const char *tag, const char *why)
 		hvn_err("the incident (%s) is lost: %llu pages of the ring with it; the recorder goes on",
 			why, (unsigned long long)pages);
 	} else {
-		double span = oldest != UINT64_MAX && now > oldest ?
-			      (now - oldest) / 1e9 : 0;
+		uint64_t last = until < now ? until : now;
+		double span = oldest != UINT64_MAX && last > oldest ?
+			      (last - oldest) / 1e9 : 0;
 
 		hvn_info("wrote %s (%s): %llu pages, %.1f s\n",
 			path, why, (unsigned long long)pages, span);
 		uint64_t ov = ring_overruns(f);
 
+		/* A window asked for: what the ring no longer held is said. */
+		if (from && (!pages || oldest > from))
+			hvn_warn("the ring no longer held the window's first %.1f s: they are gone",
+				 ((pages ? oldest : until) - from) / 1e9);
 		/* Short of --keep only matters if the ring overwrote events. */
-		if (pages && oldest > cutoff && ov > f->overruns)
+		else if (pages && oldest > cutoff && ov > f->overruns)
 			hvn_warn("the ring held only %.1f s of the %.1f s asked (--keep) and overwrote %llu events: raise -b",
 				 span, f->keep,
 				 (unsigned long long)(ov - f->overruns));
@@ -792,9 +836,31 @@ int cmd_flight_recorder(int argc, char **argv)
 			tag = "signal";
 			snprintf(why, sizeof(why), "SIGUSR1");
 		} else if (trigger_file_touched(f, line, sizeof(line))) {
-			tag = strncmp(line, "nccl stall:", 11) ? "file" : "stall";
+			struct hvn_trigger t;
+
+			hvn_trigger_parse(line, &t);
+			tag = strncmp(t.why, "nccl stall:", 11) ? "file" : "stall";
 			snprintf(why, sizeof(why), "trigger file %s%s%s",
 				 f->trigger_file, line[0] ? ": " : "", line);
+			if (t.at) {
+				time_t sec = t.at / 1000000000ull;
+				struct tm tm;
+				char when[32];
+
+				localtime_r(&sec, &tm);
+				strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+				snprintf(why, sizeof(why), "trigger file %s: +-%.3f s around %s.%03llu: %s",
+					 f->trigger_file, t.window / 1e9, when,
+					 (unsigned long long)(t.at / 1000000 % 1000), t.why);
+			}
+			/* A window to come is written when it has passed. */
+			if (t.at)
+				tag = ask_window(f, &t, why) ? NULL : "at";
+		} else if (f->at_until &&
+			   hvn_now(CLOCK_MONOTONIC) >= f->at_until) {
+			write_incident(f, "at", f->at_why, f->at_from, f->at_until);
+			f->at_until = 0;
+			continue;
 		} else if (f->reason[0]) {
 			tag = !strncmp(f->reason, "lost", 4) ? "lost" : "storm";
 			snprintf(why, sizeof(why), "%s", f->reason);
@@ -804,7 +870,12 @@ int cmd_flight_recorder(int argc, char **argv)
 		}
 		if (tag) {
 			/* Failures are reported; the recorder keeps going. */
-			write_incident(f, tag, why);
+			if (!strcmp(tag, "at"))
+				write_incident(f, tag, why, f->at_from, f->at_until);
+			else
+				write_incident(f, tag, why, 0, UINT64_MAX);
+			if (!strcmp(tag, "at"))
+				f->at_until = 0;
 			/* Episodes seen while writing belong to this one. */
 			poll_monitor(f);
 			f->reason[0] = 0;

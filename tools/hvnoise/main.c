@@ -17,6 +17,7 @@ static const char usage[] =
 "  status   module, watched set, parameters, tracefs, and what is missing\n"
 "  correlate  NCCL collectives that stalled, and the host noise behind each\n"
 "  exporter per-CPU counters for Prometheus, served over HTTP\n"
+"  trigger  ask the flight recorder for an incident, or a past window\n"
 "  version  print the version\n"
 "hvnoise help COMMAND (or COMMAND --help) for a command's options; man hvnoise\n"
 "for the rest.\n";
@@ -34,6 +35,7 @@ int main(int argc, char **argv)
 		{ "status", cmd_status },
 		{ "correlate", cmd_correlate },
 		{ "exporter", cmd_exporter },
+		{ "trigger", cmd_trigger },
 	};
 
 	static char prog[64];

@@ -332,6 +332,7 @@ static int judge(struct hvn_fleet *f, struct hvn_fleet_stall *s,
 		if (f->h[r[i].host].unc > unc)
 			unc = f->h[r[i].host].unc;
 	s->arrive = r[0].arrive;
+	s->unc = unc;
 	s->late_ns = (double)(last->arrive - second);
 	s->spread_ns = (double)(last->arrive - r[0].arrive);
 	if (s->late_ns >= p->min_ms * 1e6 && s->late_ns > 3 * unc &&
@@ -361,7 +362,7 @@ static int judge(struct hvn_fleet *f, struct hvn_fleet_stall *s,
 		if (s->cls == HVN_FLEET_ARRIVAL) {
 			/* What it did while the others waited for it. */
 			s->why_start = mono_of(h, cc, second);
-			s->why_end = cc->nccl_start;
+			s->why_end = cc->start;
 			if (s->why_end <= s->why_start)
 				s->why_start = s->why_end - 1;
 			if (hvn_corr_probe(h->x, NULL, p, c.coll, s->why_start,
@@ -421,7 +422,9 @@ static int job_stalls(struct hvn_fleet *f)
 				continue;
 			all[n++] = (struct hvn_fleet_rank){
 				.host = i, .coll = k,
-				.arrive = aligned(&f->h[i], real_of(x, c, c->nccl_start)),
+				/* Entered: when its proxy work began (NCCL's
+				 * start when none): queued ahead is not there. */
+				.arrive = aligned(&f->h[i], real_of(x, c, c->start)),
 				.end = aligned(&f->h[i], real_of(x, c, c->end)),
 			};
 		}

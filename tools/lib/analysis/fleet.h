@@ -60,6 +60,7 @@ struct hvn_fleet_stall {
 	int64_t arrive;			/* the first arrival, aligned */
 	double late_ns;			/* the last arrival after the others */
 	double spread_ns;		/* the last arrival after the first */
+	double unc;			/* its hosts' largest clock uncertainty */
 	struct hvn_fleet_rank *r;	/* all ranks, the culprit first */
 	uint32_t nr;
 	bool culprit;			/* r[0] is the culprit */

@@ -165,7 +165,7 @@ void hvn_fleet_write_json(FILE *o, const struct hvn_fleet *f,
 			hvn_json_str(o, s->why.verdict);
 			fprintf(o, ",\"interval_ns\":%llu,\"explained_ns\":%.0f,\"share\":%.3f,\"uncertainty_ns\":%.0f,\"cpus\":[",
 				(unsigned long long)(s->why_end - s->why_start),
-				s->why.explained, hvn_fleet_share(s), h->unc);
+				s->why.explained, hvn_fleet_share(s), s->unc);
 			for (int j = 0; j < s->why.ncpu; j++) {
 				const struct hvn_contrib *k = &s->why.c[j];
 

@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Which host? Two VMs, one job: hvnoise correlate over both hosts'
+recordings must name the host whose vCPUs the hypervisor took.
+
+usage: fleet.py KERNEL INITRD OUTDIR HVNOISE
+
+Two VMs (tests/vm/qemu.sh, 2 vCPUs each, single-threaded TCG) joined by a
+QEMU socket network (UDP between their two QEMU processes on this
+machine's loopback: no packet leaves it), each with hvnoise.ko and
+hvnoise record around one rank of an NCCL-like job (tests/host/nccl_fake.c
+tcp: every all-reduce waits for the other rank's byte over TCP, so a rank
+that stops stalls both).  VM B's RTC starts 2 s ahead of VM A's.  Once both ranks
+run, this host pauses one VM's QEMU process (SIGSTOP) for 300 ms: first
+VM B, then, in a second pair of VMs, VM A.  hvnoise correlate over the two
+recordings must name the paused VM's rank as the culprit of the largest
+job stall, with time taken from its vCPU, and the other's rank as waiting;
+and the clocks' offset it finds from the collectives must agree with the
+one the ranks measured over TCP (the round trip's half) within its stated
+uncertainty.  Prints the guests' results and its own as KTAP
+(tests/host/hvntest.py).
+"""
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+
+import inject
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "host"))
+import hvntest  # noqa: E402
+
+check = hvntest.checker("vm-fleet/")
+HERE = os.path.dirname(os.path.abspath(__file__))
+PAUSE_MS = 300
+
+
+def free_udp_port():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def boot(kernel, initrd, d, role, me, peer, secs, rtc):
+    os.makedirs(d, exist_ok=True)
+    log = os.path.join(d, "console.log")
+    pidfile = os.path.join(d, "qemu.pid")
+    for f in (log, pidfile):
+        if os.path.exists(f):
+            os.unlink(f)
+    env = dict(os.environ, HVN_VM_CPUS="2", HVN_VM_APPEND=f"hvn.role={role} hvn.secs={secs}",
+               HVN_VM_ARGS=f"-netdev socket,id=l0,udp=127.0.0.1:{peer},localaddr=127.0.0.1:{me} "
+                           f"-device virtio-net-pci,netdev=l0,addr=07 -rtc base={rtc}")
+    err = open(os.path.join(d, "qemu.err"), "w")
+    p = subprocess.Popen([os.path.join(HERE, "qemu.sh"), kernel, initrd, log,
+                          "/lib/hvnoise/guest.sh", "600", pidfile], env=env, stderr=err)
+    return p, log, pidfile
+
+
+def console(log):
+    try:
+        return open(log, errors="replace").read()
+    except OSError:
+        return ""
+
+
+def wait_for(procs, logs, pattern, timeout):
+    """Until every console shows @pattern (or a VM ends, or @timeout s)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if all(re.search(pattern, console(lg), re.M) for lg in logs):
+            return True
+        if any(p.poll() is not None for p in procs):
+            return all(re.search(pattern, console(lg), re.M) for lg in logs)
+        time.sleep(0.1)
+    return False
+
+
+def trace_from(d):
+    with open(os.path.join(d, "vm-disk.img"), "rb") as f:
+        m = re.match(rb"HVNTRACE (\d+)\n", f.read(512))
+        if not m:
+            return None
+        data = f.read(int(m.group(1)))
+    out = os.path.join(d, "job.dat")
+    with open(out, "wb") as f:
+        f.write(data)
+    return out
+
+
+def guest_results(log, tag):
+    """The guest's KTAP lines, counted in this report."""
+    for m in re.finditer(r"^(ok|not ok) \d+ vm-fleet/(.*?)(?: # (SKIP|XFAIL) (.*))?$",
+                         console(log), re.M):
+        if m.group(3) == "SKIP":
+            hvntest.skip("vm-fleet/" + m.group(2), m.group(4))
+        else:
+            check(m.group(1) == "ok", f"{m.group(2)} ({tag})")
+
+
+def one(kernel, initrd, outdir, hvn, victim):
+    tag = f"pause on vm-{victim}"
+    pa, pb = free_udp_port(), free_udp_port()
+    vms = {}
+    for role, me, peer in (("a", pa, pb), ("b", pb, pa)):
+        # Two hosts' clocks never agree: VM B's RTC, which its kernel
+        # reads at boot (whole seconds), starts 2 s ahead of VM A's.
+        t = time.gmtime(time.time() + (2 if role == "b" else 0))
+        vms[role] = boot(kernel, initrd, os.path.join(outdir, f"pause-{victim}", role), role,
+                         me, peer, 15, time.strftime("%Y-%m-%dT%H:%M:%S", t))
+    procs = [v[0] for v in vms.values()]
+    logs = [v[1] for v in vms.values()]
+    running = wait_for(procs, logs, r"^HVN-FLEET-RUNNING", 300)
+    if check(running, f"both ranks run, over the network between the VMs ({tag})"):
+        pid = int(open(vms[victim][2]).read())
+        took = inject.pause(pid, PAUSE_MS)
+        print(f"  host: paused vm-{victim} for {took:.1f} ms")
+    for p in procs:
+        try:
+            p.wait(timeout=400)
+        except subprocess.TimeoutExpired:
+            p.kill()
+    for role in ("a", "b"):
+        guest_results(vms[role][1], f"vm-{role}, {tag}")
+        check("HVNOISE-VM-DONE" in console(vms[role][1]), f"vm-{role} completed ({tag})")
+    traces = [trace_from(os.path.dirname(vms[r][1])) for r in ("a", "b")]
+    if not check(all(traces), f"both recordings came out of the VMs ({tag})"):
+        for lg in logs:
+            print("  " + console(lg)[-1500:].replace("\n", "\n  "))
+        return
+    p = subprocess.run([hvn, "correlate", "--json", "--min-ms", "50", *traces],
+                       capture_output=True, text=True, env=hvntest.sanitizer_env())
+    if not check(p.returncode == 0, f"hvnoise correlate over both VMs' recordings (exit {p.returncode}, {tag})"):
+        print("  " + p.stderr[-1500:])
+        return
+    doc = json.loads(p.stdout)
+    txt = subprocess.run([hvn, "correlate", "--min-ms", "50", "--top", "3", *traces],
+                         capture_output=True, text=True).stdout
+    for line in txt.splitlines()[:16]:
+        print("  | " + line)
+    st = doc["job_stalls"][0] if doc["job_stalls"] else None
+    c = st and st["culprit"]
+    check(st and st["lost_ns"] >= 0.6 * PAUSE_MS * 1e6 and c and c["host"] == f"vm-{victim}" and
+          c["cause"] == "hypervisor",
+          f"the largest job stall ({st and st['lost_ns'] / 1e6:.1f} ms, {st and st['class']}) names vm-{victim}'s rank, "
+          f"time taken from its vCPU ({c and c['host']} rank {c and c['rank']}, {c and c['cause']}, "
+          f"{c and c['share']:.0%} of {c and c['interval_ns'] / 1e6:.1f} ms)")
+    other = "b" if victim == "a" else "a"
+    check(st and all(r["waiting"] for r in st["ranks"] if r["host"] == f"vm-{other}"),
+          f"vm-{other}'s rank waited, not guilty ({tag})")
+    # The offset the collectives give against the one TCP measured.
+    m = re.search(r"^HVN-FLEET-CLOCK peer clock offset (-?\d+) ns rtt (\d+) ns",
+                  console(vms["b"][1]), re.M)
+    hosts = {h["host"]: h for h in doc["hosts"]}
+    if check(m is not None and set(hosts) == {"vm-a", "vm-b"},
+             f"the ranks measured their clocks' offset over TCP ({tag})"):
+        a_minus_b, rtt = int(m.group(1)), int(m.group(2))
+        if doc["reference"] == "vm-a":
+            got, want = hosts["vm-b"]["offset_ns"], -a_minus_b
+            unc = hosts["vm-b"]["uncertainty_ns"]
+        else:
+            got, want = hosts["vm-a"]["offset_ns"], a_minus_b
+            unc = hosts["vm-a"]["uncertainty_ns"]
+        # 2 s apart, give or take the RTCs' whole seconds read at boot.
+        check(abs(got - want) <= unc + rtt / 2 and 1e9 < -a_minus_b < 3e9,
+              f"vm-b's clock, set 2 s ahead, is found {abs(got) / 1e6:.3f} ms off by the collectives, "
+              f"{abs(want) / 1e6:.3f} ms over TCP (difference {(got - want) / 1e3:.1f} us; "
+              f"allowed {unc / 1e3:.1f} us stated + {rtt / 2e3:.1f} us half round trip) ({tag})")
+
+
+def main():
+    kernel, initrd, outdir, hvn = sys.argv[1:5]
+    for victim in ("b", "a"):
+        one(kernel, initrd, outdir, hvn, victim)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * hvnoise trigger: ask this host's flight recorder for an incident now, or
+ * for a past window it still holds (--at), through its trigger file.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "builtin.h"
+#include "cli.h"
+#include "analysis/when.h"
+#include "trigger.h"
+
+struct trigger_args {
+	const char *file, *at;
+	double window;
+	char why[200];
+};
+
+static int why_word(void *vals, const char *arg)
+{
+	struct trigger_args *a = vals;
+	size_t l = strlen(a->why);
+
+	if (arg)
+		snprintf(a->why + l, sizeof(a->why) - l, "%s%s", l ? " " : "", arg);
+	return 0;
+}
+
+static const struct hvn_opt trigger_opts[] = {
+	HVN_OPT_STR_ROW("trigger-file", 0, "PATH", struct trigger_args, file,
+			"the flight recorder's --trigger-file\n(default /run/hvnoise/trigger)"),
+	HVN_OPT_STR_ROW("at", 0, "WHEN", struct trigger_args, at,
+			"the window around WHEN, not the last seconds:\nHH:MM[:SS[.frac]], 'YYYY-MM-DD HH:MM[:SS]' or @EPOCH"),
+	HVN_OPT_SECS_ROW("window", 0, struct trigger_args, window, 0.001, 3600,
+			 "with --at: TIME before and after it (default 30 s)"),
+	HVN_OPT_END_ROW
+};
+
+static const struct hvn_cmd trigger_cmd = {
+	.name = "trigger",
+	.synopsis = "[--trigger-file PATH] [--at WHEN [--window TIME]] [WHY...]",
+	.opts = trigger_opts,
+	.operand = why_word,
+	.notes = "  The recorder writes the incident when the window has passed; the\n"
+		 "  seconds its ring no longer holds are said to be gone.\n",
+};
+
+/* @EPOCH[.frac], or a local wall-clock time (today's, if no date). */
+static int parse_at(const char *s, uint64_t *ns)
+{
+	struct timespec now;
+	char *end;
+	double v;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (s[0] == '@') {
+		errno = 0;
+		v = strtod(s + 1, &end);
+		if (errno || end == s + 1 || *end || v <= 0 || v > 1e10)
+			return -1;
+		*ns = (uint64_t)(v * 1e9);
+		return 0;
+	}
+	return hvn_when_wall(s, now.tv_sec * 1000000000ull + now.tv_nsec, ns);
+}
+
+int cmd_trigger(int argc, char **argv)
+{
+	struct trigger_args a = { .file = "/run/hvnoise/trigger", .window = 30 };
+	struct hvn_trigger t = { 0 };
+	int first, ret;
+
+	ret = hvn_cli_parse(&trigger_cmd, argc, argv, &a, NULL, &first);
+	if (ret >= 0)
+		return ret;
+	if (a.at) {
+		if (parse_at(a.at, &t.at)) {
+			hvn_err("--at %s: not HH:MM[:SS[.frac]], 'YYYY-MM-DD HH:MM[:SS]' or @EPOCH",
+				a.at);
+			return HVN_EXIT_USAGE;
+		}
+		t.window = (uint64_t)(a.window * 1e9);
+	}
+	snprintf(t.why, sizeof(t.why), "%s", a.why[0] ? a.why : "hvnoise trigger");
+	if (hvn_trigger_write(a.file, &t)) {
+		hvn_err("cannot write %s: %s (is the flight recorder started with --trigger-file %s, and are you root?)",
+			a.file, strerror(errno), a.file);
+		return HVN_EXIT_FAIL;
+	}
+	if (t.at)
+		hvn_info("asked the flight recorder (%s) for +-%.3f s around %s\n",
+			 a.file, a.window, a.at);
+	else
+		hvn_info("asked the flight recorder (%s) for an incident\n", a.file);
+	return HVN_EXIT_OK;
+}

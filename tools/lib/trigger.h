@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The flight recorder's trigger file (--trigger-file): touched, it asks for
+ * an incident; its first line says why.  A first line
+ *
+ *     at NS window NS: WHY
+ *
+ * asks for the window of +-window ns around CLOCK_REALTIME at, written
+ * once its end has passed.  This file is its one reader and writer (the
+ * NCCL plugin writes the plain form, "nccl stall: ...").
+ */
+#ifndef HVNOISE_TRIGGER_H
+#define HVNOISE_TRIGGER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct hvn_trigger {
+	uint64_t at, window;		/* CLOCK_REALTIME ns; 0: the last --keep s */
+	char why[200];
+};
+
+/* @line (its first line only) into @t. */
+void hvn_trigger_parse(const char *line, struct hvn_trigger *t);
+/* @t into @path, replaced whole (a new file: a new trigger): 0, or -1 and
+ * errno. */
+int hvn_trigger_write(const char *path, const struct hvn_trigger *t);
+
+#endif
