@@ -4,7 +4,9 @@
 # module on them, change the host under it (IRQ moves, CPU hotplug, driver
 # rebind), pause the VM from the host as a hypervisor would while an
 # NCCL-like job runs, and print what the module watched and recorded, the
-# hvnoise report, and hvnoise correlate's verdict on the job's stalls.
+# hvnoise report, and hvnoise correlate's verdict on the job's stalls;
+# then two VMs running one job between them, one paused, and correlate
+# over both hosts' recordings naming it (tests/vm/fleet.py).
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -60,4 +62,22 @@ tail -n +1 -f --pid=$vm "$out/console.log" 2>/dev/null |
 	sed -u '/^\[ *[0-9.]*\] /d; /^HVN-DEMO-/d'
 wait $vm
 grep -q "HVNOISE-VM-DONE rc=0" "$out/console.log" || { echo "demo: the VM run failed; see $out/console.log" >&2; exit 1; }
-echo "== done; console log: $out/console.log"
+
+# Which host?  Two VMs, one job across them; the hypervisor (this host)
+# pauses VM B; correlate over both hosts' recordings names it.
+echo "== which host? two VMs, one NCCL-like job across them over a QEMU socket network;"
+echo "   the host pauses VM B for 300 ms; hvnoise correlate over both VMs' recordings:"
+tests/vm/mkinitramfs.sh "$out/fleet-initrd.gz" --kver "$kver" \
+	--kmod virtio_pci --kmod virtio_net --kmod virtio_blk \
+	--bin build/tools/hvnoise=/usr/bin/hvnoise \
+	--bin build/tools/nccl_fake=/usr/bin/nccl_fake \
+	--file build/tools/libnccl-profiler-hvnoise.so=/usr/lib/libnccl-profiler-hvnoise.so \
+	--file tests/vm/guest-lib.sh=/lib/hvnoise/lib.sh \
+	--file tests/vm/guest-fleet.sh=/lib/hvnoise/guest.sh \
+	--file "$out/kbuild/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko"
+rc=0
+python3 tests/vm/fleet.py "/boot/vmlinuz-$kver" "$out/fleet-initrd.gz" "$out/fleet" \
+	build/tools/hvnoise --demo >"$out/fleet.log" 2>&1 || rc=$?
+sed -n 's/^  | /  /p; s/^  host: /  host: /p' "$out/fleet.log"
+[ $rc = 0 ] || { echo "demo: the two-host verdict did not name VM B; see $out/fleet.log" >&2; exit 1; }
+echo "== done; console logs: $out/console.log, $out/fleet/pause-b/{a,b}/console.log"

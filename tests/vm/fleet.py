@@ -2,7 +2,7 @@
 """Which host? Two VMs, one job: hvnoise correlate over both hosts'
 recordings must name the host whose vCPUs the hypervisor took.
 
-usage: fleet.py KERNEL INITRD OUTDIR HVNOISE
+usage: fleet.py KERNEL INITRD OUTDIR HVNOISE [--demo]
 
 Two VMs (tests/vm/qemu.sh, 2 vCPUs each, single-threaded TCG) joined by a
 QEMU socket network (UDP between their two QEMU processes on this
@@ -102,7 +102,8 @@ def guest_results(log, tag):
             check(m.group(1) == "ok", f"{m.group(2)} ({tag})")
 
 
-def one(kernel, initrd, outdir, hvn, victim):
+def one(kernel, initrd, outdir, hvn, victim, lines=16):
+    """One pair of VMs, @victim's QEMU paused: whether its rank was named."""
     tag = f"pause on vm-{victim}"
     pa, pb = free_udp_port(), free_udp_port()
     vms = {}
@@ -131,20 +132,20 @@ def one(kernel, initrd, outdir, hvn, victim):
     if not check(all(traces), f"both recordings came out of the VMs ({tag})"):
         for lg in logs:
             print("  " + console(lg)[-1500:].replace("\n", "\n  "))
-        return
+        return False
     p = subprocess.run([hvn, "correlate", "--json", "--min-ms", "50", *traces],
                        capture_output=True, text=True, env=hvntest.sanitizer_env())
     if not check(p.returncode == 0, f"hvnoise correlate over both VMs' recordings (exit {p.returncode}, {tag})"):
         print("  " + p.stderr[-1500:])
-        return
+        return False
     doc = json.loads(p.stdout)
     txt = subprocess.run([hvn, "correlate", "--min-ms", "50", "--top", "3", *traces],
                          capture_output=True, text=True).stdout
-    for line in txt.splitlines()[:16]:
+    for line in txt.splitlines()[:lines]:
         print("  | " + line)
     st = doc["job_stalls"][0] if doc["job_stalls"] else None
     c = st and st["culprit"]
-    check(st and st["lost_ns"] >= 0.6 * PAUSE_MS * 1e6 and c and c["host"] == f"vm-{victim}" and
+    named = check(st and st["lost_ns"] >= 0.6 * PAUSE_MS * 1e6 and c and c["host"] == f"vm-{victim}" and
           c["cause"] == "hypervisor",
           f"the largest job stall ({st and st['lost_ns'] / 1e6:.1f} ms, {st and st['class']}) names vm-{victim}'s rank, "
           f"time taken from its vCPU ({c and c['host']} rank {c and c['rank']}, {c and c['cause']}, "
@@ -170,10 +171,14 @@ def one(kernel, initrd, outdir, hvn, victim):
               f"vm-b's clock, set 2 s ahead, is found {abs(got) / 1e6:.3f} ms off by the collectives, "
               f"{abs(want) / 1e6:.3f} ms over TCP (difference {(got - want) / 1e3:.1f} us; "
               f"allowed {unc / 1e3:.1f} us stated + {rtt / 2e3:.1f} us half round trip) ({tag})")
+    return named
 
 
 def main():
     kernel, initrd, outdir, hvn = sys.argv[1:5]
+    if sys.argv[5:] == ["--demo"]:
+        # make demo: VM B paused, the whole verdict shown.
+        sys.exit(0 if one(kernel, initrd, outdir, hvn, "b", lines=40) else 1)
     for victim in ("b", "a"):
         one(kernel, initrd, outdir, hvn, victim)
 
