@@ -518,16 +518,21 @@ static struct hvn_irqtab *build_irqtab(const struct hvn_watchset *ws,
 	for (i = 0; i < ws->nirq; i++)
 		if (ws->irq[i].irq >= 0 && (unsigned int)ws->irq[i].irq + 1 > n)
 			n = ws->irq[i].irq + 1;
-	t = kzalloc(struct_size(t, e, n), GFP_KERNEL);
+	/* By the highest IRQ number: thousands on a big host, too large for
+	 * a high-order allocation to be sure of; vmalloc behind it. */
+	t = kvzalloc(struct_size(t, e, n), GFP_KERNEL);
 	if (!t)
 		return NULL;
 	t->n = n;
 	for (i = 0; i < n; i++)
 		atomic_set(&t->e[i].cpu, -1);
 	for (i = 0; i < ws->nirq; i++) {
-		struct hvn_irqent *e = &t->e[ws->irq[i].irq];
+		struct hvn_irqent *e;
 
-		if (ws->irq[i].irq < 0 || e->used)
+		if (ws->irq[i].irq < 0)
+			continue;
+		e = &t->e[ws->irq[i].irq];
+		if (e->used)
 			continue;	/* first CPU of a multi-CPU IRQ */
 		e->used = true;
 		e->dev = ws->irq[i].dev;
@@ -568,7 +573,11 @@ void hvn_detect_update(const struct hvn_watchset *ws)
 	if (t || !ot) {
 		rcu_assign_pointer(hvn_irqtab, t);
 		if (ot)
-			kfree_rcu(ot, rcu);
+			kvfree_rcu(ot, rcu);
+	} else {
+		/* Migrations go on against the old set's IRQs: say so. */
+		pr_warn_ratelimited("no memory for the IRQ table of the new watched set (%u IRQs); IRQ moves are judged against the previous set\n",
+				    ws->nirq);
 	}
 
 	hvn_steal_watch(ws);
@@ -693,6 +702,6 @@ void hvn_detect_exit(void)
 	t = rcu_dereference_protected(hvn_irqtab, 1);
 	RCU_INIT_POINTER(hvn_irqtab, NULL);
 	synchronize_rcu();
-	kfree(t);
-	rcu_barrier();	/* kfree_rcu() of older tables */
+	kvfree(t);
+	rcu_barrier();	/* kvfree_rcu() of older tables */
 }
