@@ -18,14 +18,27 @@
 
 extern bool hvn_quiet;
 
+/* A summary of @len bytes of @data, behind the magic: its fd. */
+static int summary(const uint8_t *data, size_t len, char *path, size_t plen)
+{
+	int fd = memfd_create("summary", 0);
+
+	if (fd < 0 || write(fd, HVN_SUMMARY_MAGIC, 8) != 8 ||
+	    write(fd, data, len) != (ssize_t)len)
+		abort();
+	snprintf(path, plen, "/proc/self/fd/%d", fd);
+	return fd;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct hvn_corr_params p = { .k = 3, .min_ms = 1, .min_share = 0.2,
 				      .window = 32, .top = 20 };
 	static bool once;
-	char path[64], *paths[1] = { path };
+	char a[64], b[64], *paths[2] = { a, b };
 	struct hvn_fleet f;
-	int fd;
+	size_t cut;
+	int fa, fb;
 
 	hvn_quiet = true;
 	if (!once) {
@@ -33,14 +46,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!freopen("/dev/null", "w", stdout))
 			abort();
 	}
-	fd = memfd_create("summary", 0);
-	if (fd < 0 || write(fd, HVN_SUMMARY_MAGIC, 8) != 8 ||
-	    write(fd, data, size) != (ssize_t)size)
-		abort();
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	if (!hvn_fleet_open(&f, paths, 1, &p) && !hvn_fleet_analyse(&f, &p))
+	if (size < 2)
+		return 0;
+	/* Two hosts, for the join: the first two bytes say where the second
+	 * host's summary begins. */
+	cut = 2 + ((size_t)data[0] << 8 | data[1]) % (size - 1);
+	fa = summary(data + 2, cut - 2, a, sizeof(a));
+	fb = summary(data + cut, size - cut, b, sizeof(b));
+	if (!hvn_fleet_open(&f, paths, 2, &p) && !hvn_fleet_analyse(&f, &p))
 		hvn_fleet_write_json(stdout, &f, &p);
 	hvn_fleet_free(&f);
-	close(fd);
+	close(fa);
+	close(fb);
 	return 0;
 }

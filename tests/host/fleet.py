@@ -56,8 +56,8 @@ def main():
         print("  " + p.stderr[-1000:])
         return
     doc = json.loads(p.stdout)
-    check(doc["schema_version"] == 2 and len(doc["hosts"]) == 2 and len(doc["job_stalls"]) == 3,
-          f"schema 2, both hosts, the 3 injected job stalls ({len(doc['job_stalls'])})")
+    check(doc["schema_version"] == 2 and len(doc["hosts"]) == 2 and len(doc["job_stalls"]) == 4,
+          f"schema 2, both hosts, the 4 injected job stalls ({len(doc['job_stalls'])})")
 
     h1 = host(doc, "host1")
     err = h1["offset_ns"] - 2e9
@@ -84,6 +84,14 @@ def main():
           c["cause"] == "hypervisor" and c["share"] >= 0.9,
           f"the stuck proxy thread is an in-flight stall, host0 rank 1 its culprit, steal "
           f"({c and c['host']} rank {c and c['rank']}, {c and c['cause']}, {c and c['share']:.0%})")
+
+    s = stall(doc, fleet_synth.HOSTLATE)
+    c = s and s["culprit"]
+    check(s and s["class"] == "arrival" and c and c["host"] == "host0" and c["cause"] == "hypervisor"
+          and 39.8e6 <= s["late_ns"] <= 40.0e6 and
+          [r["waiting"] for r in s["ranks"]] == [False] + [True] * (len(s["ranks"]) - 1),
+          f"a whole host late (both its ranks): an arrival stall of that host, judged against the "
+          f"other host's ranks ({c and c['host']} rank {c and c['rank']}, {s and s['late_ns'] / 1e6:.3f} ms late)")
 
     s = stall(doc, fleet_synth.QUIET)
     check(s and s["class"] == "in-flight" and s["culprit"] is None and not s["also_noisy"],
@@ -135,6 +143,11 @@ def main():
     check(verdicts([sums]) == full and
           verdicts([os.path.join(plain, "host0.dat"), os.path.join(sums, "host1.sum")]) == full,
           "the join of summaries, and of a trace and a summary, says exactly what the traces' does")
+    # Small ones for the fuzzer's seeds (tests/fuzz/run.sh): 2 x 1 ranks.
+    small = os.path.join(work, "small")
+    fleet_synth.write(small, nranks=1, ncoll=200)
+    for h in ("host0", "host1"):
+        run(hvn, "--summary", os.path.join(small, h + ".sum"), os.path.join(small, h + ".dat"))
     cut = os.path.join(work, "cut.sum")
     with open(os.path.join(sums, "host1.sum"), "rb") as f:
         data = f.read()
@@ -143,6 +156,11 @@ def main():
     p = run(hvn, os.path.join(plain, "host0.dat"), cut)
     check(p.returncode == 3 and "cut.sum" in p.stderr and "offset" in p.stderr,
           f"a summary cut short: exit 3 naming it and the offset ({p.stderr.strip()[:100]})")
+    with open(cut, "wb") as f:
+        f.write(data[:-(8 + 32)])                   # all but the END record
+    p = run(hvn, os.path.join(plain, "host0.dat"), cut)
+    check(p.returncode == 3 and "no end record" in p.stderr,
+          f"a summary cut on a record's boundary: exit 3 ({p.stderr.strip()[:100]})")
     bad = bytearray(data)
     i = bad.find(b"host1")
     bad[i - 8:i - 6] = (6).to_bytes(2, "little")    # HOST record retyped as a STALL

@@ -13,7 +13,9 @@ base.  Injected:
 - an in-flight stall: every rank enters collective INFLIGHT, one rank of
   host A's proxy thread makes no progress for 25 ms (hvnoise:lost, steal);
 - a quiet stall: collective QUIET takes 20 ms longer on every rank with no
-  host noise anywhere.
+  host noise anywhere;
+- a whole host late: every rank of host A enters collective HOSTLATE 40 ms
+  late, the vCPUs of both its proxy CPUs taken meanwhile (a paused VM).
 
 usage: fleet_synth.py DIR [HOSTS [RANKS [COLLS [SEED]]]]
 Prints the truth as JSON: hosts, their clock errors, the stalls.
@@ -29,8 +31,8 @@ COMM = 0xC0FFEE0012345678
 PERIOD = 10_000_000
 T0 = 100 * 10**9                     # true time of the first collective
 EPOCH = 1_796_000_000 * 10**9        # CLOCK_REALTIME of true time 0
-ARRIVE, INFLIGHT, QUIET = 150, 300, 450
-LATE, STUCK, SLOW = 30_000_000, 25_000_000, 20_000_000
+ARRIVE, INFLIGHT, QUIET, HOSTLATE = 150, 300, 450, 520
+LATE, STUCK, SLOW, HOSTLATE_NS = 30_000_000, 25_000_000, 20_000_000, 40_000_000
 
 
 DRIFT = {}                           # host: its oscillator's rate error
@@ -83,12 +85,14 @@ def host_events(h, nhosts, nranks, ncoll, seed, period):
         work = 1_000_000 + (STUCK if i == INFLIGHT else 0) + (SLOW if i == QUIET else 0)
         # Every rank arrives within 50 us, the late one later: all leave
         # together once the last is in.
-        end = t + (LATE if i == ARRIVE else 50_000) + work
+        end = t + {ARRIVE: LATE, HOSTLATE: HOSTLATE_NS}.get(i, 50_000) + work
         for r in range(nranks):
             rank = h * nranks + r
             a = t + jitter(seed, i, h, r, 1, 50_000)
             if i == ARRIVE and (h, r) == culprit_arrive:
                 a = t + LATE
+            if i == HOSTLATE and h == 0:
+                a = t + HOSTLATE_NS - jitter(seed, i, h, r, 3, 20_000)
             e = end + jitter(seed, i, h, r, 2, 6_000) - 3_000
             true_a = a
             # The records' times are the host's CLOCK_MONOTONIC.
@@ -108,6 +112,13 @@ def host_events(h, nhosts, nranks, ncoll, seed, period):
             ev.append((s0 + d, 1 + r % 2, "lost", dict(
                 cpu=1 + r % 2, start=s0, duration=d, irq_ns=0, steal_ns=0,
                 unexplained_ns=d)))
+        if i == HOSTLATE and h == 0:
+            for cpu in sorted({1 + r % 2 for r in range(nranks)}):
+                s0 = t + 200_000
+                d = HOSTLATE_NS - 400_000
+                ev.append((s0 + d, cpu, "lost", dict(
+                    cpu=cpu, start=s0, duration=d, irq_ns=0, steal_ns=0,
+                    unexplained_ns=d)))
         if i == INFLIGHT and h == culprit_inflight[0]:
             r = culprit_inflight[1]
             s0 = t + 50_000 + 300_000
@@ -126,7 +137,8 @@ def truth(nhosts, nranks):
                      rank=ca[0] * nranks + ca[1], cause="hypervisor"),
                 dict(seq=INFLIGHT, cls="in-flight", host="host%d" % ci[0],
                      rank=ci[0] * nranks + ci[1], cause="hypervisor"),
-                dict(seq=QUIET, cls="in-flight", host=None, rank=None, cause="none")])
+                dict(seq=QUIET, cls="in-flight", host=None, rank=None, cause="none"),
+                dict(seq=HOSTLATE, cls="arrival", host="host0", rank=None, cause="hypervisor")])
 
 
 def write_host(path, h, events):

@@ -357,10 +357,8 @@ static void print_fleet(const struct hvn_fleet *f, const struct hvn_corr_params 
 		       i + 1, when, (unsigned long long)s->comm, hvn_nccl_fn(s->func),
 		       (unsigned long long)s->seq, s->nr, nhosts, s->lost_ns / 1e6);
 		if (s->cls == HVN_FLEET_ARRIVAL)
-			printf("     arrival stall: rank %d on %s entered %.3f ms after the %u other rank%s (+- %.3f ms)\n",
-			       cc->rank, h->host, s->late_ns / 1e6,
-			       s->nr - 1,
-			       s->nr > 2 ? "s" : "", s->unc / 1e6);
+			printf("     arrival stall: rank %d on %s entered %.3f ms after the other hosts' ranks (+- %.3f ms)\n",
+			       cc->rank, h->host, s->late_ns / 1e6, s->unc / 1e6);
 		else
 			printf("     in-flight stall: every rank entered within %.3f ms; ",
 			       s->spread_ns / 1e6);
@@ -417,10 +415,19 @@ static int run_summary(struct correlate_args *a)
 		free(x);
 		return HVN_EXIT_FAIL;
 	}
+	host[0] = '\0';
 	ret = hvn_tdat_open(&t, a->trace);
 	if (!ret)
 		ret = hvn_fleet_host_open(x, schema, &t, host, sizeof(host));
-	for (int k = 0; !ret && k < HVN_CORR_INPUTS; k++)
+	if (ret) {
+		/* Not a trace (a summary is made from one): nothing written. */
+		hvn_tdat_close(&t);
+		hvn_corr_free(x);
+		free(x);
+		free(schema);
+		return ret;
+	}
+	for (int k = 0; k < HVN_CORR_INPUTS; k++)
 		for (int i = 0; i < a->nfiles[k]; i++) {
 			r = hvn_corr_read(x, k, a->files[k][i]);
 			if (r && !ret)

@@ -407,16 +407,18 @@ static bool trigger_file_touched(struct flight *f, char *why, size_t len)
 static bool ask_window(struct flight *f, const struct hvn_trigger *t,
 		       char *why)
 {
-	uint64_t mono = hvn_now(CLOCK_MONOTONIC), real = hvn_now(CLOCK_REALTIME);
-	int64_t at = (int64_t)t->at - (int64_t)real + (int64_t)mono;
+	int64_t mono = hvn_now(CLOCK_MONOTONIC), real = hvn_now(CLOCK_REALTIME);
+	/* hvn_trigger_parse() bounds both: no overflow here. */
+	int64_t at = (int64_t)t->at - real + mono, w = (int64_t)t->window;
 
 	if (f->at_until)
 		hvn_warn("a window asked for earlier is dropped for the new one (%s)",
 			 f->at_why);
-	f->at_from = at > (int64_t)t->window ? at - t->window : 1;
-	f->at_until = at + t->window;
+	/* Before this boot: whatever the ring holds, at once. */
+	f->at_from = at - w > 0 ? at - w : 1;
+	f->at_until = at + w > 0 ? at + w : 1;
 	snprintf(f->at_why, sizeof(f->at_why), "%s", why);
-	if (f->at_until > mono) {
+	if ((int64_t)f->at_until > mono) {
 		hvn_info("asked for +-%.3f s around %s: written in %.1f s\n",
 			 t->window / 1e9, t->why[0] ? t->why : "the time given",
 			 (f->at_until - mono) / 1e9);
@@ -452,9 +454,11 @@ static uint64_t page_ts(const struct flight *f, const struct cpu_pages *p,
 }
 
 /*
- * Read the ring out and write the pages of the last --keep seconds, or of
- * [@from, @until] (mono ns; @from 0: the last --keep seconds): 0 or
- * HVN_EXIT_FAIL.  @tag goes into the file name, @why into its metadata.
+ * Read the ring out and write the pages of the last --keep seconds, or
+ * from @from on (mono ns; 0: the last --keep seconds), of a window asked
+ * for that ended at @until: what came after it is read out of the ring
+ * too, and kept in the file rather than lost.  0 or HVN_EXIT_FAIL.  @tag
+ * goes into the file name, @why into its metadata.
  */
 static int write_incident(struct flight *f, const char *tag, const char *why,
 			  uint64_t from, uint64_t until)
@@ -515,9 +519,6 @@ static int write_incident(struct flight *f, const char *tag, const char *why,
 		/* A page holds events from its timestamp to the next page's. */
 		while (first + 1 < p->n && page_ts(f, p, first + 1) <= cutoff)
 			first++;
-		/* Pages begun after the window are not of it. */
-		while (p->n > first && page_ts(f, p, p->n - 1) > until)
-			p->n--;
 		if (p->n && page_ts(f, p, first) < oldest)
 			oldest = page_ts(f, p, first);
 		if (p->n - first == 0)
@@ -543,8 +544,6 @@ static int write_incident(struct flight *f, const char *tag, const char *why,
 		hvn_rb_out_flush(&f->bc[c].out);
 		while (first + 1 < p->n && page_ts(f, p, first + 1) <= cutoff)
 			first++;
-		while (p->n > first && page_ts(f, p, p->n - 1) > until)
-			p->n--;
 		if (p->n - first == 0) {
 			p->n = 0;
 			continue;

@@ -17,8 +17,18 @@
 struct trigger_args {
 	const char *file, *at;
 	double window;
+	bool window_given;
 	char why[200];
 };
+
+static int set_window(void *vals, const struct hvn_opt *o, const char *arg)
+{
+	struct trigger_args *a = vals;
+
+	a->window_given = true;
+	(void)o;
+	return hvn_cli_secs("--window", arg, 0.001, 3600, &a->window);
+}
 
 static int why_word(void *vals, const char *arg)
 {
@@ -35,7 +45,7 @@ static const struct hvn_opt trigger_opts[] = {
 			"the flight recorder's --trigger-file\n(default /run/hvnoise/trigger)"),
 	HVN_OPT_STR_ROW("at", 0, "WHEN", struct trigger_args, at,
 			"the window around WHEN, not the last seconds:\nHH:MM[:SS[.frac]], 'YYYY-MM-DD HH:MM[:SS]' or @EPOCH"),
-	HVN_OPT_SECS_ROW("window", 0, struct trigger_args, window, 0.001, 3600,
+	HVN_OPT_CALL_ROW("window", 0, "TIME", set_window,
 			 "with --at: TIME before and after it (default 30 s)"),
 	HVN_OPT_END_ROW
 };
@@ -57,15 +67,23 @@ static int parse_at(const char *s, uint64_t *ns)
 	double v;
 
 	clock_gettime(CLOCK_REALTIME, &now);
+	uint64_t t = now.tv_sec * 1000000000ull + now.tv_nsec;
+
 	if (s[0] == '@') {
 		errno = 0;
 		v = strtod(s + 1, &end);
-		if (errno || end == s + 1 || *end || v <= 0 || v > 1e10)
+		if (errno || end == s + 1 || *end || v <= 0 || v >= 1e10)
 			return -1;
 		*ns = (uint64_t)(v * 1e9);
 		return 0;
 	}
-	return hvn_when_wall(s, now.tv_sec * 1000000000ull + now.tv_nsec, ns);
+	if (hvn_when_wall(s, t, ns))
+		return -1;
+	/* 23:59 asked at 00:01 is yesterday's: a time of day without a
+	 * date is the latest one not ahead by more than a minute. */
+	if (*ns > t + 60000000000ull && !strchr(s, '-'))
+		*ns -= 86400000000000ull;
+	return 0;
 }
 
 int cmd_trigger(int argc, char **argv)
@@ -77,6 +95,10 @@ int cmd_trigger(int argc, char **argv)
 	ret = hvn_cli_parse(&trigger_cmd, argc, argv, &a, NULL, &first);
 	if (ret >= 0)
 		return ret;
+	if (a.window_given && !a.at) {
+		hvn_err("--window is the time around --at WHEN: give --at too");
+		return HVN_EXIT_USAGE;
+	}
 	if (a.at) {
 		if (parse_at(a.at, &t.at)) {
 			hvn_err("--at %s: not HH:MM[:SS[.frac]], 'YYYY-MM-DD HH:MM[:SS]' or @EPOCH",

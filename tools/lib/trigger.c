@@ -14,8 +14,10 @@ void hvn_trigger_parse(const char *line, struct hvn_trigger *t)
 	int n = 0;
 
 	memset(t, 0, sizeof(*t));
+	/* The directory may be the jobs': a window a request could not
+	 * have made is no window (the line is a plain trigger then). */
 	if (sscanf(line, "at %llu window %llu:%n", &at, &w, &n) == 2 && n &&
-	    at && w) {
+	    at && at <= HVN_TRIGGER_AT_MAX && w && w <= HVN_TRIGGER_WINDOW_MAX) {
 		t->at = at;
 		t->window = w;
 		line += n;

@@ -15,6 +15,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* Bounds of a request: a CLOCK_REALTIME before 2286, an hour each way. */
+#define HVN_TRIGGER_AT_MAX	(10000000000ull * 1000000000ull)
+#define HVN_TRIGGER_WINDOW_MAX	(3600ull * 1000000000ull)
+
 struct hvn_trigger {
 	uint64_t at, window;		/* CLOCK_REALTIME ns; 0: the last --keep s */
 	char why[200];

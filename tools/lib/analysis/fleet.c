@@ -38,17 +38,35 @@ static int64_t real_of(const struct hvn_corr *x, const struct hvn_coll *c,
 	return (int64_t)mono;
 }
 
+/*
+ * Times are a file's word: every sum and difference of them below wraps
+ * (unsigned) or is taken in double, never overflows a signed one, and an
+ * offset is bounded before it becomes an integer.
+ */
+#define OFFSET_MAX	4.6e18		/* about 2^62 ns */
+
 static int64_t host_offset(const struct hvn_fleet_host *h, int64_t real)
 {
-	double o = h->offset + h->drift * (real - h->t0);
+	double o = h->offset + h->drift * ((double)real - (double)h->t0);
 
-	return h->aligned ? (int64_t)(o < 0 ? o - 0.5 : o + 0.5) : 0;
+	if (!h->aligned || isnan(o))
+		return 0;
+	if (o > OFFSET_MAX)
+		o = OFFSET_MAX;
+	if (o < -OFFSET_MAX)
+		o = -OFFSET_MAX;
+	return (int64_t)(o < 0 ? o - 0.5 : o + 0.5);
+}
+
+static int64_t wrap_sub(int64_t a, int64_t b)
+{
+	return (int64_t)((uint64_t)a - (uint64_t)b);
 }
 
 /* Aligned: on the reference host's clock. */
 static int64_t aligned(const struct hvn_fleet_host *h, int64_t real)
 {
-	return real - host_offset(h, real);
+	return wrap_sub(real, host_offset(h, real));
 }
 
 /* --- the clock alignment ----------------------------------------------- */
@@ -163,7 +181,7 @@ static int align_host(struct hvn_fleet_host *h, const struct key_end *ref,
 		if (!k)
 			continue;
 		e = ref_end(ref, nref, k);
-		d[m] = (double)(v[i].end - e);
+		d[m] = (double)v[i].end - (double)e;
 		t[m] = (double)v[i].end;
 		if (v[i].end < tmin)
 			tmin = v[i].end;
@@ -174,7 +192,7 @@ static int align_host(struct hvn_fleet_host *h, const struct key_end *ref,
 	h->nsamples = m;
 	if (m >= MIN_SYNC) {
 		double *tmp = malloc(m * sizeof(*tmp));
-		int64_t mid = tmin + (tmax - tmin) / 2;
+		int64_t mid = (int64_t)(((double)tmin + (double)tmax) / 2);
 		size_t n1 = 0, n2 = 0;
 
 		if (!tmp) {
@@ -189,7 +207,7 @@ static int align_host(struct hvn_fleet_host *h, const struct key_end *ref,
 		memcpy(tmp, d, m * sizeof(*tmp));
 		h->offset = median(tmp, m);
 		h->drift = 0;
-		if (tmax - tmin >= DRIFT_SPAN_NS) {
+		if ((double)tmax - (double)tmin >= DRIFT_SPAN_NS) {
 			/* Two halves' medians: a line the noise cannot bend. */
 			double m1, m2, c1 = 0, c2 = 0;
 
@@ -315,9 +333,9 @@ static uint64_t mono_of(const struct hvn_fleet_host *h,
 			const struct hvn_coll *c, int64_t al)
 {
 	/* real = al + offset(real): twice is exact to drift squared. */
-	int64_t real = al + host_offset(h, al + host_offset(h, al));
+	int64_t real = wrap_sub(al, -host_offset(h, wrap_sub(al, -host_offset(h, al))));
 
-	return c->start + (real - real_of(h->x, c, c->start));
+	return c->start + (uint64_t)real - (uint64_t)real_of(h->x, c, c->start);
 }
 
 static int judge(struct hvn_fleet *f, struct hvn_fleet_stall *s,
@@ -325,16 +343,26 @@ static int judge(struct hvn_fleet *f, struct hvn_fleet_stall *s,
 {
 	struct hvn_fleet_rank *r = s->r, *last = &r[s->nr - 1];
 	double unc = 0, best = 0;
-	int64_t second = r[s->nr - 2].arrive;
+	int64_t second = INT64_MIN;
 	uint32_t culprit = UINT32_MAX;
 
-	for (uint32_t i = 0; i < s->nr; i++)
-		if (f->h[r[i].host].unc > unc)
-			unc = f->h[r[i].host].unc;
+	/* Late after the other hosts: a paused host's ranks are all late
+	 * together, and compare only with each other's clock. */
+	for (uint32_t i = 0; i < s->nr; i++) {
+		const struct hvn_fleet_host *h = &f->h[r[i].host];
+
+		if (r[i].host != last->host && r[i].arrive > second)
+			second = r[i].arrive;
+		/* A host not aligned has NTP's word only: no bound. */
+		if (!h->aligned)
+			unc = INFINITY;
+		else if (h->unc > unc)
+			unc = h->unc;
+	}
 	s->arrive = r[0].arrive;
 	s->unc = unc;
-	s->late_ns = (double)(last->arrive - second);
-	s->spread_ns = (double)(last->arrive - r[0].arrive);
+	s->late_ns = (double)last->arrive - (double)second;
+	s->spread_ns = (double)last->arrive - (double)r[0].arrive;
 	if (s->late_ns >= p->min_ms * 1e6 && s->late_ns > 3 * unc &&
 	    s->late_ns >= p->min_share * s->lost_ns) {
 		s->cls = HVN_FLEET_ARRIVAL;
@@ -461,6 +489,7 @@ static int job_stalls(struct hvn_fleet *f)
 			s->seq = a->seq;
 			s->func = a->func;
 			s->lost_ns = lost;
+			s->arrive = all[i].arrive;	/* ties, by time */
 			s->nr = j - i;
 			s->r = malloc(s->nr * sizeof(*s->r));
 			if (!s->r) {
@@ -477,47 +506,72 @@ static int job_stalls(struct hvn_fleet *f)
 	return 0;
 }
 
-/* Ranks of each communicator that no trace holds. */
+struct comm_rank {
+	uint64_t comm;
+	int32_t rank, nranks;
+};
+
+static int cmp_comm_rank(const void *a, const void *b)
+{
+	const struct comm_rank *x = a, *y = b;
+
+	if (x->comm != y->comm)
+		return x->comm < y->comm ? -1 : 1;
+	return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* Ranks of each communicator that no trace holds: one sort of every
+ * (communicator, rank), whatever the ranks' numbers say. */
 static int missing(struct hvn_fleet *f)
 {
-	for (size_t i = 0; i < f->nh; i++) {
-		const struct hvn_corr *x = f->h[i].x;
+	struct comm_rank *v;
+	size_t n = 0, total = 0;
 
-		for (size_t k = 0; k < x->nproc; k++) {
-			const struct hvn_proc *p = &x->proc[k];
-			struct hvn_fleet_missing *m = NULL;
+	for (size_t i = 0; i < f->nh; i++)
+		total += f->h[i].x->nproc;
+	v = malloc((total + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->nh; i++)
+		for (size_t k = 0; k < f->h[i].x->nproc; k++) {
+			const struct hvn_proc *p = &f->h[i].x->proc[k];
 
-			if (p->nranks <= 0)
+			if (p->nranks > 0)
+				v[n++] = (struct comm_rank){ p->comm, p->rank, p->nranks };
+		}
+	qsort(v, n, sizeof(*v), cmp_comm_rank);
+	for (size_t i = 0; i < n;) {
+		struct hvn_fleet_missing m = { v[i].comm, v[i].nranks, 0, -1 };
+		int32_t next = 0;		/* the lowest rank not seen yet */
+		size_t j = i;
+		void *g;
+
+		for (; j < n && v[j].comm == v[i].comm; j++) {
+			if (v[j].nranks > m.nranks)
+				m.nranks = v[j].nranks;
+			if (j > i && v[j].rank == v[j - 1].rank)
+				continue;		/* a rank in two files */
+			if (v[j].rank < 0 || v[j].rank >= m.nranks)
 				continue;
-			for (size_t j = 0; j < f->nmiss && !m; j++)
-				if (f->miss[j].comm == p->comm)
-					m = &f->miss[j];
-			if (!m) {
-				void *g = realloc(f->miss, (f->nmiss + 1) * sizeof(*f->miss));
-
-				if (!g)
-					return -ENOMEM;
-				f->miss = g;
-				m = &f->miss[f->nmiss++];
-				*m = (struct hvn_fleet_missing){ p->comm, p->nranks, 0, -1 };
-			}
+			if (m.first_missing < 0 && v[j].rank > next)
+				m.first_missing = next;
+			next = v[j].rank + 1;
+			m.nseen++;
 		}
-	}
-	/* Count each rank once: a rank is in one trace. */
-	for (size_t j = 0; j < f->nmiss; j++) {
-		struct hvn_fleet_missing *m = &f->miss[j];
-
-		for (int32_t r = 0; r < m->nranks && r < 1 << 20; r++) {
-			bool seen = false;
-
-			for (size_t i = 0; i < f->nh && !seen; i++)
-				seen = hvn_corr_proc_of(f->h[i].x, m->comm, r);
-			if (seen)
-				m->nseen++;
-			else if (m->first_missing < 0)
-				m->first_missing = r;
+		if (m.first_missing < 0 && next < m.nranks)
+			m.first_missing = next;
+		if (m.nseen > m.nranks)
+			m.nseen = m.nranks;
+		i = j;
+		g = realloc(f->miss, (f->nmiss + 1) * sizeof(*f->miss));
+		if (!g) {
+			free(v);
+			return -ENOMEM;
 		}
+		f->miss = g;
+		f->miss[f->nmiss++] = m;
 	}
+	free(v);
 	return 0;
 }
 

@@ -22,6 +22,12 @@
 enum {
 	REC_HOST = 1, REC_CLOCK, REC_IRQCPU, REC_PROC, REC_COLL, REC_STALL,
 	REC_EPISODE, REC_COUNTS,
+	REC_END,		/* last: what came before, counted */
+};
+
+/* REC_END's body: a summary cut on a record boundary is still refused. */
+struct __attribute__((packed)) rec_end {
+	uint64_t nproc, ncoll, nst, nep;
 };
 
 struct __attribute__((packed)) rec_hdr {
@@ -57,6 +63,7 @@ struct __attribute__((packed)) rec_contrib {
 	struct rec_episode mig;
 };
 
+/* A stall's CPUs follow its fixed part: a field for it needs a new type. */
 struct __attribute__((packed)) rec_stall {
 	uint32_t coll;
 	int32_t cause, ncpu;
@@ -112,6 +119,7 @@ int hvn_summary_write(const char *path, const char *host,
 		      const struct hvn_corr *x)
 {
 	char tmp[4200], name[128] = "";
+	struct rec_end end = { .nproc = x->nproc, .nep = x->nep };
 	uint32_t *map = calloc(x->ncoll + 1, sizeof(*map));
 	struct rec_contrib *rc = calloc(HVN_CORR_MAX_CPUS, sizeof(*rc));
 	uint64_t counts[2] = { x->nccl_records, x->nccl_bad };
@@ -165,6 +173,7 @@ int hvn_summary_write(const char *path, const char *host,
 		if (c->is_p2p || c->seq == UINT64_MAX)
 			continue;
 		map[i] = ++n;
+		end.ncoll++;
 		err |= put(f, REC_COLL, &r, sizeof(r), NULL, 0);
 	}
 	for (size_t i = 0; i < x->nst; i++) {
@@ -191,6 +200,7 @@ int hvn_summary_write(const char *path, const char *host,
 			       sizeof(rc[j].storm_name));
 			ep_out(&rc[j].mig, &k->mig);
 		}
+		end.nst++;
 		err |= put(f, REC_STALL, &r, sizeof(r), rc,
 			   s->ncpu * sizeof(*rc));
 	}
@@ -200,6 +210,7 @@ int hvn_summary_write(const char *path, const char *host,
 		ep_out(&r, &x->ep[i]);
 		err |= put(f, REC_EPISODE, &r, sizeof(r), NULL, 0);
 	}
+	err |= put(f, REC_END, &end, sizeof(end), NULL, 0);
 	free(map);
 	free(rc);
 	if (fflush(f) || ferror(f))
@@ -244,9 +255,10 @@ static int body(FILE *f, const char *path, uint64_t off, const struct rec_hdr *h
 
 static int read_rec(FILE *f, const char *path, uint64_t off,
 		    const struct rec_hdr *h, struct hvn_corr *x, char *host,
-		    size_t hlen)
+		    size_t hlen, bool *ended)
 {
 	union {
+		struct rec_end end;
 		char host[128];
 		uint64_t counts[2];
 		struct hvn_clock_pair clk;
@@ -260,6 +272,16 @@ static int read_rec(FILE *f, const char *path, uint64_t off,
 	const char *bad = NULL;
 
 	switch (h->type) {
+	case REC_END:
+		if (body(f, path, off, h, &u.end, sizeof(u.end), NULL))
+			return -1;
+		if (u.end.nproc != x->nproc || u.end.ncoll != x->ncoll ||
+		    u.end.nst != x->nst || u.end.nep != x->nep) {
+			bad = "its end counts other records than came before it";
+			break;
+		}
+		*ended = true;
+		return 0;
 	case REC_HOST:
 		if (body(f, path, off, h, &u.host, sizeof(u.host), NULL))
 			return -1;
@@ -391,6 +413,7 @@ int hvn_summary_read(const char *path, struct hvn_corr *x,
 	char magic[8];
 	uint64_t off = 8;
 	struct rec_hdr h;
+	bool ended = false;
 	int ret = 0;
 
 	if (!f) {
@@ -416,19 +439,30 @@ int hvn_summary_read(const char *path, struct hvn_corr *x,
 
 		if (!got && feof(f))
 			break;
+		if (ended) {
+			hvn_err("%s: records after its end, at offset %llu", path,
+				(unsigned long long)off);
+			ret = HVN_EXIT_BADFILE;
+			break;
+		}
 		if (got != sizeof(h)) {
 			hvn_err("%s: summary cut short at offset %llu", path,
 				(unsigned long long)off);
 			ret = HVN_EXIT_BADFILE;
 			break;
 		}
-		if (read_rec(f, path, off, &h, x, host, hlen)) {
+		if (read_rec(f, path, off, &h, x, host, hlen, &ended)) {
 			ret = HVN_EXIT_BADFILE;
 			break;
 		}
 		off += sizeof(h) + h.size;
 	}
 	fclose(f);
+	if (!ret && !ended) {
+		hvn_err("%s: summary cut short at offset %llu (no end record)",
+			path, (unsigned long long)off);
+		ret = HVN_EXIT_BADFILE;
+	}
 	if (!ret && !host[0]) {
 		hvn_err("%s: a summary without its host", path);
 		ret = HVN_EXIT_BADFILE;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* correlate --json: the "hvnoise-correlate" document (hvnoise(8)). */
+#include <math.h>
 #include <stdio.h>
 
 #include "analysis/fleet.h"
@@ -163,9 +164,15 @@ void hvn_fleet_write_json(FILE *o, const struct hvn_fleet *f,
 			fprintf(o, ",\"rank\":%d,\"cause\":\"%s\",\"verdict\":", c->rank,
 				causes[s->why.cause]);
 			hvn_json_str(o, s->why.verdict);
-			fprintf(o, ",\"interval_ns\":%llu,\"explained_ns\":%.0f,\"share\":%.3f,\"uncertainty_ns\":%.0f,\"cpus\":[",
+			fprintf(o, ",\"interval_ns\":%llu,\"explained_ns\":%.0f,\"share\":%.3f,\"uncertainty_ns\":",
 				(unsigned long long)(s->why_end - s->why_start),
-				s->why.explained, hvn_fleet_share(s), s->unc);
+				s->why.explained, hvn_fleet_share(s));
+			/* A host not aligned: no bound to give. */
+			if (isinf(s->unc))
+				fprintf(o, "null");
+			else
+				fprintf(o, "%.0f", s->unc);
+			fprintf(o, ",\"cpus\":[");
 			for (int j = 0; j < s->why.ncpu; j++) {
 				const struct hvn_contrib *k = &s->why.c[j];
 
