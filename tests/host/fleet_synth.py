@@ -40,7 +40,7 @@ DRIFT = {}                           # host: its oscillator's rate error
 
 def host_clock(h):
     """(mono base, realtime error) of host @h: mono = true - base."""
-    return 10**9 * (7 + 13 * h), (2 * 10**9 if h == 1 else 37_000 * h)
+    return 10**9 * (7 + 13 * (h % 7)), (2 * 10**9 if h == 1 else 37_000 * h)
 
 
 def mono(h, t):
@@ -135,8 +135,9 @@ def truth(nhosts, nranks):
         hosts=[dict(host="host%d" % h, clock_error_ns=host_clock(h)[1]) for h in range(nhosts)],
         stalls=[dict(seq=ARRIVE, cls="arrival", host="host%d" % ca[0],
                      rank=ca[0] * nranks + ca[1], cause="hypervisor"),
+                # Ranks 1, 3, 5... share its proxy CPU: any of them, if several.
                 dict(seq=INFLIGHT, cls="in-flight", host="host%d" % ci[0],
-                     rank=ci[0] * nranks + ci[1], cause="hypervisor"),
+                     rank=ci[0] * nranks + ci[1] if nranks <= 3 else None, cause="hypervisor"),
                 dict(seq=QUIET, cls="in-flight", host=None, rank=None, cause="none"),
                 dict(seq=HOSTLATE, cls="arrival", host="host0", rank=None, cause="hypervisor")])
 

@@ -300,6 +300,45 @@ static const char *const cause_name[] = {
 	"an IRQ storm", "an IRQ migration",
 };
 
+/* "host0 ranks 0-3,5, host1 rank 8": by host (@r is sorted so), the first
+ * 8 hosts; --json lists every rank. */
+static void print_ranks(const struct hvn_fleet *f, const struct hvn_fleet_rank *r,
+			uint32_t n)
+{
+	uint32_t hosts = 0;
+
+	for (uint32_t i = 0; i < n;) {
+		const struct hvn_fleet_host *h = &f->h[r[i].host];
+		uint32_t j = i, nr = 0;
+
+		while (j < n && r[j].host == r[i].host) {
+			j++;
+			nr++;
+		}
+		if (++hosts > 8) {
+			uint32_t more = 1;
+
+			for (uint32_t k = j; k < n; k++)
+				more += r[k].host != r[k - 1].host;
+			printf(", and %u more hosts", more);
+			return;
+		}
+		printf("%s %s rank%s ", hosts > 1 ? "," : "", h->host, nr > 1 ? "s" : "");
+		for (uint32_t k = i; k < j;) {
+			int32_t lo = h->x->coll[r[k].coll].rank, hi = lo;
+			uint32_t m = k + 1;
+
+			while (m < j && h->x->coll[r[m].coll].rank == hi + 1)
+				hi = h->x->coll[r[m++].coll].rank;
+			printf("%s%d", k > i ? "," : "", lo);
+			if (hi > lo)
+				printf("-%d", hi);
+			k = m;
+		}
+		i = j;
+	}
+}
+
 static void print_fleet(const struct hvn_fleet *f, const struct hvn_corr_params *p)
 {
 	const struct hvn_fleet_host *ref = &f->h[f->ref];
@@ -380,12 +419,7 @@ static void print_fleet(const struct hvn_fleet *f, const struct hvn_corr_params 
 				       cause_name[0]);
 		}
 		printf("     %s:", s->culprit ? "waiting, not guilty" : "ranks");
-		for (uint32_t k = s->culprit; k < s->nr; k++) {
-			const struct hvn_fleet_rank *w = &s->r[k];
-
-			printf("%s %s rank %d", k > s->culprit ? "," : "",
-			       f->h[w->host].host, f->h[w->host].x->coll[w->coll].rank);
-		}
+		print_ranks(f, s->r + s->culprit, s->nr - s->culprit);
 		printf("\n");
 		for (uint32_t k = 0; k < s->nnoisy; k++)
 			printf("     also noisy then: %s (a shared hypervisor or co-tenant?)\n",

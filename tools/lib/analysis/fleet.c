@@ -251,12 +251,12 @@ static int align(struct hvn_fleet *f)
 
 	/* The reference: the host with the most collectives to match. */
 	for (size_t i = 0; i < f->nh; i++) {
-		size_t n;
-		struct key_end *v = ends_of(&f->h[i], &n);
+		const struct hvn_corr *x = f->h[i].x;
+		size_t n = 0;
 
-		if (!v)
-			return -ENOMEM;
-		free(v);
+		for (size_t k = 0; k < x->ncoll; k++)
+			n += implicit_sync(&x->coll[k]) &&
+			     x->coll[k].end > x->coll[k].start;
 		if (n > best) {
 			best = n;
 			f->ref = i;
@@ -432,21 +432,45 @@ static int cmp_fleet_lost(const void *a, const void *b)
 static int job_stalls(struct hvn_fleet *f)
 {
 	struct hvn_fleet_rank *all;
-	size_t n = 0, cap = 0;
+	struct key_end *keys;
+	size_t n = 0, cap = 0, nkeys = 0;
 
+	/* Only the collectives some host's copy stalled in: their keys. */
 	for (size_t i = 0; i < f->nh; i++)
-		for (size_t k = 0; k < f->h[i].x->ncoll; k++)
-			cap += !f->h[i].x->coll[k].is_p2p;
-	all = malloc((cap + 1) * sizeof(*all));
-	if (!all)
+		cap += f->h[i].x->nst;
+	keys = malloc((cap + 1) * sizeof(*keys));
+	if (!keys)
 		return -ENOMEM;
+	for (size_t i = 0; i < f->nh; i++)
+		for (size_t k = 0; k < f->h[i].x->nst; k++) {
+			const struct hvn_coll *c = &f->h[i].x->coll[f->h[i].x->st[k].coll];
+
+			if (!c->is_p2p && c->seq != UINT64_MAX)
+				keys[nkeys++] = (struct key_end){ c->comm, c->seq, c->func, 0 };
+		}
+	qsort(keys, nkeys, sizeof(*keys), cmp_key);
+	cap = 0;
+	for (size_t i = 0; i < f->nh; i++)
+		for (size_t k = 0; k < f->h[i].x->ncoll; k++) {
+			const struct hvn_coll *c = &f->h[i].x->coll[k];
+			struct key_end key = { c->comm, c->seq, c->func, 0 };
+
+			cap += !c->is_p2p && find_key(keys, nkeys, &key);
+		}
+	all = malloc((cap + 1) * sizeof(*all));
+	if (!all) {
+		free(keys);
+		return -ENOMEM;
+	}
 	for (size_t i = 0; i < f->nh; i++) {
 		const struct hvn_corr *x = f->h[i].x;
 
 		for (size_t k = 0; k < x->ncoll; k++) {
 			const struct hvn_coll *c = &x->coll[k];
+			struct key_end key = { c->comm, c->seq, c->func, 0 };
 
-			if (c->is_p2p || c->seq == UINT64_MAX)
+			if (c->is_p2p || c->seq == UINT64_MAX ||
+			    !find_key(keys, nkeys, &key))
 				continue;
 			all[n++] = (struct hvn_fleet_rank){
 				.host = i, .coll = k,
@@ -480,6 +504,7 @@ static int job_stalls(struct hvn_fleet *f)
 
 			if (!grown) {
 				free(all);
+				free(keys);
 				return -ENOMEM;
 			}
 			f->st = grown;
@@ -494,6 +519,7 @@ static int job_stalls(struct hvn_fleet *f)
 			s->r = malloc(s->nr * sizeof(*s->r));
 			if (!s->r) {
 				free(all);
+				free(keys);
 				return -ENOMEM;
 			}
 			memcpy(s->r, &all[i], s->nr * sizeof(*s->r));
@@ -501,6 +527,7 @@ static int job_stalls(struct hvn_fleet *f)
 		i = j;
 	}
 	free(all);
+	free(keys);
 	if (f->nst)
 		qsort(f->st, f->nst, sizeof(*f->st), cmp_fleet_lost);
 	return 0;
@@ -575,6 +602,26 @@ static int missing(struct hvn_fleet *f)
 	return 0;
 }
 
+/* The join holds every host at once: no growth slack, no join tables. */
+static void shrink(struct hvn_corr *x)
+{
+	void *p;
+
+	free(x->agg);
+	x->agg = NULL;
+	x->agg_cap = x->nagg = 0;
+	p = x->ncoll ? realloc(x->coll, x->ncoll * sizeof(*x->coll)) : NULL;
+	if (p) {
+		x->coll = p;
+		x->coll_cap = x->ncoll;
+	}
+	p = x->nep ? realloc(x->ep, x->nep * sizeof(*x->ep)) : NULL;
+	if (p) {
+		x->ep = p;
+		x->ep_cap = x->nep;
+	}
+}
+
 int hvn_fleet_host_open(struct hvn_corr *x, struct hvn_schema *schema,
 			struct hvn_tdat *t, char *host, size_t hlen)
 {
@@ -641,6 +688,7 @@ int hvn_fleet_open(struct hvn_fleet *f, char **paths, size_t n,
 					f->h[k].path, h->path, h->host);
 				return HVN_EXIT_USAGE;
 			}
+		shrink(h->x);
 		h->stall_of = calloc(h->x->ncoll + 1, sizeof(*h->stall_of));
 		if (!h->stall_of)
 			return HVN_EXIT_FAIL;
