@@ -24,6 +24,7 @@
 #include <linux/cpu.h>
 #include <linux/hrtimer.h>
 #include <linux/interrupt.h>
+#include <linux/mm.h>
 #include <linux/percpu.h>
 #include <linux/sched/clock.h>
 #include <linux/slab.h>

@@ -119,12 +119,19 @@ results_from() {
 }
 
 collect() {
-	local log=$1 rc
+	local log=$1 rc n
 	shift
 	# Each command's numbering is its own: the stage numbers them again.
 	HVN_KTAP_COUNTER='' "$@" >"$log" 2>&1
 	rc=$?
+	n=$report_n
 	results_from "$log"
+	# A test that could not run (not executable, a crash before its first
+	# check) is a failure, never a stage with nothing to say.
+	if [ $rc -ne 0 ] && [ "$report_n" = "$n" ]; then
+		tail -5 "$log" | diag
+		fail "$report_stage/$(basename "$1") ran (exit $rc)"
+	fi
 	return $rc
 }
 

@@ -28,7 +28,7 @@ expected() {
 		"$1/share/man/man8/hvnoise-record.8" "$1/share/man/man8/hvnoise-flight-recorder.8" \
 		"$1/share/man/man8/hvnoise-report.8" "$1/share/man/man8/hvnoise-top.8" \
 		"$1/share/man/man8/hvnoise-status.8" "$1/share/man/man8/hvnoise-correlate.8" \
-		"$1/share/man/man8/hvnoise-exporter.8" \
+		"$1/share/man/man8/hvnoise-exporter.8" "$1/share/man/man8/hvnoise-trigger.8" \
 		"$1/share/man/man7/hvnoise-admin.7" "$1/share/man/man7/hvnoise-events.7" \
 		"$1/share/man/man7/hvnoise-forensics.7" \
 		"$1/lib/libnccl-profiler-hvnoise.so" \
@@ -64,12 +64,12 @@ grep -q "hvnoise record" "$d/man.txt"
 check $? "the installed man page renders"
 # A page per command: its synopsis and its section.
 ok=0
-for c in record flight-recorder report top status correlate exporter; do
+for c in record flight-recorder report top status correlate exporter trigger; do
 	man -l "$root/usr/local/share/man/man8/hvnoise-$c.8" 2>/dev/null | col -b >"$d/man-$c.txt"
 	grep -q "^SYNOPSIS" "$d/man-$c.txt" && grep -q "hvnoise $c " "$d/man-$c.txt" &&
 		[ "$(wc -l <"$d/man-$c.txt")" -gt 20 ] || { ok=1; echo "  hvnoise-$c(8) does not render"; }
 done
-check $ok "hvnoise-record(8) ... hvnoise-exporter(8): each command's page renders, with its synopsis"
+check $ok "hvnoise-record(8) ... hvnoise-trigger(8): each command's page renders, with its synopsis"
 ok=0
 for p in admin:DKMS events:unexplained_ns forensics:correlate; do
 	man -l "$root/usr/local/share/man/man7/hvnoise-${p%%:*}.7" 2>/dev/null | col -b >"$d/man7.txt"
