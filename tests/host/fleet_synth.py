@@ -143,7 +143,7 @@ def truth(nhosts, nranks):
 
 
 def write_host(path, h, events):
-    hp, he, fmts = se.fixture()
+    _, _, fmts = se.fixture()
     cpus = [se.Cpu() for _ in range(se.NCPU)]
     watch = [dict(kind=0, why=3, cpu=1, irq=-1, dev=0, node=-1, nirqs=0, name=b""),
              dict(kind=0, why=3, cpu=2, irq=-1, dev=0, node=-1, nirqs=0, name=b""),
@@ -168,31 +168,7 @@ def write_host(path, h, events):
     for m in (first, (first + last) // 2, last):
         meta += b"clock %d %d\n" % (m, real(h, m))
 
-    def fmt_section(texts):
-        return struct.pack("<I", len(texts)) + b"".join(
-            struct.pack("<Q", len(t)) + t for t in texts)
-    hd = bytearray(b"\x17\x08\x44tracing6\0" + bytes([0, 8]) + struct.pack("<I", se.PAGE))
-    for tag, text in ((b"header_page\0", hp), (b"header_event\0", he)):
-        hd += tag + struct.pack("<Q", len(text)) + text.encode()
-    hd += fmt_section([fmts["raw_data"][3].encode()])
-    hv = [f[3].encode() for f in fmts.values() if f[0] == "hvnoise"]
-    hd += struct.pack("<I", 1) + b"hvnoise\0" + fmt_section(hv)
-    hd += struct.pack("<I", 0) + struct.pack("<I", 0) + struct.pack("<Q", 0)
-    hd += struct.pack("<I", se.NCPU)
-    clock = b"[mono]\n"
-    hd += b"options  \0" + struct.pack("<HI", 4, len(clock)) + clock
-    hd += struct.pack("<HI", 0x4856, len(meta)) + meta + struct.pack("<H", 0)
-    hd += b"flyrecord\0"
-    off = (len(hd) + 16 * se.NCPU + se.PAGE - 1) // se.PAGE * se.PAGE
-    table = b""
-    for c in cpus:
-        table += struct.pack("<QQ", off if c.pages else 0, len(c.pages))
-        off += len(c.pages)
-    with open(path, "wb") as f:
-        f.write(hd + table)
-        f.write(b"\0" * ((-(len(hd) + len(table))) % se.PAGE))
-        for c in cpus:
-            f.write(c.pages)
+    se.write_file(path, cpus, struct.pack("<HI", 0x4856, len(meta)) + meta)
 
 
 def write(d, nhosts=2, nranks=2, ncoll=600, seed=1, period=PERIOD, drift=None,

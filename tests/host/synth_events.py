@@ -159,8 +159,39 @@ def events(seed):
     return out
 
 
-def write(path, seed=1):
+def write_file(path, cpus, options=b""):
+    """A trace-cmd version 6 file of the fixture's formats and @cpus'
+    pages; @options: more options (id, size, data), after the clock's."""
     hp, he, fmts = fixture()
+
+    def fmt_section(texts):
+        return struct.pack("<I", len(texts)) + b"".join(
+            struct.pack("<Q", len(t)) + t for t in texts)
+    h = bytearray(b"\x17\x08\x44tracing6\0" + bytes([0, 8]) + struct.pack("<I", PAGE))
+    for tag, text in ((b"header_page\0", hp), (b"header_event\0", he)):
+        h += tag + struct.pack("<Q", len(text)) + text.encode()
+    h += fmt_section([fmts["raw_data"][3].encode()])
+    hv = [f[3].encode() for f in fmts.values() if f[0] == "hvnoise"]
+    h += struct.pack("<I", 1) + b"hvnoise\0" + fmt_section(hv)
+    h += struct.pack("<I", 0) + struct.pack("<I", 0) + struct.pack("<Q", 0)
+    h += struct.pack("<I", len(cpus))
+    clock = b"[mono]\n"
+    h += b"options  \0" + struct.pack("<HI", 4, len(clock)) + clock + options + struct.pack("<H", 0)
+    h += b"flyrecord\0"
+    off = (len(h) + 16 * len(cpus) + PAGE - 1) // PAGE * PAGE
+    table = b""
+    for c in cpus:
+        table += struct.pack("<QQ", off if c.pages else 0, len(c.pages))
+        off += len(c.pages)
+    with open(path, "wb") as f:
+        f.write(h + table)
+        f.write(b"\0" * ((-(len(h) + len(table))) % PAGE))
+        for c in cpus:
+            f.write(c.pages)
+
+
+def write(path, seed=1):
+    _, _, fmts = fixture()
     cpus = [Cpu() for _ in range(NCPU)]
     written = []
     ts = 10 * 10**9
@@ -181,30 +212,7 @@ def write(path, seed=1):
     for c in cpus:
         c.flush()
 
-    def fmt_section(texts):
-        return struct.pack("<I", len(texts)) + b"".join(
-            struct.pack("<Q", len(t)) + t for t in texts)
-    h = bytearray(b"\x17\x08\x44tracing6\0" + bytes([0, 8]) + struct.pack("<I", PAGE))
-    for tag, text in ((b"header_page\0", hp), (b"header_event\0", he)):
-        h += tag + struct.pack("<Q", len(text)) + text.encode()
-    h += fmt_section([fmts["raw_data"][3].encode()])
-    hv = [f[3].encode() for f in fmts.values() if f[0] == "hvnoise"]
-    h += struct.pack("<I", 1) + b"hvnoise\0" + fmt_section(hv)
-    h += struct.pack("<I", 0) + struct.pack("<I", 0) + struct.pack("<Q", 0)
-    h += struct.pack("<I", NCPU)
-    clock = b"[mono]\n"
-    h += b"options  \0" + struct.pack("<HI", 4, len(clock)) + clock + struct.pack("<H", 0)
-    h += b"flyrecord\0"
-    off = (len(h) + 16 * NCPU + PAGE - 1) // PAGE * PAGE
-    table = b""
-    for c in cpus:
-        table += struct.pack("<QQ", off if c.pages else 0, len(c.pages))
-        off += len(c.pages)
-    with open(path, "wb") as f:
-        f.write(h + table)
-        f.write(b"\0" * ((-(len(h) + len(table))) % PAGE))
-        for c in cpus:
-            f.write(c.pages)
+    write_file(path, cpus)
     return written
 
 

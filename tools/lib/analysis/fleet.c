@@ -290,16 +290,10 @@ static int cmp_rank_key(const void *a, const void *b, void *arg)
 {
 	const struct hvn_fleet *f = arg;
 	const struct hvn_fleet_rank *p = a, *q = b;
-	const struct hvn_coll *x = &f->h[p->host].x->coll[p->coll];
-	const struct hvn_coll *y = &f->h[q->host].x->coll[q->coll];
+	int k = hvn_coll_key_cmp(&f->h[p->host].x->coll[p->coll],
+				 &f->h[q->host].x->coll[q->coll]);
 
-	if (x->comm != y->comm)
-		return x->comm < y->comm ? -1 : 1;
-	if (x->func != y->func)
-		return x->func < y->func ? -1 : 1;
-	if (x->seq != y->seq)
-		return x->seq < y->seq ? -1 : 1;
-	return (p->arrive > q->arrive) - (p->arrive < q->arrive);
+	return k ? k : (p->arrive > q->arrive) - (p->arrive < q->arrive);
 }
 
 static int cmp_host_rank(const void *a, const void *b, void *arg)
@@ -488,9 +482,7 @@ static int job_stalls(struct hvn_fleet *f)
 		uint64_t lost = 0;
 		bool hosts = false;
 
-		while (j < n && coll_of(f, &all[j])->comm == a->comm &&
-		       coll_of(f, &all[j])->func == a->func &&
-		       coll_of(f, &all[j])->seq == a->seq) {
+		while (j < n && !hvn_coll_key_cmp(coll_of(f, &all[j]), a)) {
 			const struct hvn_stall *st = stall_of(f, &all[j]);
 
 			if (st && st->lost_ns > lost)

@@ -619,19 +619,25 @@ int64_t hvn_corr_real_of(const struct hvn_corr *x, const struct hvn_coll *c)
 		   (int64_t)c->nccl_start;
 }
 
+int hvn_coll_key_cmp(const struct hvn_coll *a, const struct hvn_coll *b)
+{
+	if (a->comm != b->comm)
+		return a->comm < b->comm ? -1 : 1;
+	if (a->func != b->func)
+		return a->func < b->func ? -1 : 1;
+	if (a->seq != b->seq)
+		return a->seq < b->seq ? -1 : 1;
+	return 0;
+}
+
 static int cmp_seq(const void *a, const void *b, void *arg)
 {
 	const struct hvn_coll *x = &((struct hvn_coll *)arg)[*(const uint32_t *)a];
 	const struct hvn_coll *y = &((struct hvn_coll *)arg)[*(const uint32_t *)b];
+	int k = hvn_coll_key_cmp(x, y);
 
-	if (x->comm != y->comm)
-		return x->comm < y->comm ? -1 : 1;
-	if (x->func != y->func)
-		return x->func < y->func ? -1 : 1;
-	if (x->seq != y->seq)
-		return x->seq < y->seq ? -1 : 1;
 	/* ranks come from files: any int32, no subtraction */
-	return (x->rank > y->rank) - (x->rank < y->rank);
+	return k ? k : (x->rank > y->rank) - (x->rank < y->rank);
 }
 
 static void find_late(struct hvn_corr *x, const struct hvn_corr_params *p)
@@ -649,9 +655,7 @@ static void find_late(struct hvn_corr *x, const struct hvn_corr_params *p)
 		int64_t first = INT64_MAX, last = INT64_MIN, second = INT64_MIN;
 		int32_t last_rank = -1;
 
-		while (j < n && x->coll[idx[j]].comm == a->comm &&
-		       x->coll[idx[j]].func == a->func &&
-		       x->coll[idx[j]].seq == a->seq)
+		while (j < n && !hvn_coll_key_cmp(&x->coll[idx[j]], a))
 			j++;
 		for (size_t m = i; j - i >= 2 && m < j; m++) {
 			int64_t t = hvn_corr_real_of(x, &x->coll[idx[m]]);

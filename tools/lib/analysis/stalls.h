@@ -165,6 +165,9 @@ int hvn_corr_probe(struct hvn_corr *x, struct hvn_tdat *t,
 		   const struct hvn_corr_params *p, uint32_t coll,
 		   uint64_t start, uint64_t end, struct hvn_stall *out);
 
+/* One collective on every rank: the order by communicator, function and
+ * sequence number (rank left out); 0 for the same collective. */
+int hvn_coll_key_cmp(const struct hvn_coll *a, const struct hvn_coll *b);
 /* NCCL's name of a function code (include/hvnoise/nccl.h). */
 const char *hvn_nccl_fn(unsigned int fn);
 /* The process of rank @rank in communicator @comm, or NULL. */

@@ -11,6 +11,25 @@
 
 #define SCHEMA_VERSION	1
 
+/* A stall's (or a probe's) CPUs and what each saw of it. */
+static void write_cpus(FILE *o, const struct hvn_stall *s)
+{
+	fprintf(o, "[");
+	for (int j = 0; j < s->ncpu; j++) {
+		const struct hvn_contrib *k = &s->c[j];
+
+		fprintf(o, "%s{\"cpu\":%d,\"proxy\":%s,\"enqueue\":%s,\"irq\":%s,\"lost_unexplained_ns\":%.0f,\"lost_steal_ns\":%.0f,\"lost_irq_ns\":%.0f,\"steal_ns\":%.0f,\"storm_ns\":%.0f,\"storm_irq\":%d,\"storm_name\":",
+			j ? "," : "", k->cpu, k->why & 1 ? "true" : "false",
+			k->why & 2 ? "true" : "false",
+			k->why & 4 ? "true" : "false", k->unexpl,
+			k->lsteal, k->lirq, k->steal, k->storm,
+			k->storm ? k->storm_irq : -1);
+		hvn_json_str(o, k->storm_name);
+		fprintf(o, ",\"migrations\":%d}", k->nmig);
+	}
+	fprintf(o, "]");
+}
+
 void hvn_corr_write_json(FILE *o, const struct hvn_corr *x,
 			 const struct hvn_corr_params *p, const char *path)
 {
@@ -71,20 +90,9 @@ void hvn_corr_write_json(FILE *o, const struct hvn_corr *x,
 		fprintf(o, "],\"enqueue_cpu\":%d,\"cause\":\"%s\",\"verdict\":",
 		       c->cpu, causes[s->cause]);
 		hvn_json_str(o, s->verdict);
-		fprintf(o, ",\"cpus\":[");
-		for (int j = 0; j < s->ncpu; j++) {
-			const struct hvn_contrib *k = &s->c[j];
-
-			fprintf(o, "%s{\"cpu\":%d,\"proxy\":%s,\"enqueue\":%s,\"irq\":%s,\"lost_unexplained_ns\":%.0f,\"lost_steal_ns\":%.0f,\"lost_irq_ns\":%.0f,\"steal_ns\":%.0f,\"storm_ns\":%.0f,\"storm_irq\":%d,\"storm_name\":",
-			       j ? "," : "", k->cpu, k->why & 1 ? "true" : "false",
-			       k->why & 2 ? "true" : "false",
-			       k->why & 4 ? "true" : "false", k->unexpl,
-			       k->lsteal, k->lirq, k->steal, k->storm,
-			       k->storm ? k->storm_irq : -1);
-			hvn_json_str(o, k->storm_name);
-			fprintf(o, ",\"migrations\":%d}", k->nmig);
-		}
-		fprintf(o, "]}");
+		fprintf(o, ",\"cpus\":");
+		write_cpus(o, s);
+		fprintf(o, "}");
 	}
 	fprintf(o, "],\"late\":[");
 	for (size_t i = 0; i < x->nlate; i++) {
@@ -172,17 +180,9 @@ void hvn_fleet_write_json(FILE *o, const struct hvn_fleet *f,
 				fprintf(o, "null");
 			else
 				fprintf(o, "%.0f", s->unc);
-			fprintf(o, ",\"cpus\":[");
-			for (int j = 0; j < s->why.ncpu; j++) {
-				const struct hvn_contrib *k = &s->why.c[j];
-
-				fprintf(o, "%s{\"cpu\":%d,\"proxy\":%s,\"enqueue\":%s,\"irq\":%s,\"lost_unexplained_ns\":%.0f,\"lost_steal_ns\":%.0f,\"lost_irq_ns\":%.0f,\"steal_ns\":%.0f,\"storm_ns\":%.0f,\"migrations\":%d}",
-					j ? "," : "", k->cpu, k->why & 1 ? "true" : "false",
-					k->why & 2 ? "true" : "false",
-					k->why & 4 ? "true" : "false", k->unexpl,
-					k->lsteal, k->lirq, k->steal, k->storm, k->nmig);
-			}
-			fprintf(o, "]}");
+			fprintf(o, ",\"cpus\":");
+			write_cpus(o, &s->why);
+			fprintf(o, "}");
 		} else {
 			fprintf(o, "null");
 		}
