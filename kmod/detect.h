@@ -18,6 +18,8 @@ struct hvn_detect_cfg {
 
 extern struct hvn_detect_cfg hvn_dcfg;
 
+int hvn_detect_alloc(void);		/* per-CPU state, before all else */
+void hvn_detect_free(void);		/* after all else */
 int hvn_detect_init(void);		/* attach probes */
 void hvn_detect_exit(void);		/* detach, end storms, free */
 /* The watched set changed (hvn_lock held, process context). */

@@ -16,9 +16,12 @@ static int __init hvn_init(void)
 	char err[HVN_ERRLEN], cpus[128];
 	int ret;
 
-	ret = hvn_watch_init();
+	ret = hvn_detect_alloc();
 	if (ret)
 		return ret;
+	ret = hvn_watch_init();
+	if (ret)
+		goto fail_alloc;
 	ret = hvn_steal_init();
 	if (ret)
 		goto fail_watch;
@@ -57,6 +60,8 @@ fail_steal:
 	hvn_steal_exit();
 fail_watch:
 	hvn_watch_exit();
+fail_alloc:
+	hvn_detect_free();
 	return ret;
 }
 
@@ -69,6 +74,7 @@ static void __exit hvn_exit(void)
 	hvn_watch_stop();
 	hvn_steal_exit();
 	hvn_watch_exit();
+	hvn_detect_free();
 }
 
 module_init(hvn_init);

@@ -302,7 +302,8 @@ if [ -z "$k61" ]; then
 elif [ -f build/kbuild-6.1/kmod/hvnoise.ko ] &&
 	gcc -O2 -Wall -Wextra -Werror -static -o "$out/rawsend" tests/vm/tools/rawsend.c &&
 	gcc -O2 -Wall -Wextra -Werror -static -o "$out/dread" tests/vm/tools/dread.c &&
-	gcc -O2 -Wall -Wextra -Werror -o "$out/hog" tests/vm/tools/hog.c; then
+	gcc -O2 -Wall -Wextra -Werror -o "$out/hog" tests/vm/tools/hog.c &&
+	gcc -O2 -Wall -Wextra -Werror -pthread -o "$out/hoststops" tests/vm/tools/hoststops.c; then
 	mkinitrd "$out/detect-initrd.gz" --kver "$kver" \
 		--kmod virtio_pci --kmod virtio_net --kmod virtio_blk \
 		--bin /usr/bin/trace-cmd --bin build/tools/hvnoise=/usr/bin/hvnoise \
@@ -313,7 +314,7 @@ elif [ -f build/kbuild-6.1/kmod/hvnoise.ko ] &&
 		--file "$out/dread=/lib/hvnoise/dread" \
 		--file build/kbuild-6.1/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko
 	collect "$out/detectors.log" tests/vm/detectors.py "/boot/vmlinuz-$kver" \
-		"$out/detect-initrd.gz" "$out" "$out/hog"
+		"$out/detect-initrd.gz" "$out" "$out/hog" "$out/hoststops"
 	grep -E "^(BASELINE|QUIET|STORM|MIGRATE|BPF-VS|  |PAUSE|HOG|JOB)" "$out/detectors.log" | diag
 
 	stage vm-tools "hvnoise record's file from the detector VM, against trace-cmd report"

@@ -14,9 +14,10 @@ k=$(scripts/build-test-kernel.sh tests/vm/anchor-kernel.config)
 scripts/kbuild.sh build/kbuild-anchor "$k"
 mkdir -p "$out"
 gcc -O2 -Wall -Wextra -Werror -o "$out/hog" tests/vm/tools/hog.c
+gcc -O2 -Wall -Wextra -Werror -pthread -o "$out/hoststops" tests/vm/tools/hoststops.c
 tests/vm/mkinitramfs.sh "$out/anchor-initrd.gz" \
 	--file tests/vm/guest-anchor.sh=/lib/hvnoise/guest.sh \
 	--file tests/vm/guest-lib.sh=/lib/hvnoise/lib.sh \
 	--file build/kbuild-anchor/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko
-exec tests/vm/soak.py "$k/arch/x86/boot/bzImage" "$out/anchor-initrd.gz" "$out" "$out/hog" \
+exec tests/vm/soak.py "$k/arch/x86/boot/bzImage" "$out/anchor-initrd.gz" "$out" "$out/hog" "$out/hoststops" \
 	anchor "$rounds"

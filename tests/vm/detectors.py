@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Hypervisor-noise injection for the detector VM test (host side).
 
-usage: detectors.py KERNEL INITRD OUTDIR HOG
+usage: detectors.py KERNEL INITRD OUTDIR HOG HOSTSTOPS
 
 Boots the VM (tests/vm/qemu.sh, 2 vCPUs, a host thread each) with
 tests/vm/guest-detectors.sh and answers its injection requests
@@ -11,7 +11,9 @@ on vCPU 1's host core (only vCPU 1 loses it).  The same schedule runs for
 the module, then for the BPF source, then under the NCCL-like job (judged
 by tests/host/nccl_e2e.py from the recording).  Every injection must
 give a lost event on each vCPU it stopped within 20% or 2 ms, and nothing
-else may appear: no tolerance.  Prints the guest's results and its own as
+else may appear but this host's own stops, witnessed by HOSTSTOPS
+(tests/vm/tools/hoststops.c; inject.py): no tolerance.  The same holds
+for the guest's quiet phases (its TCG baseline and the quiet guest).  Prints the guest's results and its own as
 KTAP (tests/host/hvntest.py), and the tables.
 """
 import os
@@ -60,8 +62,31 @@ BOOT_TRACEPOINTS = (
     "irq_vectors:call_function_single_exit", "irq_vectors:vector_update")
 
 
+def quiet(console, clock):
+    """The guest's phases without injections: its TCG baseline (lateness
+    at or above the test threshold) and the quiet guest (every lost event)
+    hold nothing but stops of this host (inject.real_stops)."""
+    m = re.search(r"^QUIET .*\(threshold (\d+) us", console, re.M)
+    limit = m.group(1) if m else "?"
+    for tag, name in (("baseline", f"TCG baseline lateness is below the test threshold {limit} us"),
+                      ("quiet", "no lost events without injections")):
+        evs = inject.events(console, tag)
+        if not check(evs is not None, f"{tag}: the guest printed its lost events"):
+            continue
+        whole, hosts, extra = inject.real_stops(evs, NCPU, clock[0])
+        for x in whole:
+            print(f"  {tag}: WHOLE VM STOPPED {x}")
+        for x in hosts:
+            print(f"  {tag}: THE HOST TOOK IT {x}")
+        for x in extra:
+            print(f"  {tag}: EXTRA {x}")
+        check(not extra, f"{name} but this host's own stops ({len(evs)} at or above it: "
+              f"{len(whole)} whole-VM stops, {len(hosts)} taken by this host" +
+              (f"; {extra[0]}" if extra else "") + ")")
+
+
 def main():
-    kernel, initrd, outdir, hogbin = sys.argv[1:5]
+    kernel, initrd, outdir, hogbin, stopsbin = sys.argv[1:6]
     log = os.path.join(outdir, "detect-console.log")
     pidfile = os.path.join(outdir, "detect-qemu.pid")
     sockpath = os.path.join(outdir, "detect-ack.sock")
@@ -75,16 +100,26 @@ def main():
                HVN_VM_APPEND="trace_event=" + ",".join(BOOT_TRACEPOINTS) + " " +
                os.environ.get("HVN_VM_APPEND", ""))
     here = os.path.dirname(os.path.abspath(__file__))
+    witness = inject.watch_host(stopsbin)
+    check(witness, f"this host's stops are witnessed on each of its {inject.host_ncpu} CPUs")
     proc = subprocess.Popen([os.path.join(here, "qemu.sh"), kernel, initrd, log,
                              "/lib/hvnoise/guest.sh", "1200", pidfile], env=env)
     inject.serve(log, sockpath, pidfile, proc, hogbin)
     proc.wait()
+    if witness:
+        witness.kill()
+        witness.wait()
+        print("# " + inject.host_stop_summary(), flush=True)
     console = open(log, errors="replace").read()
     for line in console.splitlines():
         if hvntest.parse(line):
             hvntest.relay(line)
         elif line.startswith(("BASELINE", "QUIET", "STORM", "MIGRATE", "irq=", "BPF-VS-MODULE")):
             print(line)
+    clock = inject.guest_clock(console, ("module", "bpf"))
+    print(f"guest clock on this host's: fitted to {clock[1]} pauses, "
+          f"largest residual {clock[2]:.2f} ms")
+    quiet(console, clock)
     seen = {}
     for source in ("module", "bpf"):
         evs = inject.events(console, source)
@@ -94,7 +129,7 @@ def main():
             continue
         print(f"\n{source}: injected vs detected (hvnoise:lost duration per vCPU it stopped)")
         got, _, _ = inject.judge(source, wins, evs, NCPU,
-                                 lambda ok, name: check(ok, name))
+                                 lambda ok, name: check(ok, name), clock)
         seen[source] = {s: (w[0], w[2], got[s]) for s, w in wins.items()}
     if len(seen) == 2:
         versus(seen["module"], seen["bpf"])

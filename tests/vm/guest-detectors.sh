@@ -52,12 +52,16 @@ check $? "insmod with the detectors"
 echo 1 >$T/events/hvnoise/enable
 
 # --- TCG's own jitter: lateness with a low threshold, nothing injected -----
+# Judged by the host (tests/vm/detectors.py), which knows when it stopped
+# itself: the lateness at or above the test threshold is printed for it.
 echo >$T/trace
 sleep 8
 base=$(ev_field lost duration | sort -n | tail -n 1)
 echo "BASELINE max_lateness_ns=${base:-0} events=$(grep -c ' lost: ' $T/trace) (threshold 200 us, 8 s)"
-[ "${base:-0}" -lt $((TEST_LOST_US * 1000)) ]
-check $? "TCG baseline lateness ${base:-0} ns is below the test threshold ${TEST_LOST_US} us"
+echo "HVN-EVENTS baseline"
+grep " lost: " $T/trace | sed 's/.* lost: */LOST /' |
+	awk -v t=$((TEST_LOST_US * 1000)) '{ d = $0; sub(/.*duration=/, "", d); sub(/ .*/, "", d); if (d + 0 >= t) print }'
+echo "HVN-END-EVENTS"
 
 # Storms, steal and moves are counted from load on: a storm that began
 # before the trace was cleared would show no event in the quiet window.
@@ -67,8 +71,9 @@ echo >$T/trace
 sleep 8
 fp=$(grep -c ' lost: ' $T/trace)
 echo "QUIET lost_events=$fp (threshold ${TEST_LOST_US} us, 8 s)"
-[ "$fp" = 0 ]
-check $? "no lost events without injections ($fp in 8 s)"
+echo "HVN-EVENTS quiet"
+grep " lost: " $T/trace | sed 's/.* lost: */LOST /'
+echo "HVN-END-EVENTS"
 other=$((other + $(grep -c " \(steal\|irq_storm\|irq_storm_begin\|irq_migrate\): " $T/trace)))
 [ "$other" = 0 ]
 check $? "a quiet guest emits no detector events from load on, storms from $QUIET_STORM/s ($other in 16 s)"

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Lost-time recall under injected hypervisor noise (host side).
 
-usage: soak.py KERNEL INITRD OUTDIR HOG MODE [ROUNDS]
+usage: soak.py KERNEL INITRD OUTDIR HOG HOSTSTOPS MODE [ROUNDS]
 
 Boots the VM (2 vCPUs, a host thread each) with tests/vm/guest-soak.sh and
 answers its injection requests (tests/vm/inject.py).  Each injection must
 give, on every vCPU it stopped, one lost event within 20% or 2 ms of what
-was injected, and no event may fall anywhere else: no tolerance.  Prints
+was injected, and no event may fall anywhere else but this host's own
+stops (HOSTSTOPS, tests/vm/tools/hoststops.c): no tolerance.  Prints
 KTAP (tests/host/hvntest.py), per-CPU recall and the error per injection size.
 
 MODE soak:   ROUNDS rounds of pauses and hogs, the module then BPF.
@@ -55,12 +56,13 @@ def experiments(console):
     for tag in ("idle-bpf-1000", "idle-bpf-5000", "idle-module", "throttle-bpf"):
         evs = inject.events(console, tag)
         if ok(evs is not None, f"{tag}: events came back"):
-            inject.judge(tag, inject.windows(console, tag), evs, NCPU, ok)
+            inject.judge(tag, inject.windows(console, tag), evs, NCPU, ok,
+                         inject.guest_clock(console, (tag,)))
 
 
 def main():
-    kernel, initrd, outdir, hogbin, mode = sys.argv[1:6]
-    rounds = int(sys.argv[6]) if len(sys.argv) > 6 else 10
+    kernel, initrd, outdir, hogbin, stopsbin, mode = sys.argv[1:7]
+    rounds = int(sys.argv[7]) if len(sys.argv) > 7 else 10
     log = os.path.join(outdir, f"soak-{mode}-console.log")
     pidfile = os.path.join(outdir, f"soak-{mode}.pid")
     sockpath = os.path.join(outdir, f"soak-{mode}.sock")
@@ -73,11 +75,16 @@ def main():
                HVN_VM_ARGS=inject.qemu_args(sockpath) + " " + os.environ.get("HVN_VM_ARGS", ""))
     here = os.path.dirname(os.path.abspath(__file__))
     t0 = time.time()
+    witness = inject.watch_host(stopsbin)
     proc = subprocess.Popen([os.path.join(here, "qemu.sh"), kernel, initrd, log,
                              "/lib/hvnoise/guest.sh", str(600 + rounds * 60), pidfile], env=env)
     print("KTAP version 1", flush=True)
     inject.serve(log, sockpath, pidfile, proc, hogbin)
     proc.wait()
+    if witness:
+        witness.kill()
+        witness.wait()
+        print("# " + inject.host_stop_summary(), flush=True)
     console = open(log, errors="replace").read()
     print(f"# VM ran {time.time() - t0:.0f} s")
     if mode == "exp":
@@ -88,12 +95,15 @@ def main():
     else:
         for line in re.findall(r"^HVN-CPU .*", console, re.M):
             print("# " + line)
+        ok(witness, f"this host's stops are witnessed on each of its {inject.host_ncpu} CPUs")
+        tags = ("osnoise", "hwnoise", "module") if mode == "anchor" else ("module", "bpf")
+        clock = inject.guest_clock(console, tags)
         total = [0, 0]
-        for source in (("osnoise", "hwnoise", "module") if mode == "anchor"
-                       else ("module", "bpf")):
+        for source in tags:
             evs = inject.events(console, source)
             if ok(evs is not None, f"{source}: the lost events came back"):
-                _, h, n = inject.judge(source, inject.windows(console, source), evs, NCPU, ok)
+                _, h, n = inject.judge(source, inject.windows(console, source), evs, NCPU, ok,
+                                       clock)
                 total[0] += h
                 total[1] += n
         print(f"# all: {total[0]}/{total[1]} vCPU-injections seen")

@@ -3,7 +3,8 @@
  * hog CORE MS [GAP_MS COUNT]: on the host, take CPU CORE away from whatever
  * else runs there (a pinned vCPU thread) for MS milliseconds, COUNT times,
  * GAP_MS apart, by spinning at SCHED_FIFO priority.  Prints each burst's
- * measured length: the injected noise the VM test compares against.
+ * measured length and its start (CLOCK_MONOTONIC ns): the injected noise
+ * the VM test compares against.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -12,19 +13,20 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now_ms(void)
+static long long now_ns(void)
 {
 	struct timespec t;
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
 int main(int argc, char **argv)
 {
 	struct sched_param sp = { .sched_priority = 50 };
 	int core, count, i;
-	double ms, gap, t0, t;
+	double ms, gap;
+	long long t0, t;
 	cpu_set_t set;
 
 	if (argc < 3) {
@@ -48,14 +50,15 @@ int main(int argc, char **argv)
 			perror("hog: sched_setscheduler");
 			return 1;
 		}
-		t0 = now_ms();
+		t0 = now_ns();
 		do
-			t = now_ms();
-		while (t - t0 < ms);
+			t = now_ns();
+		while (t - t0 < ms * 1e6);
 		sp.sched_priority = 0;
 		sched_setscheduler(0, SCHED_OTHER, &sp);
 		sp.sched_priority = 50;
-		printf("hog: burst %d on core %d: %.3f ms\n", i, core, t - t0);
+		printf("hog: burst %d on core %d: %.3f ms from %lld ns\n", i, core,
+		       (double)(t - t0) / 1e6, t0);
 		fflush(stdout);
 	}
 	return 0;
