@@ -66,7 +66,7 @@ struct hvn_pcpu {
  * hvn_detect_alloc() to hvn_detect_free(), the first and last steps of
  * load and unload, so no callback ever sees it missing.
  */
-static struct hvn_pcpu __percpu *hvn_pcpu;
+static struct hvn_pcpu __percpu *hvn_pcpu __read_mostly;
 
 /*
  * The one check every probe makes, first: the per-CPU area's pointer and

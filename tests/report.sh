@@ -124,13 +124,13 @@ collect() {
 	# Each command's numbering is its own: the stage numbers them again.
 	HVN_KTAP_COUNTER='' "$@" >"$log" 2>&1
 	rc=$?
-	n=$report_n
+	n=$report_nfail
 	results_from "$log"
-	# A test that could not run (not executable, a crash before its first
-	# check) is a failure, never a stage with nothing to say.
-	if [ $rc -ne 0 ] && [ "$report_n" = "$n" ]; then
-		tail -5 "$log" | diag
-		fail "$report_stage/$(basename "$1") ran (exit $rc)"
+	# A test that exits non-zero without a failed check (could not run, not
+	# executable, died on the way) is a failure, never a stage that passed.
+	if [ $rc -ne 0 ] && [ "$report_nfail" = "$n" ]; then
+		tail -8 "$log" | diag
+		fail "$report_stage/$(basename "$1") ran to its end (exit $rc)"
 	fi
 	return $rc
 }

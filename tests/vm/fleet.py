@@ -118,7 +118,7 @@ def one(kernel, initrd, outdir, hvn, victim, lines=16):
     running = wait_for(procs, logs, r"^HVN-FLEET-RUNNING", 300)
     if check(running, f"both ranks run, over the network between the VMs ({tag})"):
         pid = int(open(vms[victim][2]).read())
-        took = inject.pause(pid, PAUSE_MS)
+        _, took = inject.pause(pid, PAUSE_MS)
         print(f"  host: paused vm-{victim} for {took:.1f} ms")
     for p in procs:
         try:

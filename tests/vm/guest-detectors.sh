@@ -55,7 +55,9 @@ echo 1 >$T/events/hvnoise/enable
 # Judged by the host (tests/vm/detectors.py), which knows when it stopped
 # itself: the lateness at or above the test threshold is printed for it.
 echo >$T/trace
+t0=$(cut -d' ' -f1 /proc/uptime)
 sleep 8
+echo "HVN-SPAN baseline $t0 $(cut -d' ' -f1 /proc/uptime)"
 base=$(ev_field lost duration | sort -n | tail -n 1)
 echo "BASELINE max_lateness_ns=${base:-0} events=$(grep -c ' lost: ' $T/trace) (threshold 200 us, 8 s)"
 echo "HVN-EVENTS baseline"
@@ -68,7 +70,9 @@ echo "HVN-END-EVENTS"
 other=$(grep -c " \(steal\|irq_storm\|irq_storm_begin\|irq_migrate\): " $T/trace)
 echo $TEST_LOST_US >$P/lost_threshold_us
 echo >$T/trace
+t0=$(cut -d' ' -f1 /proc/uptime)
 sleep 8
+echo "HVN-SPAN quiet $t0 $(cut -d' ' -f1 /proc/uptime)"
 fp=$(grep -c ' lost: ' $T/trace)
 echo "QUIET lost_events=$fp (threshold ${TEST_LOST_US} us, 8 s)"
 echo "HVN-EVENTS quiet"
@@ -315,14 +319,18 @@ noise() {
 	done
 }
 echo >$T/trace
+t0=$(cut -d' ' -f1 /proc/uptime)
 noise
+echo "HVN-SPAN module $t0 $(cut -d' ' -f1 /proc/uptime)"
 echo "HVN-EVENTS module"
 grep " lost: " $T/trace | sed 's/.* lost: */LOST /'
 echo "HVN-END-EVENTS"
 echo none >$P/devices
 echo none >$P/cpus
 bpf_start /tmp/bpf4.dat $STORM
+t0=$(cut -d' ' -f1 /proc/uptime)
 noise
+echo "HVN-SPAN bpf $t0 $(cut -d' ' -f1 /proc/uptime)"
 bpf_stop /tmp/bpf4.dat
 echo "$NIC,$BLK" >$P/devices
 echo 0-$((ncpu - 1)) >$P/cpus

@@ -13,55 +13,6 @@ is_watched() {
 	expand_cpulist "$(cat $P/watched)" | grep -qx "$1"
 }
 
-expand_cpulist() {
-	echo "$1" | tr ',' '\n' | while IFS=- read -r a b; do
-		[ -n "$a" ] || continue
-		seq "$a" "${b:-$a}"
-	done
-}
-
-# The hvnoise:watch records of the newest generation in $T/trace, one per
-# line: KIND CPU WHY DEV IRQ NIRQS NAME.
-watch_recs() {
-	awk '/ watch: / {
-		kind = ""; delete f
-		for (i = 1; i <= NF; i++) {
-			if ($i ~ /^[0-9]+\/[0-9]+$/) kind = $(i + 1)
-			n = index($i, "=")
-			if (n > 1) f[substr($i, 1, n - 1)] = substr($i, n + 1)
-		}
-		g = f["gen"] + 0
-		for (k in f) if (f[k] == "") f[k] = "-"
-		recs[g] = recs[g] kind " " f["cpu"] " " f["why"] " " f["dev"] " " \
-			  f["irq"] " " f["nirqs"] " " f["name"] "\n"
-		if (g > maxg) maxg = g
-	}
-	END { printf "%s", recs[maxg] }' "$T/trace" | sort -u
-}
-
-watch_gen() {
-	awk '/ watch: / { for (i = 1; i <= NF; i++) if ($i ~ /^gen=/) {
-		g = substr($i, 5) + 0; if (g > m) m = g } } END { print m + 0 }' "$T/trace"
-}
-
-# "IRQ:CPU" pairs of device $1 as the kernel reports them.
-proc_pairs() {
-	for irq in $(ls "/sys/bus/pci/devices/$1/msi_irqs" 2>/dev/null); do
-		for cpu in $(expand_cpulist "$(cat /proc/irq/$irq/effective_affinity_list)"); do
-			echo "$irq:$cpu"
-		done
-	done | sort
-}
-
-trace_pairs() {
-	watch_recs | awk -v d="$1" '$1 == "irq" && $4 == d { print $5 ":" $2 }' | sort
-}
-
-# Watched CPUs with reason $1 (listed|irq|numa) in the newest generation.
-trace_cpus_why() {
-	watch_recs | awk -v w="$1" '$1 == "cpu" && ("|" $3 "|") ~ ("\\|" w "\\|") { print $2 }' | sort -n
-}
-
 # Expect insmod with "$@" to fail with EINVAL and one dmesg line naming
 # the bad value ($want_val) and why ($want_why).
 expect_load_rejected() {

@@ -15,12 +15,15 @@ vCPU 1 loses it).
 This host may be a VM itself, stopped now and then by its own hypervisor
 for 10-20 ms with no steal reported (seen on the CI machines): every vCPU
 of the test VM then loses the time, and the detectors rightly say so.
-watch_host() runs tests/vm/tools/hoststops.c, a SCHED_FIFO witness on
-every host CPU, and the judge counts a lost event as real when the whole
-host was stopped for at least half of it; nothing else is forgiven.
+Witness runs tests/vm/tools/hoststops.c, a SCHED_FIFO thread on every
+host CPU; a lost event is the host's when a host CPU stopped then, for as
+long as the event says (within an injection's tolerance).  And a stop of
+every host CPU at once of 20 ms or more must be seen on every vCPU, as an
+injection.
 """
 import os
 import re
+import select
 import signal
 import socket
 import statistics
@@ -40,59 +43,83 @@ host_stops = {}
 host_ncpu = 0
 
 
-def watch_host(stopsbin):
-    """Start the witness of this host's own stops (tests/vm/tools/hoststops)
-    and return once it runs on every host CPU; None if it cannot."""
-    global host_ncpu
-    proc = subprocess.Popen([stopsbin], stdout=subprocess.PIPE, text=True)
-    line = proc.stdout.readline().split()
-    if line[:1] != ["ready"]:
-        proc.kill()
-        proc.wait()
-        print(f"# {stopsbin} did not start", flush=True)
-        return None
-    host_ncpu = int(line[1])
+class Witness:
+    """tests/vm/tools/hoststops, running: start() returns one once it
+    runs on every host CPU, or None (said) if it cannot."""
 
-    def read():
-        for line in proc.stdout:
+    def __init__(self, proc, ncpu):
+        self.proc, self.ncpu = proc, ncpu
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    @classmethod
+    def start(cls, stopsbin):
+        global host_ncpu
+        try:
+            proc = subprocess.Popen([stopsbin], stdout=subprocess.PIPE, text=True)
+        except OSError as e:
+            print(f"# {stopsbin}: {e}", flush=True)
+            return None
+        ready = select.select([proc.stdout], [], [], 10)[0]
+        line = proc.stdout.readline().split() if ready else []
+        if line[:1] != ["ready"]:
+            proc.kill()
+            proc.wait()
+            print(f"# {stopsbin} did not start", flush=True)
+            return None
+        host_ncpu = int(line[1])
+        return cls(proc, host_ncpu)
+
+    def _read(self):
+        for line in self.proc.stdout:
             v = line.split()
             if v[:1] == ["stop"]:
                 host_stops.setdefault(int(v[1]), []).append((int(v[2]), int(v[3])))
-    threading.Thread(target=read, daemon=True).start()
-    return proc
+
+    def stop(self):
+        """Stop it; whether it ran to the end (else nothing it saw counts)."""
+        global host_ncpu
+        alive = self.proc.poll() is None
+        self.proc.kill()
+        self.proc.wait()
+        self.thread.join()
+        if not alive:
+            host_ncpu = 0
+        return alive
+
+
+def common_stops():
+    """The intervals in which every host CPU was stopped at once."""
+    if not host_ncpu or len(host_stops) < host_ncpu:
+        return []
+    lists = list(host_stops.values())
+    common = lists[0]
+    for stops in lists[1:]:
+        common = [(max(x, u), min(y, v)) for x, y in common for u, v in stops
+                  if max(x, u) < min(y, v)]
+    return sorted(common)
 
 
 def host_stopped(a, b):
     """ns of host time [a, b] in which every host CPU was stopped at once."""
-    if not host_ncpu or len(host_stops) < host_ncpu:
-        return 0
-    common = [(a, b)]
-    for stops in host_stops.values():
-        common = [(max(x, u), min(y, v)) for x, y in common for u, v in stops
-                  if max(x, u) < min(y, v)]
-    return sum(y - x for x, y in common)
+    return sum(max(0, min(b, v) - max(a, u)) for u, v in common_stops())
+
+
+def host_cpu_stopped(a, b):
+    """{host CPU: ns of [a, b] it was stopped}."""
+    return {c: sum(max(0, min(b, v) - max(a, u)) for u, v in st)
+            for c, st in sorted(host_stops.items())}
 
 
 def host_stop_summary():
     """One line on this host's stops over the run, for the log."""
     if not host_ncpu:
-        return "no witness of this host's stops ran"
-    every = []
-    for c, stops in host_stops.items():
-        for u, v in stops:
-            ns = host_stopped(u, v)
-            if ns and c == min(host_stops):
-                every.append(ns / 1e6)
+        return "no witness of this host's stops ran throughout"
+    every = [(v - u) / 1e6 for u, v in common_stops()]
     per = ", ".join(f"cpu{c} {len(st)} (largest {max(v - u for u, v in st) / 1e6:.1f} ms)"
                     for c, st in sorted(host_stops.items()))
     return (f"this host stopped (wakeups 2 ms late or more): {per or 'never'}; every CPU at once "
             f"{len(every)} times" + (f", largest {max(every):.1f} ms" if every else ""))
-
-
-def host_cpu_stopped(a, b):
-    """{host CPU: ns of [a, b] it was stopped}, for the record."""
-    return {c: sum(max(0, min(b, v) - max(a, u)) for u, v in st)
-            for c, st in sorted(host_stops.items())}
 
 
 def host_sample(pid):
@@ -252,20 +279,56 @@ def windows(console, tag):
     return out
 
 
+def spans(console):
+    """{tag: (t0 ns, t1 ns)}: the guest's spans (HVN-SPAN TAG T0 T1, its
+    uptime) in which its detector of @tag reported every lost event."""
+    return {m.group(1): (float(m.group(2)) * 1e9, float(m.group(3)) * 1e9)
+            for m in re.finditer(r"^HVN-SPAN (\S+) ([0-9.]+) ([0-9.]+)", console, re.M)}
+
+
+class Clock:
+    """guest ns <-> host ns: a line (the guest's clock runs a few hundred
+    ppm off the host's) through (guest, host) points.  Good enough to place
+    a host stop (valid) only from 2 points or more and within 1.5 ms of
+    each; then an interval is widened by 1 ms (the witness's period) and
+    that residual."""
+
+    def __init__(self, pts, used):
+        n = len(pts)
+        mx = sum(g for g, _ in pts) / n
+        my = sum(h for _, h in pts) / n
+        var = sum((g - mx) ** 2 for g, _ in pts)
+        k = sum((g - mx) * (h - my) for g, h in pts) / var if n > 1 and var > 0 else 1.0
+        self.mx, self.my, self.k = mx, my, k
+        self.used = used
+        self.resid = max(abs(self.host(g) - h) for g, h in pts) / 1e6
+        self.valid = used >= 2 and self.resid <= 1.5
+        self.slop = 1_000_000 + int(self.resid * 1e6)
+
+    def host(self, g):
+        return self.my + self.k * (g - self.mx)
+
+    def guest(self, h):
+        return self.mx + (h - self.my) / self.k
+
+    def __str__(self):
+        return (f"fitted to {self.used} pauses, largest residual {self.resid:.2f} ms" +
+                ("" if self.valid else ": too coarse to place this host's stops"))
+
+
 def guest_clock(console, tags):
-    """guest ns -> host ns, fitted to the pauses under HVN-EVENTS @tags:
-    each stopped every vCPU at a host time known to the microsecond, and
-    the guest's lost events of it begin then (within its 1 ms sampling).
-    A line (the guest's clock runs a few hundred ppm off the host's), so
-    that it also places the events before the first injection.  Returns
-    (function, pauses used, largest residual ms).  Without a pause seen,
-    the windows' starts (their 10 ms steps and this side's 20 ms polls:
-    too coarse to place a host stop, good enough to print)."""
+    """The Clock of the pauses under HVN-EVENTS @tags: each stopped every
+    vCPU at a host time known to the microsecond, and the guest's lost
+    events of it begin then (within its 1 ms sampling).  A point more than
+    2 ms off the line through the others (an event that was not the
+    pause's) is dropped.  Without two pauses, the windows' starts: their
+    10 ms steps and this side's 20 ms polls, good enough to print, not to
+    place a stop (not valid)."""
     pts, coarse = [], []
     for tag in tags:
         evs = events(console, tag) or []
         for seq, (what, ms, got, t0, t1) in windows(console, tag).items():
-            if seq not in host_inject:
+            if not host_inject.get(seq, (0, 0))[0]:
                 continue
             coarse.append((t0, host_inject[seq][0]))
             if what != "pause":
@@ -274,21 +337,21 @@ def guest_clock(console, tags):
                     and abs(e["duration"] / 1e6 - got) <= tol(got)]
             if mine:
                 pts.append((min(mine), host_inject[seq][0]))
-    used = len(pts)
-    pts = pts or coarse or [(0, 0)]
-    n = len(pts)
-    mx = sum(g for g, _ in pts) / n
-    my = sum(h for _, h in pts) / n
-    var = sum((g - mx) ** 2 for g, _ in pts)
-    k = sum((g - mx) * (h - my) for g, h in pts) / var if n > 1 and var > 0 else 1.0
-    def f(g):
-        return my + k * (g - mx)
-    return f, used, max(abs(f(g) - h) for g, h in pts) / 1e6
+    while len(pts) > 2:
+        c = Clock(pts, len(pts))
+        worst = max(pts, key=lambda p: abs(c.host(p[0]) - p[1]))
+        if abs(c.host(worst[0]) - worst[1]) <= 2_000_000:
+            break
+        pts.remove(worst)
+    if len(pts) >= 2:
+        return Clock(pts, len(pts))
+    return Clock(coarse or [(0, 0)], 0)
 
 
 def host_interval(e, clock):
-    """Event @e's host interval, widened by the clock fit's precision."""
-    return clock(e["start"]) - 2_000_000, clock(e["start"] + e["duration"]) + 2_000_000
+    """Event @e's host interval, widened by the clock's precision."""
+    return (clock.host(e["start"]) - clock.slop,
+            clock.host(e["start"] + e["duration"]) + clock.slop)
 
 
 def host_delay(e, clock):
@@ -304,9 +367,14 @@ def host_delay(e, clock):
 def host_context(e, clock):
     """What this host saw around guest event @e."""
     a, b = host_interval(e, clock)
-    stops = ", ".join(f"cpu{c} {ns / 1e6:.1f}" for c, ns in host_cpu_stopped(a, b).items())
-    out = (f" (host: every CPU stopped {host_stopped(a, b) / 1e6:.1f} ms" +
-           (f" [{stops}]" if stops else "") if host_ncpu else " (host: no stop witness")
+    if not host_ncpu:
+        out = " (host: no stop witness"
+    elif not clock.valid:
+        out = " (host: its stops cannot be placed in the guest's time"
+    else:
+        stops = ", ".join(f"cpu{c} {ns / 1e6:.1f}" for c, ns in host_cpu_stopped(a, b).items())
+        out = (f" (host: every CPU stopped {host_stopped(a, b) / 1e6:.1f} ms" +
+               (f" [{stops}]" if stops else ""))
     win = [x for x in host_samples if a - 50_000_000 <= x[0] <= b + 50_000_000]
     if len(win) >= 2:
         steal = (win[-1][1] - win[0][1]) / 1e6
@@ -320,25 +388,42 @@ def tol(ms):
     return max(0.2 * ms, 2.0)
 
 
-def host_took(e, clock):
-    """Whether this host took event @e's time: every host CPU stopped
-    (hoststops), or its vCPU thread waiting on this host's run queue,
-    for at least half of it."""
-    a, b = host_interval(e, clock)
-    return max(host_stopped(a, b) / 1e6, host_delay(e, clock)) >= e["duration"] / 2e6
+def stop_fits(d, a, b, clock, minus=(0, 0)):
+    """Whether a lost event of @d ms over host [a, b] is what this host
+    stopped there: one of its CPUs stopped (at least 1 ms) for as long as
+    the event says, within an injection's tolerance and the witness's 1 ms.
+    One CPU is enough: the vCPU's thread, or the QEMU thread holding the
+    lock it waits on, was there (a stop of one host CPU has been seen to
+    stop both vCPUs of an idle guest alike, 22.9 ms for 22.5).  @minus: a
+    host interval not to count (the injection the event also holds; @d
+    then excludes it too)."""
+    if not host_ncpu or not clock.valid:
+        return False
+    per, inj = host_cpu_stopped(a, b), host_cpu_stopped(*minus)
+    best = max((per[c] - inj.get(c, 0) for c in per), default=0) / 1e6
+    return best >= 1 and abs(d - best) <= tol(best) + 1
 
 
-def real_stops(evs, ncpu, clock):
+def host_took(e, clock, strict):
+    """Whether this host took event @e's time: a host CPU stopped then, as
+    long (stop_fits), or, unless @strict, its vCPU thread waited on this
+    host's run queue for at least half of it."""
+    d = e["duration"] / 1e6
+    return (stop_fits(d, *host_interval(e, clock), clock) or
+            (not strict and host_delay(e, clock) >= d / 2))
+
+
+def real_stops(evs, ncpu, clock, strict=False):
     """Sort lost events that no injection explains: (whole-VM stops, stops
     this host took, unexplained).  Every vCPU stopped at once, alike, is
-    the whole VM (QEMU or this host); one whose time this host took
-    (host_took) is real; any other is an over-report."""
+    the whole VM (QEMU or this host), unless @strict; one whose time this
+    host took (host_took) is real; any other is an over-report."""
     whole, hosts, extra = [], [], []
     rest = sorted(evs, key=lambda e: e["start"])
     while rest:
         g = [e for e in rest if e["start"] - rest[0]["start"] <= 2_000_000]
         d = [e["duration"] / 1e6 for e in g]
-        if (sorted(e["cpu"] for e in g) == list(range(ncpu)) and
+        if (not strict and sorted(e["cpu"] for e in g) == list(range(ncpu)) and
                 max(d) - min(d) <= tol(min(d))):
             whole.append(f"{min(d):.2f}..{max(d):.2f} ms at {g[0]['start'] / 1e9:.3f} s" +
                          host_context(g[0], clock))
@@ -346,31 +431,64 @@ def real_stops(evs, ncpu, clock):
             for e in g:
                 line = (f"cpu{e['cpu']} {e['duration'] / 1e6:.2f} ms at {e['start'] / 1e9:.3f} s" +
                         host_context(e, clock))
-                (hosts if host_took(e, clock) else extra).append(line)
+                (hosts if host_took(e, clock, strict) else extra).append(line)
         rest = rest[len(g):]
     return whole, hosts, extra
 
 
-def judge(source, wins, evs, ncpu, check, clock):
+def stops_seen(source, evs, span, ncpu, check, clock, wins=None, min_ms=20):
+    """This host's stops are injections nobody asked for: each time every
+    host CPU stopped for @min_ms or more (above the 15 ms test threshold by
+    its tolerance) inside the guest's @span for @source, away from the
+    injections @wins, every vCPU must report it (stop_fits).  Returns
+    (seen, stops x vCPUs)."""
+    if not host_ncpu or not clock.valid or span is None:
+        return 0, 0
+    away = [(host_inject[s][0] - 50_000_000, host_inject[s][0] + (w[2] + 50) * 1e6)
+            for s, w in (wins or {}).items() if host_inject.get(s, (0, 0))[0]]
+    seen, n, misses = 0, 0, []
+    for u, v in common_stops():
+        if (v - u < min_ms * 1e6 or not span[0] <= clock.guest(u) <= clock.guest(v) <= span[1]
+                or any(x < v and u < y for x, y in away)):
+            continue
+        for c in range(ncpu):
+            n += 1
+            mine = [e for e in evs if e["cpu"] == c and
+                    stop_fits(e["duration"] / 1e6, *host_interval(e, clock), clock) and
+                    host_interval(e, clock)[0] <= u and v <= host_interval(e, clock)[1]]
+            if mine:
+                seen += 1
+            else:
+                misses.append(f"cpu{c}: this host stopped {(v - u) / 1e6:.1f} ms at guest "
+                              f"{clock.guest(u) / 1e9:.3f} s, no lost event over it")
+    for m in misses[:20]:
+        print(f"    MISS {m}")
+    check(not misses, f"{source}: every stop of this host of {min_ms} ms or more seen on every "
+          f"vCPU ({seen}/{n})" + (f"; {misses[0]}" if misses else ""))
+    return seen, n
+
+
+def judge(source, wins, evs, ncpu, check, clock, span=None):
     """Every injection must give, on every vCPU it stopped (all for a
-    pause, vCPU 1 for a hog), one lost event inside its window within 20%
-    or 2 ms of what was injected, plus what this host stopped on its own
-    right before or after it (its vCPUs lost that too): no tolerance for
-    misses.  Events anywhere else are judged on their own (real_stops;
-    vCPU 0 stopped for a hog's length with vCPU 1, waiting on QEMU's big
-    lock, is real too); any other is an over-report.  @clock: guest_clock's.
-    Prints per-CPU recall and the error per injection size; returns
-    ({seq: {cpu: ms}}, seen, vCPU-injections)."""
+    pause, vCPU 1 for a hog), one lost event over it (in host time, when
+    the clock can say) within 20% or 2 ms of what was injected, or of that
+    and what this host stopped on its own beside it (its vCPUs lost that
+    too): no tolerance for misses.  Events anywhere else are judged on
+    their own (real_stops; vCPU 0 stopped for a hog's length with vCPU 1,
+    waiting on QEMU's big lock, is real too); any other is an over-report.
+    And this host's own stops inside @span must be seen (stops_seen).
+    @clock: guest_clock's.  Prints per-CPU recall and the error per
+    injection size; returns ({seq: {cpu: ms}}, seen, vCPU-injections)."""
     per_cpu = {c: [0, 0] for c in range(ncpu)}
     err, misses, extra, coupled, seen, joined = {}, [], [], [], {}, []
     used = set()
-    f = clock[0]
     for seq, (what, ms, got, t0, t1) in sorted(wins.items()):
         cpus = range(ncpu) if what == "pause" else [1]
         inside = [e for e in evs if t0 - SLACK_NS <= e["start"] <= t1 + SLACK_NS]
         used.update(id(e) for e in inside)
         seen[seq] = {}
         h0 = host_inject.get(seq, (0, 0))[0]
+        inj = (h0, h0 + got * 1e6) if h0 and clock.valid else None
         for c in range(ncpu):
             mine = [e for e in inside if e["cpu"] == c]
             ds = [e["duration"] / 1e6 for e in mine]
@@ -380,33 +498,28 @@ def judge(source, wins, evs, ncpu, check, clock):
                 if len(mine) == 1 and abs(ds[0] - got) <= tol(got):
                     coupled.append(f"{what} {got:.1f} ms #{seq}: cpu{c} {ds[0]:.2f}")
                 else:
-                    _, h, x = real_stops(mine, ncpu, f)
+                    _, h, x = real_stops(mine, ncpu, clock)
                     coupled += [f"{what} {got:.1f} ms #{seq}: this host took " + y for y in h]
                     extra += [f"{what} {got:.1f} ms #{seq}: " + y for y in x]
                 continue
             per_cpu[c][1] += 1
             if mine:
                 seen[seq][c] = max(ds)
-            # What this host stopped inside the event but outside the
-            # injection adds to what the vCPU lost.
-            own = 0.0
-            if len(mine) == 1 and h0:
-                a, b = host_interval(mine[0], f)
-                own = (host_stopped(a, b) - host_stopped(h0, h0 + got * 1e6)) / 1e6
-            if len(mine) == 1 and abs(ds[0] - got) <= tol(got):
+            ab = host_interval(mine[0], clock) if len(mine) == 1 else None
+            over = ab is not None and (inj is None or ab[0] <= inj[0] and inj[1] <= ab[1])
+            if over and abs(ds[0] - got) <= tol(got):
                 per_cpu[c][0] += 1
                 err.setdefault((what, ms), []).append(ds[0] - got)
-            elif len(mine) == 1 and own > 0 and abs(ds[0] - got - own) <= tol(got + own):
+            elif over and inj and stop_fits(ds[0] - got, *ab, clock, minus=inj):
                 per_cpu[c][0] += 1
-                err.setdefault((what, ms), []).append(ds[0] - got - own)
-                joined.append(f"{what} {got:.1f} ms #{seq}: cpu{c} {ds[0]:.2f} ms, "
-                              f"{own:.2f} ms of it every host CPU stopped" +
-                              host_context(mine[0], f))
+                joined.append(f"{what} {got:.1f} ms #{seq}: cpu{c} {ds[0]:.2f} ms" +
+                              host_context(mine[0], clock))
             else:
                 misses.append(f"{what} {got:.1f} ms #{seq}: cpu{c} " +
                               (", ".join(f"{d:.2f}" for d in ds) if ds else "nothing") +
-                              (host_context(mine[0], f) if mine else ""))
-    whole, hosts, x = real_stops([e for e in evs if id(e) not in used], ncpu, f)
+                              ("" if over or not mine else " not over the injection") +
+                              (host_context(mine[0], clock) if mine else ""))
+    whole, hosts, x = real_stops([e for e in evs if id(e) not in used], ncpu, clock)
     extra += ["outside any injection: " + y for y in x]
     n = sum(t for _, t in per_cpu.values())
     hit = sum(h for h, _ in per_cpu.values())
@@ -423,7 +536,7 @@ def judge(source, wins, evs, ncpu, check, clock):
     for x in coupled[:20]:
         print(f"    WITH THE HOG {x}")
     for x in joined[:20]:
-        print(f"    WITH A HOST STOP {x}")
+        print(f"    WITH A STOP OF THIS HOST BESIDE IT {x}")
     for x in whole[:20]:
         print(f"    WHOLE VM STOPPED, NOT INJECTED {x}")
     for x in hosts[:20]:
@@ -435,4 +548,5 @@ def judge(source, wins, evs, ncpu, check, clock):
           f"({len(extra)} others; {len(coupled)} vCPUs stopped with a hog, "
           f"{len(whole)} whole-VM stops, {len(hosts)} taken by this host" +
           (f"; {extra[0]}".replace("#", "no. ") if extra else "") + ")")
+    stops_seen(source, evs, span, ncpu, check, clock, wins)
     return seen, hit, n
