@@ -96,6 +96,7 @@ def main():
         ok(witness and alive, "this host's stops were witnessed on each of its CPUs throughout")
         tags = ("osnoise", "hwnoise", "module") if mode == "anchor" else ("module", "bpf")
         clock = inject.guest_clock(console, tags)
+        ok(clock.valid, f"the guest's clock is placed on this host's ({clock})")
         total = [0, 0]
         for source in tags:
             evs = inject.events(console, source)
