@@ -14,9 +14,12 @@ export through them (retpoline.S: GEN(reg) pastes a register name, for
 each register of the header it then includes).  An export to named modules
 only (_FOR_MODULES) does not count; one in a namespace counts only if the
 module imports it.  Of arch/, only the module's own architecture counts.
-Not modelled: exports under #if (counted whatever the .config says).  Prints each import not exported to the module and exits 1;
-2 when it cannot tell.
+Not modelled: exports under #if (counted whatever the .config says).
+Prints each import not exported to the module and exits 1; 2 when it
+cannot tell.  The exports read are cached beside the trees.
 """
+import hashlib
+import json
 import os
 import re
 import subprocess
@@ -127,6 +130,32 @@ def module(ko):
     return arch, syms, ns
 
 
+def cached(src, arch, exp=None):
+    """The exports of @src for @arch kept in the cache ($HVNOISE_CACHE,
+    ~/.cache/hvnoise), keyed by this script, the source's path (a
+    version's tree, never changed once unpacked) and @arch: read (None
+    when not there), or written when @exp is given."""
+    cache = os.environ.get("HVNOISE_CACHE") or os.path.expanduser("~/.cache/hvnoise")
+    with open(__file__, "rb") as f:
+        key = hashlib.sha256(f.read() + os.path.realpath(src).encode() +
+                             arch.encode()).hexdigest()[:16]
+    path = os.path.join(cache, f"exports-{arch}-{key}.json")
+    if exp is None:
+        try:
+            with open(path) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return None
+    try:
+        os.makedirs(cache, exist_ok=True)
+        with open(path + ".tmp", "w") as f:
+            json.dump(exp, f)
+        os.replace(path + ".tmp", path)
+    except OSError:
+        pass        # only slower next time
+    return exp
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
@@ -146,10 +175,13 @@ def main():
     bad = 0
     common = {}
     for arch in sorted({a for a, _, _ in mods.values()}):
-        if not common:
-            scan(src, src, arch, common, skip={os.path.join(src, "arch")})
-        exp = dict(common)
-        scan(os.path.join(src, "arch", arch), src, arch, exp)
+        exp = cached(src, arch)
+        if exp is None:
+            if not common:
+                scan(src, src, arch, common, skip={os.path.join(src, "arch")})
+            exp = dict(common)
+            scan(os.path.join(src, "arch", arch), src, arch, exp)
+            cached(src, arch, exp)
         for ko, (a, imports, nss) in mods.items():
             if a != arch:
                 continue
