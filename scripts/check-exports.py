@@ -11,7 +11,8 @@ load.  Reads the module's undefined symbols and the namespaces it imports
 (KDIR/source when the tree was built with O=): tracepoints and static
 calls export more than their argument; a file's own wrapper macros
 export through them (retpoline.S: GEN(reg) pastes a register name, for
-each register of the header it then includes).  An export to named modules
+each register of the headers it then includes, every such definition
+applied to every such header).  An export to named modules
 only (_FOR_MODULES) does not count; one in a namespace counts only if the
 module imports it.  Of arch/, only the module's own architecture counts.
 Not modelled: exports under #if (counted whatever the .config says).
@@ -24,6 +25,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 # EXPORT_SYMBOL(sym), _GPL, _NS(sym, ns), _NS_GPL, _FOR_MODULES(sym, mods),
 # EXPORT_TRACEPOINT_SYMBOL(_GPL)(name), EXPORT_PER_CPU_SYMBOL(_GPL)(sym).
@@ -49,13 +51,13 @@ def wrappers(text):
         grew = False
         for name, arg, body in defs:
             found = set()
-            m = re.search(rf"\bEXPORT_SYMBOL(?:_GPL)?\(\s*(\w*?)\s*(?:##\s*)?{arg}\s*\)", body)
+            m = re.search(rf"\bEXPORT_SYMBOL(?:_GPL)?\(\s*(?:(\w+)\s*##\s*)?\b{arg}\s*\)", body)
             if m:
-                found.add((name, m.group(1)))
+                found.add((name, m.group(1) or ""))
             for w, pre in out:
-                m = re.search(rf"\b{w}\(\s*(\w*?)\s*(?:##\s*)?{arg}\s*\)", body)
+                m = re.search(rf"\b{w}\(\s*(?:(\w+)\s*##\s*)?\b{arg}\s*\)", body)
                 if m:
-                    found.add((name, pre + m.group(1)))
+                    found.add((name, pre + (m.group(1) or "")))
             if found - out:
                 out |= found
                 grew = True
@@ -99,6 +101,9 @@ def scan_file(path, text, src, arch, exp):
                 exp[pre + m.group(1)] = ""
 
 
+unread = []     # files that could not be read: such a scan is not cached
+
+
 def scan(top, src, arch, exp, skip=()):
     for root, dirs, files in os.walk(top):
         dirs[:] = [d for d in dirs if d not in SKIP_DIRS and os.path.join(root, d) not in skip]
@@ -109,6 +114,7 @@ def scan(top, src, arch, exp, skip=()):
             try:
                 text = open(path, errors="replace").read()
             except OSError:
+                unread.append(path)
                 continue
             if "EXPORT_" in text:
                 scan_file(path, text, src, arch, exp)
@@ -132,25 +138,33 @@ def module(ko):
 
 def cached(src, arch, exp=None):
     """The exports of @src for @arch kept in the cache ($HVNOISE_CACHE,
-    ~/.cache/hvnoise), keyed by this script, the source's path (a
-    version's tree, never changed once unpacked) and @arch: read (None
-    when not there), or written when @exp is given."""
+    ~/.cache/hvnoise), keyed by this script, the source's path and its
+    Makefile (a version's unpacked tree, never changed after) and @arch:
+    read (None when not there), or written when @exp is given and every
+    file could be read."""
     cache = os.environ.get("HVNOISE_CACHE") or os.path.expanduser("~/.cache/hvnoise")
-    with open(__file__, "rb") as f:
-        key = hashlib.sha256(f.read() + os.path.realpath(src).encode() +
-                             arch.encode()).hexdigest()[:16]
-    path = os.path.join(cache, f"exports-{arch}-{key}.json")
+    h = hashlib.sha256(os.path.realpath(src).encode() + arch.encode())
+    for f in (__file__, os.path.join(src, "Makefile")):
+        try:
+            with open(f, "rb") as fh:
+                h.update(fh.read())
+        except OSError:
+            return None
+    path = os.path.join(cache, f"exports-{arch}-{h.hexdigest()[:16]}.json")
     if exp is None:
         try:
             with open(path) as f:
                 return json.load(f)
         except (OSError, ValueError):
             return None
+    if unread:
+        return exp
     try:
         os.makedirs(cache, exist_ok=True)
-        with open(path + ".tmp", "w") as f:
+        fd, tmp = tempfile.mkstemp(dir=cache, prefix=".exports-")
+        with os.fdopen(fd, "w") as f:
             json.dump(exp, f)
-        os.replace(path + ".tmp", path)
+        os.replace(tmp, path)
     except OSError:
         pass        # only slower next time
     return exp

@@ -56,7 +56,7 @@ for dev in $NIC $BLK "$NIC,$BLK"; do
 		[ "$t" = "?" ] && continue
 		if [ -z "$best" ] || [ "$t" -lt "$best" ]; then best=$t; fi
 	done
-	echo "SCALE resolve irqs=$n us=$best (best of 3: writing devices=$dev)"
+	echo "SCALE resolve irqs=$n us=${best:-?} (best of 3: writing devices=$dev)"
 done
 
 # The newest generation names every vector of the disk on the CPU the

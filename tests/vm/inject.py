@@ -96,7 +96,7 @@ def common_stops():
     global _common
     if not host_ncpu or len(host_stops) < host_ncpu:
         return []
-    key = sum(len(v) for v in host_stops.values())
+    key = (host_ncpu, tuple(sorted((c, len(v)) for c, v in host_stops.items())))
     if _common[0] != key:
         lists = [sorted(v) for v in host_stops.values()]
         common = lists[0]
@@ -111,7 +111,7 @@ def common_stops():
                     if max(x, u) < min(y, v):
                         out.append((max(x, u), min(y, v)))
                     j += 1
-            common = out
+            common = sorted(out)
         _common = (key, sorted(common))
     return _common[1]
 
@@ -352,8 +352,8 @@ def guest_clock(console, tags):
     """The Clock of the pauses under HVN-EVENTS @tags: each stopped every
     vCPU at a host time known to the microsecond, and the guest's lost
     events of it begin then (within its 1 ms sampling).  A point more than
-    2 ms off the line through the others (an event that was not the
-    pause's) is dropped.  Without three pauses, the windows' starts: their
+    1.5 ms off the line through the others (an event that was not the
+    pause's) is dropped, down to 3 points and half of them.  Without three pauses, the windows' starts: their
     10 ms steps and this side's 20 ms polls, good enough to print, not to
     place a stop (not valid)."""
     pts, coarse = [], []
@@ -373,7 +373,7 @@ def guest_clock(console, tags):
     while len(pts) > max(3, (found + 1) // 2):
         c = Clock(pts, len(pts))
         worst = max(pts, key=lambda p: abs(c.host(p[0]) - p[1]))
-        if abs(c.host(worst[0]) - worst[1]) <= 2_000_000:
+        if abs(c.host(worst[0]) - worst[1]) <= 1_500_000:
             break
         pts.remove(worst)
     if len(pts) >= 3:
@@ -423,11 +423,16 @@ def tol(ms):
 
 def host_cpus(e, clock):
     """The host CPUs event @e's vCPU thread and QEMU's main thread were
-    seen on around it (this side's 20 ms samples), or None (no sample)."""
+    seen on around it: this side's samples (every 20 ms, none while it
+    injects) from the last before the event to the first after it; empty
+    without one on each side (then no stop is the event's)."""
     a, b = host_interval(e, clock)
-    win = [x for x in host_samples if a - 50_000_000 <= x[0] <= b + 50_000_000]
-    cpus = {w[k] for x in win for w in (x[3],) for k in (e["cpu"], "main") if k in w}
-    return cpus or None
+    before = [x for x in host_samples if x[0] <= a]
+    after = [x for x in host_samples if x[0] >= b]
+    if not before or not after:
+        return set()
+    win = [x for x in host_samples if before[-1][0] <= x[0] <= after[0][0]]
+    return {x[3][k] for x in win for k in (e["cpu"], "main") if k in x[3]}
 
 
 # TCG's own lateness, ms: the largest the guest's baseline showed away
@@ -435,6 +440,7 @@ def host_cpus(e, clock):
 # it).  A lost event over a host stop holds the stop and then this much at
 # most: the vCPU catching up under TCG.
 tcg_jitter_ms = 0.0
+MAX_SLOP_NS = 5_000_000     # beyond it, the clock cannot place an event
 
 
 def stop_fits(d, a, b, clock, cpus=None, minus=(0, 0), slack=None):
@@ -442,8 +448,9 @@ def stop_fits(d, a, b, clock, cpus=None, minus=(0, 0), slack=None):
     stopped there: one of its CPUs @cpus (where the vCPU's thread or
     QEMU's main thread, which holds the lock the vCPUs wait on, ran; all
     when None) stopped (at least 1 ms) for as long as the event says,
-    within an injection's tolerance and the witness's 1 ms (longer by TCG's
-    own measured lateness at most, tcg_jitter_ms), or @slack ms.
+    within an injection's tolerance and the witness's 1 ms, or longer by
+    TCG's own measured lateness (tcg_jitter_ms) if that is more than the
+    tolerance; or within @slack ms.  Callers check placed() first.
     (A stop of host CPU 0 alone, 22.5 ms, stopped both vCPUs of an idle
     guest for 22.9 ms.)  @minus: a host interval not to count (the
     injection the event also holds; @d then excludes it too)."""
@@ -454,7 +461,14 @@ def stop_fits(d, a, b, clock, cpus=None, minus=(0, 0), slack=None):
                default=0) / 1e6
     if slack is not None:
         return best >= 1 and abs(d - best) <= slack
-    return best >= 1 and best - tol(best) - 1 <= d <= best + tol(best) + 1 + tcg_jitter_ms
+    return best >= 1 and best - tol(best) - 1 <= d <= best + 1 + max(tol(best), tcg_jitter_ms)
+
+
+def placed(e, clock):
+    """Whether the clock places event @e on this host's time within
+    MAX_SLOP_NS at both ends (far from the pauses it cannot)."""
+    return (clock.valid and clock.slop(e["start"]) <= MAX_SLOP_NS and
+            clock.slop(e["start"] + e["duration"]) <= MAX_SLOP_NS)
 
 
 def host_took(e, clock, strict):
@@ -462,7 +476,8 @@ def host_took(e, clock, strict):
     on stopped then, as long (stop_fits), or, unless @strict, its vCPU
     thread waited on this host's run queue for at least half of it."""
     d = e["duration"] / 1e6
-    return (stop_fits(d, *host_interval(e, clock), clock, host_cpus(e, clock)) or
+    return ((placed(e, clock) and
+             stop_fits(d, *host_interval(e, clock), clock, host_cpus(e, clock))) or
             (not strict and host_delay(e, clock) >= d / 2))
 
 
@@ -502,11 +517,12 @@ def stops_seen(source, evs, span, ncpu, check, clock, wins=None, min_ms=20):
     seen, n, misses = 0, 0, []
     for u, v in common_stops():
         if (v - u < min_ms * 1e6 or not span[0] <= clock.guest(u) <= clock.guest(v) <= span[1]
-                or any(x < v and u < y for x, y in away)):
+                or any(x < v and u < y for x, y in away)
+                or clock.slop(clock.guest(u)) > MAX_SLOP_NS):
             continue
         for c in range(ncpu):
             n += 1
-            mine = [e for e in evs if e["cpu"] == c and
+            mine = [e for e in evs if e["cpu"] == c and placed(e, clock) and
                     stop_fits(e["duration"] / 1e6, *host_interval(e, clock), clock) and
                     host_interval(e, clock)[0] <= u and v <= host_interval(e, clock)[1]]
             if mine:
@@ -535,6 +551,9 @@ def judge(source, wins, evs, ncpu, check, clock, span=None):
     per_cpu = {c: [0, 0] for c in range(ncpu)}
     err, misses, extra, coupled, seen, joined = {}, [], [], [], {}, []
     used = set()
+    if not clock.valid:
+        print(f"  {source}: the guest's clock is not placed ({clock}): this host's stops "
+              "explain nothing and the injections' host times are not used", flush=True)
     for seq, (what, ms, got, t0, t1) in sorted(wins.items()):
         cpus = range(ncpu) if what == "pause" else [1]
         inside = [e for e in evs if t0 - SLACK_NS <= e["start"] <= t1 + SLACK_NS]
@@ -565,8 +584,9 @@ def judge(source, wins, evs, ncpu, check, clock, span=None):
             if over and abs(ds[0] - got) <= tol(got):
                 per_cpu[c][0] += 1
                 err.setdefault((what, ms), []).append(ds[0] - got)
-            elif over and inj and stop_fits(ds[0] - got, *ab, clock, host_cpus(mine[0], clock),
-                                            minus=inj, slack=tol(got) + 1):
+            elif (over and inj and placed(mine[0], clock) and
+                  stop_fits(ds[0] - got, *ab, clock, host_cpus(mine[0], clock),
+                            minus=inj, slack=tol(got) + 1)):
                 per_cpu[c][0] += 1
                 joined.append(f"{what} {got:.1f} ms #{seq}: cpu{c} {ds[0]:.2f} ms" +
                               host_context(mine[0], clock))
