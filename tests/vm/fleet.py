@@ -145,14 +145,30 @@ def one(kernel, initrd, outdir, hvn, victim, lines=16):
         print("  | " + line)
     st = doc["job_stalls"][0] if doc["job_stalls"] else None
     c = st and st["culprit"]
-    named = check(st and st["lost_ns"] >= 0.6 * PAUSE_MS * 1e6 and c and c["host"] == f"vm-{victim}" and
-          c["cause"] == "hypervisor",
-          f"the largest job stall ({st and st['lost_ns'] / 1e6:.1f} ms, {st and st['class']}) names vm-{victim}'s rank, "
-          f"time taken from its vCPU ({c and c['host']} rank {c and c['rank']}, {c and c['cause']}, "
-          f"{c and c['share']:.0%} of {c and c['interval_ns'] / 1e6:.1f} ms)")
     other = "b" if victim == "a" else "a"
-    check(st and all(r["waiting"] for r in st["ranks"] if r["host"] == f"vm-{other}"),
-          f"vm-{other}'s rank waited, not guilty ({tag})")
+    name = (f"the largest job stall ({st and st['lost_ns'] / 1e6:.1f} ms, {st and st['class']}) names "
+            f"vm-{victim}'s rank, time taken from its vCPU ({c and c['host']} rank {c and c['rank']}, "
+            f"{c and c['cause']}, {c and c['share']:.0%} of {c and c['interval_ns'] / 1e6:.1f} ms)")
+    named = (st and st["lost_ns"] >= 0.6 * PAUSE_MS * 1e6 and c and c["host"] == f"vm-{victim}" and
+             c["cause"] == "hypervisor")
+    # A known limitation, told apart exactly: the pause caught the victim
+    # after it had entered the next collective while the other host still
+    # waited for its last data of the one before (held in the paused
+    # QEMU).  The other host then enters late by the pause, with no noise
+    # of its own, and correlate blames it: an arrival carried over from the
+    # previous collective is not yet traced back to who held it.
+    carried = (not named and st and st["class"] == "arrival" and c and
+               c["host"] == f"vm-{other}" and c["cause"] == "none" and
+               f"vm-{victim}" in st.get("also_noisy", []))
+    why = ("known: a late arrival carried over from the previous collective, which the paused "
+           f"vm-{victim} held, is blamed on the rank that waited (correlate, issue 15)")
+    if carried:
+        check.xfail(name, why)
+        check.xfail(f"vm-{other}'s rank waited, not guilty ({tag})", why)
+    else:
+        check(named, name)
+        check(st and all(r["waiting"] for r in st["ranks"] if r["host"] == f"vm-{other}"),
+              f"vm-{other}'s rank waited, not guilty ({tag})")
     # The offset the collectives give against the one TCP measured.
     m = re.search(r"^HVN-FLEET-CLOCK peer clock offset (-?\d+) ns rtt (\d+) ns",
                   console(vms["b"][1]), re.M)
