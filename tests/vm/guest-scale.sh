@@ -8,12 +8,14 @@
 STAGE=vm-scale
 . /lib/hvnoise/lib.sh
 
-# mark NAME: a trace_marker record now; us NAME: its time (CLOCK_MONOTONIC,
-# the trace clock, in us), read back from the trace before it is cleared.
-mark() { echo "hvn-mark-$1" >$T/trace_marker; }
-us() {
-	grep "hvn-mark-$1\$" $T/trace | tail -n 1 | sed 's/.* \([0-9]*\)\.\([0-9]*\): .*/\1\2/'
+# stamp PATTERN: the time (CLOCK_MONOTONIC, the trace clock, in us) of the
+# first trace record matching PATTERN.  mark NAME: a trace_marker record
+# now; us NAME: its time, read back before the trace is cleared.
+stamp() {
+	grep -m 1 "$1" $T/trace | sed 's/.* \([0-9]*\)\.\([0-9]*\): .*/\1\2/'
 }
+mark() { echo "hvn-mark-$1" >$T/trace_marker; }
+us() { stamp "hvn-mark-$1\$"; }
 # since A B: us from mark A to mark B, or "?" when one is missing.
 since() {
 	a=$(us "$1") b=$(us "$2")
@@ -97,8 +99,7 @@ for step in there back; do
 	[ "$(grep -c " irq_migrate: " $T/trace)" = 1 ] &&
 		grep -q " irq_migrate: irq=$irq .*from_cpu=$from to_cpu=$to" $T/trace
 	check $? "the NIC's receive vector moved $step, CPU $from to $to, is seen once (IRQ $irq)"
-	t1=$(grep -m 1 " irq_migrate: irq=$irq " $T/trace |
-		sed 's/.* \([0-9]*\)\.\([0-9]*\): .*/\1\2/')
+	t1=$(stamp " irq_migrate: irq=$irq ")
 	t0=$(us move0)
 	[ -n "$t1" ] && [ -n "$t0" ] &&
 		echo "SCALE move irqs=$((nq + 3)) us=$((t1 - t0)) (the affinity write, then frames, to the irq_migrate event)"

@@ -16,10 +16,10 @@ This host may be a VM itself, stopped now and then by its own hypervisor
 for 10-20 ms with no steal reported (seen on the CI machines): every vCPU
 of the test VM then loses the time, and the detectors rightly say so.
 Witness runs tests/vm/tools/hoststops.c, a SCHED_FIFO thread on every
-host CPU; a lost event is the host's when a host CPU stopped then, for as
-long as the event says (within an injection's tolerance).  And a stop of
-every host CPU at once of 20 ms or more must be seen on every vCPU, as an
-injection.
+host CPU; a lost event is the host's when a host CPU its QEMU threads ran
+on stopped then, for as long as the event says (stop_fits).  And a stop
+of every host CPU at once of 20 ms or more must be seen on every vCPU, as
+an injection.
 """
 import os
 import re
@@ -34,7 +34,8 @@ import time
 SLACK_NS = 20_000_000    # a window's edges: the guest's clock has 10 ms steps
 
 # What the host saw, for the judge: (host ns, host steal ns, {vCPU: run
-# delay ns}) every poll; each injection's (host ns it began, ms); the
+# delay ns}, {vCPU or "main": host CPU}) every poll (host_sample); each
+# injection's (host ns it began, ms); the
 # intervals each host CPU was stopped (hoststops), and how many CPUs it
 # watched (0: no witness ran).
 host_samples = []
@@ -47,8 +48,8 @@ class Witness:
     """tests/vm/tools/hoststops, running: start() returns one once it
     runs on every host CPU, or None (said) if it cannot."""
 
-    def __init__(self, proc, ncpu):
-        self.proc, self.ncpu = proc, ncpu
+    def __init__(self, proc):
+        self.proc = proc
         self.thread = threading.Thread(target=self._read, daemon=True)
         self.thread.start()
 
@@ -68,7 +69,7 @@ class Witness:
             print(f"# {stopsbin} did not start", flush=True)
             return None
         host_ncpu = int(line[1])
-        return cls(proc, host_ncpu)
+        return cls(proc)
 
     def _read(self):
         for line in self.proc.stdout:
@@ -116,15 +117,19 @@ def common_stops():
     return _common[1]
 
 
+def overlap(a, b, ivs):
+    """ns of [a, b] inside the intervals @ivs (disjoint)."""
+    return sum(max(0, min(b, v) - max(a, u)) for u, v in ivs)
+
+
 def host_stopped(a, b):
     """ns of host time [a, b] in which every host CPU was stopped at once."""
-    return sum(max(0, min(b, v) - max(a, u)) for u, v in common_stops())
+    return overlap(a, b, common_stops())
 
 
 def host_cpu_stopped(a, b):
     """{host CPU: ns of [a, b] it was stopped}."""
-    return {c: sum(max(0, min(b, v) - max(a, u)) for u, v in st)
-            for c, st in sorted(host_stops.items())}
+    return {c: overlap(a, b, st) for c, st in sorted(host_stops.items())}
 
 
 def host_stop_summary():
@@ -353,9 +358,9 @@ def guest_clock(console, tags):
     vCPU at a host time known to the microsecond, and the guest's lost
     events of it begin then (within its 1 ms sampling).  A point more than
     1.5 ms off the line through the others (an event that was not the
-    pause's) is dropped, down to 3 points and half of them.  Without three pauses, the windows' starts: their
-    10 ms steps and this side's 20 ms polls, good enough to print, not to
-    place a stop (not valid)."""
+    pause's) is dropped, down to 3 points and half of them.  Without three
+    pauses, the windows' starts: their 10 ms steps and this side's 20 ms
+    polls, good enough to print, not to place a stop (not valid)."""
     pts, coarse = [], []
     for tag in tags:
         evs = events(console, tag) or []
@@ -387,11 +392,16 @@ def host_interval(e, clock):
     return clock.host(g0) - clock.slop(g0), clock.host(g1) + clock.slop(g1)
 
 
+def samples_around(e, clock):
+    """host_sample's samples within 50 ms of event @e."""
+    a, b = host_interval(e, clock)
+    return [x for x in host_samples if a - 50_000_000 <= x[0] <= b + 50_000_000]
+
+
 def host_delay(e, clock):
     """ms event @e's vCPU thread spent runnable but not running on this
     host, around the event; 0 without samples."""
-    a, b = host_interval(e, clock)
-    win = [x for x in host_samples if a - 50_000_000 <= x[0] <= b + 50_000_000]
+    win = samples_around(e, clock)
     if len(win) < 2:
         return 0.0
     return (win[-1][2].get(e["cpu"], 0) - win[0][2].get(e["cpu"], 0)) / 1e6
@@ -408,7 +418,7 @@ def host_context(e, clock):
         stops = ", ".join(f"cpu{c} {ns / 1e6:.1f}" for c, ns in host_cpu_stopped(a, b).items())
         out = (f" (host: every CPU stopped {host_stopped(a, b) / 1e6:.1f} ms" +
                (f" [{stops}]" if stops else ""))
-    win = [x for x in host_samples if a - 50_000_000 <= x[0] <= b + 50_000_000]
+    win = samples_around(e, clock)
     if len(win) >= 2:
         steal = (win[-1][1] - win[0][1]) / 1e6
         delay = {c: (win[-1][2].get(c, 0) - win[0][2].get(c, 0)) / 1e6 for c in win[0][2]}
@@ -515,6 +525,7 @@ def stops_seen(source, evs, span, ncpu, check, clock, wins=None, min_ms=20):
         return 0, 0
     away = [(host_inject[s][0] - 50_000_000, host_inject[s][0] + (w[2] + 50) * 1e6)
             for s, w in (wins or {}).items() if host_inject.get(s, (0, 0))[0]]
+    placed_evs = [(e, host_interval(e, clock)) for e in evs if placed(e, clock)]
     seen, n, misses = 0, 0, []
     for u, v in common_stops():
         if (v - u < min_ms * 1e6 or not span[0] <= clock.guest(u) <= clock.guest(v) <= span[1]
@@ -523,9 +534,8 @@ def stops_seen(source, evs, span, ncpu, check, clock, wins=None, min_ms=20):
             continue
         for c in range(ncpu):
             n += 1
-            mine = [e for e in evs if e["cpu"] == c and placed(e, clock) and
-                    stop_fits(e["duration"] / 1e6, *host_interval(e, clock), clock) and
-                    host_interval(e, clock)[0] <= u and v <= host_interval(e, clock)[1]]
+            mine = [e for e, (a, b) in placed_evs if e["cpu"] == c and a <= u and v <= b and
+                    stop_fits(e["duration"] / 1e6, a, b, clock)]
             if mine:
                 seen += 1
             else:
@@ -581,7 +591,7 @@ def judge(source, wins, evs, ncpu, check, clock, span=None):
             # Over the injection in host time: by all of it but its tolerance.
             ab = host_interval(mine[0], clock) if len(mine) == 1 else None
             over = ab is not None and (
-                inj is None or min(ab[1], inj[1]) - max(ab[0], inj[0]) >= (got - tol(got)) * 1e6)
+                inj is None or overlap(*ab, [inj]) >= (got - tol(got)) * 1e6)
             if over and abs(ds[0] - got) <= tol(got):
                 per_cpu[c][0] += 1
                 err.setdefault((what, ms), []).append(ds[0] - got)
