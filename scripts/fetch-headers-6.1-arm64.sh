@@ -11,7 +11,14 @@
 # is unpacked in their place.
 #
 # Prints the KDIR to build against (…/usr/src/linux-headers-6.1.*-arm64).
+#
+# --vm: also the arm64 guest of the same version (the vm-arm64 stage): the
+# kernel package (its Image and modules, depmod run) and busybox-static,
+# unpacked into one root; prints that root instead (ROOT/boot/vmlinuz-*,
+# ROOT/lib/modules/*, ROOT/bin/busybox).
 set -eu
+vm=""
+[ "${1:-}" = --vm ] && vm=1
 
 cache=${HVNOISE_CACHE:-${HOME:-/root}/.cache/hvnoise}
 root=$cache/headers-6.1-arm64
@@ -19,11 +26,30 @@ mkdir -p "$root"
 exec 9>"$root/.lock"
 flock 9
 
-kdir=$(ls -d "$root"/tree/usr/src/linux-headers-6.1.*-arm64 2>/dev/null | tail -n 1 || true)
-if [ -n "$kdir" ] && [ -f "$root/tree/.done" ]; then
-	echo "$kdir"
-	exit 0
-fi
+# vm_root: the guest's root, fetched for the headers' exact version.
+vm_root() {
+	local kdir=$1 abi ver
+	if [ -f "$root/vm/.done" ]; then
+		echo "$root/vm"
+		return 0
+	fi
+	abi=$(basename "$kdir")
+	abi=${abi#linux-headers-}
+	ver=$(dpkg-deb -f "$root"/debs/linux-headers-"$abi"_*.deb Version) || return 1
+	rm -rf "$root/vm" "$root/vm-debs"
+	mkdir -p "$root/vm-debs"
+	# Exit 2: not to be had (a SKIP), as for the headers.
+	# shellcheck disable=SC2086
+	(cd "$root/vm-debs" && apt-get -q $opts download \
+		"linux-image-$abi-unsigned:arm64=$ver" busybox-static:arm64 >&2) || return 2
+	for deb in "$root"/vm-debs/*.deb; do
+		dpkg -x "$deb" "$root/vm" || return 1
+	done
+	depmod -b "$root/vm" "$abi" || return 1
+	rm -rf "$root/vm-debs"
+	touch "$root/vm/.done"
+	echo "$root/vm"
+}
 
 apt_dir=$root/apt
 mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial" "$root/debs"
@@ -36,6 +62,17 @@ opts="-o Dir::Etc::SourceList=$apt_dir/sources.list -o Dir::Etc::SourceParts=/de
  -o Dir::State::Lists=$apt_dir/lists -o Dir::Cache=$apt_dir -o Dir::State::Status=/dev/null
  -o APT::Get::List-Cleanup=0 -o Debug::NoLocking=1 -o APT::Sandbox::User=root
  -o APT::Architecture=amd64 -o APT::Architectures::=amd64 -o APT::Architectures::=arm64"
+
+kdir=$(ls -d "$root"/tree/usr/src/linux-headers-6.1.*-arm64 2>/dev/null | tail -n 1 || true)
+if [ -n "$kdir" ] && [ -f "$root/tree/.done" ]; then
+	if [ -n "$vm" ]; then
+		vm_root "$kdir"
+		exit
+	fi
+	echo "$kdir"
+	exit 0
+fi
+rm -rf "$root/vm"
 
 # Exit 2: the packages cannot be had here (check.sh SKIPs); 1: a failure.
 # shellcheck disable=SC2086
@@ -73,4 +110,9 @@ fixdep=$root/tree/usr/lib/linux-kbuild-6.1/scripts/basic/fixdep
 [ "$(od -An -tu2 -j18 -N2 "$fixdep" 2>/dev/null | tr -d ' ')" = 62 ] ||
 	{ echo "fetch-headers-6.1-arm64: linux-kbuild-6.1 is not the amd64 one" >&2; exit 1; }
 touch "$root/tree/.done"
-ls -d "$root"/tree/usr/src/linux-headers-6.1.*-arm64 | tail -n 1
+kdir=$(ls -d "$root"/tree/usr/src/linux-headers-6.1.*-arm64 | tail -n 1)
+if [ -n "$vm" ]; then
+	vm_root "$kdir"
+	exit
+fi
+echo "$kdir"

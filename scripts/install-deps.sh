@@ -5,7 +5,7 @@ set -eu
 
 PKGS="build-essential bc bison flex libelf-dev libssl-dev dwarves kmod cpio gzip zstd xz-utils
 python3 perl rsync pkg-config
-gcc-aarch64-linux-gnu
+gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-system-arm
 linux-source-6.12 linux-image-amd64 linux-headers-amd64
 qemu-system-x86 busybox-static
 trace-cmd libtracefs-dev libtraceevent-dev libtracecmd-dev libzstd-dev zlib1g-dev

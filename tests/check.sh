@@ -9,7 +9,8 @@
 #      for arm64 Debian 12's 6.1 headers and a 7.2 tree; make install and
 #      DKMS against the 6.1 headers; checkpatch on kmod/ and tools/
 #   3. KUnit suites in QEMU on the 6.12 test kernel (built once, cached)
-#   4. VM integration on Debian's stock kernel in QEMU
+#   4. VM integration on Debian's stock kernel in QEMU; on Debian's arm64
+#      kernel in QEMU's aarch64 virt machine
 #
 # The report is KTAP, a subtest per stage (tests/report.sh); a kernel tree
 # that is missing (5.10 headers that cannot be fetched, no 6.1 headers, no
@@ -461,6 +462,40 @@ elif [ -f build/kbuild-6.1/kmod/hvnoise.ko ] && mkdir -p "$out/vm-scale" &&
 	grep "^SCALE " "$out/scale-console.log" | diag
 else
 	fail "vm-scale/completed (no 6.1 kernel or module build)"
+fi
+
+stage vm-arm64 "arm64: Debian 12's arm64 kernel on QEMU's virt machine (GICv3, ITS): the watched set, an IRQ move, a storm, the host's pauses as lost time"
+a64_why=$k61arm_why
+[ -z "$a64_why" ] && ! command -v qemu-system-aarch64 >/dev/null &&
+	a64_why="no qemu-system-aarch64 (scripts/install-deps.sh installs qemu-system-arm)"
+a64root=""
+if [ -z "$a64_why" ] && [ -n "$k61arm" ]; then
+	a64root=$(scripts/fetch-headers-6.1-arm64.sh --vm 2>"$out/fetch-arm64-vm.log")
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		diag <"$out/fetch-arm64-vm.log"
+		a64root=""
+		[ $rc -eq 2 ] && a64_why="Debian 12's arm64 kernel could not be fetched: $(tail -n 1 "$out/fetch-arm64-vm.log")"
+	fi
+fi
+a64kver=$(ls "$a64root/lib/modules" 2>/dev/null | head -n 1)
+if [ -n "$a64_why" ]; then
+	skip "vm-arm64/completed" "$a64_why"
+elif [ -n "$a64kver" ] && [ -f build/kbuild-6.1-arm64/kmod/hvnoise.ko ] && [ -x "$out/hoststops" ] &&
+	mkdir -p "$out/vm-arm64" &&
+	aarch64-linux-gnu-gcc -O2 -Wall -Wextra -Werror -static -o "$out/vm-arm64/dread" tests/vm/tools/dread.c &&
+	aarch64-linux-gnu-gcc -O2 -Wall -Wextra -Werror -static -o "$out/vm-arm64/rawsend" tests/vm/tools/rawsend.c; then
+	mkinitrd "$out/vm-arm64/initrd.gz" --root "$a64root" --busybox "$a64root/bin/busybox" \
+		--kver "$a64kver" --kmod virtio_pci --kmod virtio_net --kmod virtio_blk \
+		--file tests/vm/guest-arm64.sh=/lib/hvnoise/guest.sh \
+		--file "$out/vm-arm64/dread=/lib/hvnoise/dread" \
+		--file "$out/vm-arm64/rawsend=/lib/hvnoise/rawsend" \
+		--file build/kbuild-6.1-arm64/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko
+	collect "$out/vm-arm64.log" tests/vm/arm64.py "$a64root/boot/vmlinuz-$a64kver" \
+		"$out/vm-arm64/initrd.gz" "$out/vm-arm64" "$out/hoststops"
+	grep -E "^  " "$out/vm-arm64.log" | diag
+else
+	fail "vm-arm64/completed (no arm64 kernel, module build or witness)"
 fi
 
 stage stress "stress on the 6.12 debug kernel (KASAN, lockdep, kmemleak), short form; make stress runs 500 cycles"

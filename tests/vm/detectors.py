@@ -63,51 +63,6 @@ BOOT_TRACEPOINTS = (
     "irq_vectors:call_function_single_exit", "irq_vectors:vector_update")
 
 
-def quiet(console, clock):
-    """The guest's phases without injections.  Its TCG baseline: lateness
-    from 2 ms; the largest away from this host's witnessed stops is TCG's
-    own, and must stay below the test threshold; it also bounds what an
-    event over a host stop may hold beyond the stop (inject.tcg_jitter_ms).
-    Then the baseline's lateness at or above the threshold and the quiet
-    guest's every lost event hold nothing but witnessed stops of this host
-    (inject.real_stops, strict), and each stop of every host CPU of 20 ms
-    or more is there on every vCPU."""
-    m = re.search(r"^QUIET .*\(threshold (\d+) us", console, re.M)
-    if not check(m, "the guest said its test threshold"):
-        return
-    limit = int(m.group(1))
-    base = inject.events(console, "baseline")
-    if base is not None and clock.valid:
-        # TCG's own: away from this host's stops.
-        own = [e for e in base if not any(
-            ns >= 1_000_000 for ns in inject.host_cpu_stopped(*inject.host_interval(e, clock)).values())]
-        j = max([2.0] + [e["duration"] / 1e6 for e in own])
-        ok = check(j * 1000 < limit,
-                   f"TCG's own baseline lateness {j:.2f} ms is below the test threshold {limit} us "
-                   f"({len(base) - len(own)} of {len(base)} events from 2 ms were over this host's stops)")
-        # No allowance from a baseline that failed.
-        inject.tcg_jitter_ms = j if ok else 0.0
-    for tag, name in (("baseline", f"TCG baseline lateness is below the test threshold {limit} us"),
-                      ("quiet", "no lost events without injections")):
-        evs = inject.events(console, tag)
-        if not check(evs is not None and tag in inject.spans(console),
-                     f"{tag}: the guest printed its lost events and when it watched"):
-            continue
-        if tag == "baseline":
-            evs = [e for e in evs if e["duration"] >= limit * 1000]
-        whole, hosts, extra = inject.real_stops(evs, NCPU, clock, strict=True)
-        for x in whole:
-            print(f"  {tag}: WHOLE VM STOPPED {x}")
-        for x in hosts:
-            print(f"  {tag}: THE HOST TOOK IT {x}")
-        for x in extra:
-            print(f"  {tag}: EXTRA {x}")
-        check(not extra, f"{name} but this host's own stops ({len(evs)} at or above it: "
-              f"{len(hosts)} taken by this host" + (f"; {extra[0]}" if extra else "") + ")")
-        inject.stops_seen(tag, inject.events(console, tag), inject.spans(console).get(tag),
-                          NCPU, check, clock)
-
-
 def main():
     kernel, initrd, outdir, hogbin, stopsbin = sys.argv[1:6]
     log = os.path.join(outdir, "detect-console.log")
@@ -145,7 +100,7 @@ def main():
     clock = inject.guest_clock(console, ("module", "bpf"))
     print(f"the guest's clock on this host's: {clock}")
     check(clock.valid, f"the guest's clock is placed on this host's ({clock})")
-    quiet(console, clock)
+    inject.quiet(console, clock, NCPU, check)
     seen = {}
     for source in ("module", "bpf"):
         evs = inject.events(console, source)

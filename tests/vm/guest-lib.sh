@@ -128,18 +128,19 @@ trace_cpus_why() {
 }
 
 # --- injections by the host --------------------------------------------------------
-# inject_init: open the host's answer channel (ttyS1) once, before the first
-# inject; the VMs of tests/vm/inject.py's host (detectors, soak, anchor) only.
+# inject_init [TTY]: open the host's answer channel (TTY, default ttyS1; the
+# arm64 guest's is a PCI UART, ttyS0) once, before the first inject; the VMs
+# of tests/vm/inject.py's host (detectors, soak, anchor, arm64) only.
 #
 # inject WHAT MS [SETTLE_MS]: ask the host (tests/vm/inject.py) for a pause
 # of the whole VM or a hog of vCPU 1's host core, SETTLE_MS after it reads
 # the request, and wait until it is done.  The
-# request goes out on the console, the answer comes back on ttyS1; the
+# request goes out on the console, the answer comes back on its TTY; the
 # window waited in is printed for the host's judge.
 hvn_seq=0
 inject_init() {
-	stty -F /dev/ttyS1 raw -echo 2>/dev/null
-	exec 3</dev/ttyS1
+	stty -F "${1:-/dev/ttyS1}" raw -echo 2>/dev/null
+	exec 3<"${1:-/dev/ttyS1}"
 }
 
 inject() {

@@ -7,6 +7,10 @@
 #   --bin PATH[=DST]  a host program (at DST in the guest, default the same
 #                 path), copied with the shared libraries it needs
 #   --file S=D    a file or directory S placed at D in the guest
+#   --root DIR    the modules from DIR/lib/modules (an unpacked kernel
+#                 package, depmod run), not this host's
+#   --busybox B   the guest's busybox (default /bin/busybox: another
+#                 architecture's, statically linked, for its guests)
 # The guest runs tests/vm/init, which runs the script named by hvn.run= on
 # the kernel command line.
 set -euo pipefail
@@ -17,6 +21,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 kver=""
+root=/
+busybox=/bin/busybox
 kmods=()
 bins=()
 files=()
@@ -26,12 +32,14 @@ while [ $# -gt 0 ]; do
 	--kmod) kmods+=("$2"); shift 2 ;;
 	--bin) bins+=("$2"); shift 2 ;;
 	--file) files+=("$2"); shift 2 ;;
+	--root) root=$2; shift 2 ;;
+	--busybox) busybox=$2; shift 2 ;;
 	*) echo "mkinitramfs: unknown argument $1" >&2; exit 2 ;;
 	esac
 done
 
 mkdir -p "$stage"/{bin,sbin,dev,proc,sys,tmp,run,etc,lib/hvnoise/kmods,usr/bin,usr/sbin}
-cp /bin/busybox "$stage/bin/busybox"
+cp "$busybox" "$stage/bin/busybox"
 cp "$here/init" "$stage/init"
 chmod 755 "$stage/init"
 
@@ -41,10 +49,10 @@ add_kmod() {
 	local name=$1 dep file
 	[ -n "${seen[$name]:-}" ] && return
 	seen[$name]=1
-	for dep in $(modinfo -k "$kver" -F depends "$name" | tr ',' ' '); do
+	for dep in $(modinfo -b "$root" -k "$kver" -F depends "$name" | tr ',' ' '); do
 		add_kmod "$dep"
 	done
-	file=$(modinfo -k "$kver" -F filename "$name")
+	file=$(modinfo -b "$root" -k "$kver" -F filename "$name")
 	cp "$file" "$stage/lib/hvnoise/kmods/"
 	basename "$file" >>"$stage/lib/hvnoise/kmods/order"
 }

@@ -15,17 +15,28 @@
 # waited in smp_call_function_many_cond, five times in many runs; never with
 # one TCG thread.  HVN_VM_ACCEL=tcg gives a thread per vCPU, which the
 # detector test needs to take one vCPU's host core away.
+#
+# HVN_VM_ARCH=aarch64: QEMU's virt machine with a GICv3 and its ITS (MSI-X
+# for the PCIe devices, at the same addresses), a Cortex-A72 (ARMv8.0: no
+# pointer authentication for TCG to emulate slowly), the console on the
+# PL011.
 set -euo pipefail
 
 kernel=$1 initrd=$2 log=$3 run=$4 timeout_s=${5:-600} pidfile=${6:-}
 disk=$(dirname "$log")/vm-disk.img
 truncate -s 64M "$disk"	# sparse; the detector test copies its recording out through it
 
-args=(-accel "${HVN_VM_ACCEL:-tcg,thread=single}" -smp "${HVN_VM_CPUS:-4}" -m 1024 -no-reboot
+case ${HVN_VM_ARCH:-x86_64} in
+x86_64) qemu=qemu-system-x86_64 machine=() console="console=ttyS0 tsc=reliable" ;;
+aarch64) qemu=qemu-system-aarch64 machine=(-M virt,gic-version=3,its=on -cpu cortex-a72)
+	console="console=ttyAMA0" ;;
+*) echo "qemu.sh: HVN_VM_ARCH=$HVN_VM_ARCH: x86_64 or aarch64" >&2; exit 2 ;;
+esac
+args=("${machine[@]}" -accel "${HVN_VM_ACCEL:-tcg,thread=single}" -smp "${HVN_VM_CPUS:-4}" -m 1024 -no-reboot
       -name hvnoise-vm,debug-threads=on
       -display none -monitor none -serial "file:$log"
       -kernel "$kernel" -initrd "$initrd"
-      -append "console=ttyS0 loglevel=${HVN_VM_LOGLEVEL:-4} tsc=reliable panic=-1 hvn.run=$run ${HVN_VM_APPEND:-}"
+      -append "$console loglevel=${HVN_VM_LOGLEVEL:-4} panic=-1 hvn.run=$run ${HVN_VM_APPEND:-}"
       -netdev hubport,id=n0,hubid=0
       -device virtio-net-pci,netdev=n0,addr=04
       -netdev hubport,id=n1,hubid=0
@@ -37,7 +48,7 @@ args=(-accel "${HVN_VM_ACCEL:-tcg,thread=single}" -smp "${HVN_VM_CPUS:-4}" -m 10
 # shellcheck disable=SC2206
 [ -n "${HVN_VM_ARGS:-}" ] && args+=($HVN_VM_ARGS)
 : >"$log"
-timeout "$timeout_s" qemu-system-x86_64 "${args[@]}" || {
+timeout "$timeout_s" "$qemu" "${args[@]}" || {
 	rc=$?
 	[ $rc -eq 124 ] && echo "qemu.sh: VM timed out after ${timeout_s}s" >&2
 	exit $rc

@@ -1,0 +1,121 @@
+#!/bin/sh
+# hvnoise.ko on arm64, inside the guest (busybox sh, Debian 12's arm64
+# kernel on QEMU's virt machine, GICv3 with its ITS): the watched set over
+# ITS MSI-X vectors, an IRQ move (no vector_update on arm64: seen when the
+# IRQ is handled on its new CPU), a disk storm, and the host's pauses as
+# lost time, judged by the host (tests/vm/arm64.py, tests/vm/inject.py) as
+# on x86: every pause on every vCPU, nothing else but this host's own stops.
+STAGE=vm-arm64
+. /lib/hvnoise/lib.sh
+inject_init /dev/ttyS0
+PEER=0000:00:06.0
+TEST_LOST_US=15000	# the test threshold, above TCG's jitter, as on x86
+STORM=500
+
+ncpu=$(grep -c ^processor /proc/cpuinfo)
+echo "guest: kernel $(uname -r) $(uname -m), $ncpu CPUs"
+[ "$(uname -m)" = aarch64 ]
+check $? "the guest is arm64 ($(uname -m), $(uname -r))"
+nits=$(grep -c " ITS-MSI " /proc/interrupts)
+nvec=$(($(ls /sys/bus/pci/devices/$NIC/msi_irqs | wc -l) + $(ls /sys/bus/pci/devices/$BLK/msi_irqs | wc -l)))
+[ "$nvec" -ge 4 ] && [ "$nits" -ge "$nvec" ]
+check $? "the NIC and the disk have MSI-X vectors through the GICv3 ITS ($nvec vectors, $nits ITS-MSI IRQs)"
+nic=$(ls /sys/bus/pci/devices/$NIC/virtio*/net/)
+peer=$(ls /sys/bus/pci/devices/$PEER/virtio*/net/)
+ip link set "$nic" up && ip link set "$peer" up
+
+echo mono >$T/trace_clock
+echo 4096 >$T/buffer_size_kb
+echo >$T/trace
+insmod $KO devices=$NIC,$BLK sample_us=1000 lost_threshold_us=200 \
+	storm_rate=2000 storm_window_ms=100
+check $? "insmod devices=$NIC,$BLK"
+echo 1 >$T/events/hvnoise/enable
+dmesg | grep "hvnoise: " | tail -3
+
+# The watched set: every vector of both devices on the CPU /proc has it on.
+wait_until 10 '[ "$(trace_pairs $BLK | wc -l)" -ge 1 ]'
+for d in $NIC $BLK; do
+	trace_pairs $d >/tmp/t.txt
+	proc_pairs $d >/tmp/p.txt
+	cmp -s /tmp/t.txt /tmp/p.txt
+	check $? "hvnoise:watch names each vector of $d on its CPU, as /proc does ($(wc -l </tmp/t.txt) of $(wc -l </tmp/p.txt))"
+	diff /tmp/p.txt /tmp/t.txt | head -5
+done
+want=$(proc_pairs $NIC; proc_pairs $BLK)
+want=$(echo "$want" | cut -d: -f2 | sort -nu | tr '\n' ' ')
+got=$(expand_cpulist "$(cat $P/watched)" | tr '\n' ' ')
+[ "$got" = "$want" ]
+check $? "the watched CPUs are those of the vectors ($(cat $P/watched))"
+
+# --- TCG's own lateness, then the quiet guest (judged by the host) ----------
+echo >$T/trace
+t0=$(cut -d' ' -f1 /proc/uptime)
+sleep 6
+echo "HVN-SPAN baseline $t0 $(cut -d' ' -f1 /proc/uptime)"
+echo "HVN-EVENTS baseline"
+grep " lost: " $T/trace | sed 's/.* lost: */LOST /' |
+	awk '{ d = $0; sub(/.*duration=/, "", d); sub(/ .*/, "", d); if (d + 0 >= 2000000) print }'
+echo "HVN-END-EVENTS"
+echo $TEST_LOST_US >$P/lost_threshold_us
+echo >$T/trace
+t0=$(cut -d' ' -f1 /proc/uptime)
+sleep 6
+echo "HVN-SPAN quiet $t0 $(cut -d' ' -f1 /proc/uptime)"
+echo "QUIET lost_events=$(grep -c ' lost: ' $T/trace) (threshold $TEST_LOST_US us, 6 s)"
+echo "HVN-EVENTS quiet"
+grep " lost: " $T/trace | sed 's/.* lost: */LOST /'
+echo "HVN-END-EVENTS"
+n=$(grep -c " \(irq_storm_begin\|irq_migrate\): " $T/trace)
+[ "$n" = 0 ]
+check $? "a quiet guest has no storm from 2000/s and no IRQ move ($n)"
+grep " \(irq_storm_begin\|irq_migrate\): " $T/trace | head -3
+
+# --- An IRQ move: the NIC's receive vector, to another CPU and back ----------
+# A moved vector changes CPU at its next interrupt: frames from the peer.
+irq=$(irq_of virtio0-input.0)
+from=$(cat /proc/irq/$irq/effective_affinity_list)
+to=$(((from + 1) % ncpu))
+for step in there back; do
+	echo >$T/trace
+	echo $to >/proc/irq/$irq/smp_affinity_list
+	/lib/hvnoise/rawsend "$peer" 200 1000 >/dev/null
+	wait_until 10 'grep -q " irq_migrate: irq=$irq " $T/trace'
+	grep " irq_migrate: " $T/trace
+	[ "$(grep -c " irq_migrate: " $T/trace)" = 1 ] &&
+		grep -q " irq_migrate: irq=$irq .*from_cpu=$from to_cpu=$to how=handled" $T/trace
+	check $? "the NIC's receive vector moved $step, CPU $from to $to, is seen once, when handled there (IRQ $irq)"
+	t=$from from=$to to=$t
+done
+
+# --- A storm on a disk queue, from O_DIRECT reads on its CPU -------------------
+echo $STORM >$P/storm_rate
+q=$((ncpu - 1))
+irq=$(irq_of virtio1-req.$q)
+cpu=$(cat /proc/irq/$irq/effective_affinity_list)
+echo >$T/trace
+taskset -c "$cpu" /lib/hvnoise/dread /dev/vda 3000
+wait_until 5 'grep -q " irq_storm_begin: .*cpu=$cpu source=irq irq=$irq " $T/trace'
+grep " irq_storm\(_begin\)\{0,1\}: " $T/trace | head -4
+grep -q " irq_storm_begin: .*cpu=$cpu source=irq irq=$irq name=virtio1-req.$q " $T/trace
+check $? "a storm of the disk's queue $q is named: IRQ $irq on CPU $cpu"
+echo 2000 >$P/storm_rate
+
+# --- The host's pauses of the whole VM ------------------------------------------
+echo >$T/trace
+t0=$(cut -d' ' -f1 /proc/uptime)
+for ms in 20 50 100 200 300 100; do
+	inject pause $ms
+	sleep 2	# spread over 15 s: the host's line through them is its clock
+done
+echo "HVN-SPAN module $t0 $(cut -d' ' -f1 /proc/uptime)"
+echo "HVN-EVENTS module"
+grep " lost: " $T/trace | sed 's/.* lost: */LOST /'
+echo "HVN-END-EVENTS"
+
+rmmod hvnoise
+check $? "rmmod"
+dmesg | grep -E "WARNING|BUG|Oops|hvnoise: .*(no memory|cannot)" >/tmp/bad.txt
+[ ! -s /tmp/bad.txt ]
+check $? "dmesg holds no WARNING/BUG/Oops and no allocation failure"
+cat /tmp/bad.txt
