@@ -228,15 +228,16 @@ check: deps
 demo: deps
 	scripts/demo.sh
 
-# 500 load/unload cycles on the 6.12 debug kernel (KASAN, lockdep, kmemleak)
+# 500 load/unload cycles on the 7.2 debug kernel (KASAN, lockdep, kmemleak)
 # under a storm, a tracefs reader, parameter writes, IRQ moves, hotplug and
 # host pauses; make check runs 10 (one unloads during hotplug).
 stress: deps
-	k=$$(scripts/build-test-kernel.sh tests/kunit/kernel.config) && \
-	scripts/kbuild.sh build/kbuild-6.12 $$k HVNOISE_KUNIT=m && \
+	t=$$(scripts/fetch-source-tree.sh 7.2) && \
+	k=$$(scripts/build-test-kernel.sh tests/kunit/kernel.config "$$(readlink -f $$t/source)") && \
+	scripts/kbuild.sh build/kbuild-7.2-test $$k HVNOISE_KUNIT=m && \
 	mkdir -p build/stress && \
 	gcc -O2 -Wall -Wextra -Werror -static -o build/stress/dread tests/vm/tools/dread.c && \
-	tests/vm/stress.sh $${CYCLES:-500} build/stress $$k build/kbuild-6.12/kmod/hvnoise.ko \
+	tests/vm/stress.sh $${CYCLES:-500} build/stress $$k build/kbuild-7.2-test/kmod/hvnoise.ko \
 		build/stress/dread
 
 # Lost-time recall: N rounds of host pauses and vCPU hogs (10 vCPU-injections

@@ -97,4 +97,15 @@ static inline int hvn_rdmsr_safe_on_cpu(unsigned int cpu, u32 msr, u64 *v)
 #define HVN_KVM_STEAL_MSR	0
 #endif
 
+/*
+ * arm64's paravirtualized time (SMCCC PV_TIME_*, Arm DEN0057A):
+ * asked for whether it is offered, never called (see steal.c).
+ */
+#if defined(CONFIG_ARM64) && defined(CONFIG_HAVE_ARM_SMCCC_DISCOVERY)
+#define HVN_ARM64_PVTIME	1
+#include <linux/arm-smccc.h>
+#else
+#define HVN_ARM64_PVTIME	0
+#endif
+
 #endif /* HVNOISE_COMPAT_H */

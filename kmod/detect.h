@@ -35,5 +35,6 @@ void hvn_steal_exit(void);
 void hvn_steal_watch(const struct hvn_watchset *ws);
 void hvn_steal_kick(void);
 u64 hvn_steal_read_cpu(unsigned int cpu, u8 *source);
+int hvn_steal_format_sources(char *buf, size_t len);
 
 #endif /* HVNOISE_DETECT_H */

@@ -119,7 +119,8 @@ TRACE_EVENT(steal,
 		  __entry->window,
 		  __print_symbolic(__entry->source,
 				   { HVN_STEAL_KVM, "kvm" },
-				   { HVN_STEAL_KCPUSTAT, "kcpustat" }))
+				   { HVN_STEAL_KCPUSTAT, "kcpustat" },
+				   { HVN_STEAL_PVTIME, "pvtime" }))
 );
 
 /*

@@ -208,6 +208,20 @@ static int watched_get(char *buf, const struct kernel_param *kp)
 	return ret;
 }
 
+/* Where each watched CPU's steal is read from (hvnoise status shows it). */
+static int steal_source_get(char *buf, const struct kernel_param *kp)
+{
+	int ret;
+
+	mutex_lock(&hvn_lock);
+	ret = hvn_steal_format_sources(buf, PAGE_SIZE - 1);
+	mutex_unlock(&hvn_lock);
+	if (ret < 0)
+		return ret;
+	buf[ret++] = '\n';
+	return ret;
+}
+
 /* Writing 1 re-emits the watched set, e.g. once a recorder has started. */
 static int emit_set(const char *val, const struct kernel_param *kp)
 {
@@ -328,6 +342,10 @@ static const struct kernel_param_ops watched_ops = {
 	.get = watched_get,
 };
 
+static const struct kernel_param_ops steal_source_ops = {
+	.get = steal_source_get,
+};
+
 /* Root only: the configuration says which CPUs serve which device. */
 module_param_cb(devices, &devices_ops, NULL, 0600);
 MODULE_PARM_DESC(devices,
@@ -342,6 +360,9 @@ MODULE_PARM_DESC(resolve_ms,
 module_param_cb(emit, &emit_ops, NULL, 0200);
 MODULE_PARM_DESC(emit, "write 1 to emit hvnoise:watch for the current set");
 module_param_cb(watched, &watched_ops, NULL, 0400);
+module_param_cb(steal_source, &steal_source_ops, NULL, 0400);
+MODULE_PARM_DESC(steal_source,
+		 "where each watched CPU's steal is read: kvm, pvtime or kcpustat, with CPUs (read-only)");
 module_param_cb(stats, &stats_ops, NULL, 0400);
 MODULE_PARM_DESC(stats, "what the detectors could not do, counted (read-only)");
 MODULE_PARM_DESC(watched, "the CPUs watched now (read-only)");

@@ -1,23 +1,24 @@
 #!/bin/sh
-# Build (once) the small 6.12 test kernel that runs hvnoise's KUnit suites.
+# Build (once) the small test kernel that runs hvnoise's KUnit suites and
+# stress cycles (KASAN, lockdep, kmemleak): tinyconfig and FRAGMENT, from
+# an extracted kernel source (scripts/fetch-source-tree.sh's, which writes
+# its version into SRC/.extracted), with the local gcc.
 #
-# usage: build-test-kernel.sh FRAGMENT
+# usage: build-test-kernel.sh FRAGMENT SRC
 # Prints the build directory on stdout.  The kernel lives in the cache
 # ($HVNOISE_CACHE, default ~/.cache/hvnoise), keyed by a hash of the config
-# fragment and of the linux-source-6.12 package version, so it is rebuilt
-# only when either changes.  The build log goes to BUILD_DIR/build.log.
+# fragment, the source's version and the compiler, so it is rebuilt only
+# when one changes.  The build log goes to BUILD_DIR/build.log.
 set -eu
 
-frag=${1:?usage: build-test-kernel.sh FRAGMENT}
+frag=${1:?usage: build-test-kernel.sh FRAGMENT SRC}
+src=${2:?usage: build-test-kernel.sh FRAGMENT SRC}
 [ -r "$frag" ] || { echo "build-test-kernel: cannot read $frag" >&2; exit 1; }
+[ -r "$src/.extracted" ] || { echo "build-test-kernel: $src is no extracted kernel source" >&2; exit 1; }
 cache=${HVNOISE_CACHE:-${HOME:-/root}/.cache/hvnoise}
-tarball=/usr/src/linux-source-6.12.tar.xz
-[ -r "$tarball" ] || { echo "build-test-kernel: $tarball missing (apt-get install linux-source-6.12)" >&2; exit 1; }
-
-srcver=$(dpkg-query -W -f='${Version}' linux-source-6.12)
-key=$( (cat "$frag"; echo "$srcver") | sha256sum | cut -c1-16)
-src=$cache/linux-source-$srcver
-out=$cache/kernel-6.12-$key
+series=$(make -s -C "$src" kernelversion | cut -d. -f1-2)
+key=$( (cat "$frag" "$src/.extracted"; gcc --version | head -n 1) | sha256sum | cut -c1-16)
+out=$cache/kernel-$series-$key
 mkdir -p "$cache"
 
 # One builder at a time; a second caller waits and then finds it done.
@@ -30,18 +31,9 @@ if [ -f "$out/.done" ]; then
 fi
 
 # Drop builds that never finished (interrupted, or a broken fragment).
-for d in "$cache"/kernel-6.12-*; do
+for d in "$cache/kernel-$series"-*; do
 	[ -d "$d" ] && [ ! -f "$d/.done" ] && [ "$d" != "$out" ] && rm -rf "$d"
 done
-
-if [ ! -f "$src/.extracted" ]; then
-	echo "build-test-kernel: extracting $tarball" >&2
-	rm -rf "$src" "$src.tmp"
-	mkdir -p "$src.tmp"
-	tar -xf "$tarball" -C "$src.tmp" --strip-components=1
-	touch "$src.tmp/.extracted"
-	mv "$src.tmp" "$src"
-fi
 
 echo "build-test-kernel: building $out (log: $out/build.log)" >&2
 rm -rf "$out"

@@ -1,12 +1,15 @@
 #!/bin/sh
-# Build (once) a configured kernel tree from Debian unstable's
-# linux-source-SERIES to compile hvnoise.ko against, with the local gcc
-# (Debian's own headers for such a kernel are configured for a newer gcc
-# than Debian 12 has).  Not a kernel: defconfig, the options the module
+# Build (once) a configured kernel tree from Debian's linux-source-SERIES
+# to compile hvnoise.ko against, with the local gcc: this system's package
+# where it is installed (linux-source-6.12 on Debian 12), else unstable's
+# (Debian's own headers for 7.2 are configured for a newer gcc than
+# Debian 12 has).  The extracted source is also the test kernel's
+# (scripts/build-test-kernel.sh).  Not a kernel: defconfig, the options the module
 # needs (scripts/source-tree-ARCH.config), then `make modules_prepare`.
 #
 # usage: fetch-source-tree.sh SERIES [ARCH]
-#   SERIES: e.g. 7.2 (the package linux-source-7.2 in sid)
+#   SERIES: e.g. 7.2 (the package linux-source-7.2 in sid) or 6.12
+#           (Debian 12's, installed)
 #   ARCH:   x86_64 (default) or arm64, cross-compiled with
 #           aarch64-linux-gnu-gcc (build the module with the same
 #           make ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
@@ -58,8 +61,22 @@ for d in "$cache/tree-$series-$arch"-*; do
 	[ -d "$d" ] && [ ! -f "$d/.done" ] && [ "$d" != "$out" ] && rm -rf "$d"
 done
 
+# extract TARBALL VERSION: the source into $srcroot/linux-VERSION.
+extract() {
+	echo "fetch-source-tree: extracting linux-source-$series $2" >&2
+	src=$srcroot/linux-$2
+	rm -rf "$srcroot"/linux-*/
+	mkdir -p "$src"
+	# Exit 1, not tar's status: 2 means "cannot be had here" (a SKIP).
+	tar -xf "$1" -C "$src" --strip-components=1 || exit 1
+	echo "$2" >"$src/.extracted"
+}
+
 src=$(ls -d "$srcroot"/linux-*/ 2>/dev/null | sed 's:/$::' | sort -V | tail -n 1)
-if [ -z "$src" ] || [ ! -f "$src/.extracted" ]; then
+pkg=/usr/src/linux-source-$series.tar.xz
+if { [ -z "$src" ] || [ ! -f "$src/.extracted" ]; } && [ -r "$pkg" ]; then
+	extract "$pkg" "$(dpkg-query -W -f='${Version}' "linux-source-$series")"
+elif [ -z "$src" ] || [ ! -f "$src/.extracted" ]; then
 	apt_dir=$srcroot/apt
 	mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial" "$srcroot/debs"
 	echo "deb http://deb.debian.org/debian sid main" >"$apt_dir/sources.list"
@@ -79,16 +96,11 @@ if [ -z "$src" ] || [ ! -f "$src/.extracted" ]; then
 		# shellcheck disable=SC2086
 		apt-get -q $opts download "linux-source-$series=$ver" >&2
 	) || { echo "fetch-source-tree: cannot download linux-source-$series $ver" >&2; exit 2; }
-	echo "fetch-source-tree: extracting linux-source-$series $ver" >&2
-	src=$srcroot/linux-$ver
-	rm -rf "$src" "$srcroot/deb.tmp" "$srcroot"/linux-*/
-	mkdir -p "$srcroot/deb.tmp" "$src"
-	# Exit 1, not their own status: 2 means "cannot be had here" (a SKIP).
+	rm -rf "$srcroot/deb.tmp"
+	mkdir -p "$srcroot/deb.tmp"
 	dpkg -x "$srcroot"/debs/linux-source-"$series"_*.deb "$srcroot/deb.tmp" || exit 1
-	tar -xf "$srcroot/deb.tmp/usr/src/linux-source-$series.tar.xz" -C "$src" \
-		--strip-components=1 || exit 1
+	extract "$srcroot/deb.tmp/usr/src/linux-source-$series.tar.xz" "$ver"
 	rm -rf "$srcroot/deb.tmp" "$srcroot"/debs/*.deb
-	echo "$ver" >"$src/.extracted"
 fi
 
 echo "fetch-source-tree: configuring $out (log: $out/build.log)" >&2

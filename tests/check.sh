@@ -5,16 +5,17 @@
 #      command, its BPF source, metrics and flight recorder on this host;
 #      fuzzing
 #   2. module builds (W=1, no warnings) against Debian 11's 5.10 headers,
-#      Debian 12's 6.1 headers, the 6.12 test kernel and a 7.2 tree, and
+#      Debian 12's 6.1 headers, 6.12 and 7.2 trees, the 7.2 test kernel, and
 #      for arm64 Debian 12's 6.1 headers and a 7.2 tree; make install and
 #      DKMS against the 6.1 headers; checkpatch on kmod/ and tools/
-#   3. KUnit suites in QEMU on the 6.12 test kernel (built once, cached)
+#   3. KUnit suites in QEMU on the 7.2 test kernel (built once, cached)
 #   4. VM integration on Debian's stock kernel in QEMU; on Debian's arm64
 #      kernel in QEMU's aarch64 virt machine
 #
 # The report is KTAP, a subtest per stage (tests/report.sh); a kernel tree
 # that is missing (5.10 headers that cannot be fetched, no 6.1 headers, no
-# linux-source-6.12, so no test kernel and no checkpatch) makes its checks
+# linux-source-6.12, so no checkpatch, no 7.2 source, so no test kernel)
+# makes its checks
 # SKIPs with the reason.  The last line counts the checks: "N passed,
 # N failed[, N skipped][, N xfail]"; the exit status is non-zero if one
 # failed.  Logs and results.txt (the KTAP): build/check/.  HVNOISE_CACHE
@@ -122,20 +123,7 @@ collect "$out/fuzz.log" tests/fuzz/run.sh 10 "$out/fuzz" "$out/tools"
 # --- 2. builds and style ---------------------------------------------------
 # A kernel tree that is missing is a SKIP of what needs it, with the reason
 # (*_why); one that fails to build is a FAIL.
-stage build "test kernel (6.12, KUnit) — cached, built on first use; module builds, W=1"
-src612_pkg=/usr/src/linux-source-6.12.tar.xz
-k612_why=""
-if [ ! -r "$src612_pkg" ]; then
-	k612_why="no 6.12 test kernel: $src612_pkg is missing (apt-get install linux-source-6.12)"
-	skip "build/test kernel 6.12" "$k612_why"
-	kernel612=""
-elif kernel612=$(scripts/build-test-kernel.sh tests/kunit/kernel.config); then
-	pass "build/test kernel 6.12"
-else
-	fail "build/test kernel 6.12"
-	kernel612=""
-fi
-
+stage build "module builds, W=1: 5.10, 6.1, 6.12, 7.2 (x86-64), 6.1 and 7.2 (arm64); the 7.2 test kernel (KUnit, KASAN, lockdep, kmemleak), cached, built on first use"
 k61_why=""
 k61=$(scripts/kernel-dir.sh 6.1 2>"$out/kdir-6.1.log") ||
 	{ k61=""; k61_why="no 6.1 kernel headers: $(tail -n 1 "$out/kdir-6.1.log")"; }
@@ -147,26 +135,45 @@ k510=$(scripts/fetch-headers-5.10.sh 2>"$out/fetch-5.10.log") || {
 	k510=""
 	k510_why="Debian 11's 5.10 headers could not be fetched: $(tail -n 1 "$out/fetch-5.10.log")"
 }
-# Linux 7.2 (x86-64 and arm64): compile-only trees configured from sid's
-# linux-source-7.2 with the local gcc (scripts/fetch-source-tree.sh, cached).
-# Exit 2 there means the tree cannot be had here: a SKIP, as for 5.10.
-# Sets tree_kdir and tree_why (empty both: it failed to configure, a FAIL).
-tree72() {
-	local log="$out/fetch-7.2-$1.log" rc
-	tree_kdir=$(scripts/fetch-source-tree.sh 7.2 "$1" 2>"$log")
+# Linux 7.2 (x86-64 and arm64) and 6.12: compile-only trees configured
+# from linux-source-SERIES (sid's 7.2, Debian 12's 6.12) with the local gcc
+# (scripts/fetch-source-tree.sh, cached).  Exit 2 there means the tree
+# cannot be had here: a SKIP, as for 5.10.  Sets tree_kdir and tree_why
+# (empty both: it failed to configure, a FAIL).
+tree() {
+	local log="$out/fetch-$1-$2.log" rc
+	tree_kdir=$(scripts/fetch-source-tree.sh "$1" "$2" 2>"$log")
 	rc=$?
 	tree_why=""
 	if [ $rc -eq 2 ]; then
-		tree_why="no Linux 7.2 tree for $1 here: $(tail -n 1 "$log")"
+		tree_why="no Linux $1 tree for $2 here: $(tail -n 1 "$log")"
 	elif [ $rc -ne 0 ]; then
 		diag <"$log"
 	fi
 	[ $rc -eq 0 ] || tree_kdir=""
 }
-tree72 x86_64
+tree 7.2 x86_64
 k72=$tree_kdir k72_why=$tree_why
-tree72 arm64
+tree 7.2 arm64
 k72arm=$tree_kdir k72arm_why=$tree_why
+tree 6.12 x86_64
+k612=$tree_kdir k612_why=$tree_why
+# The test kernel: tinyconfig and tests/kunit/kernel.config, from the 7.2
+# tree's source.
+ktest_why=$k72_why
+ktest=""
+if [ -n "$k72" ]; then
+	if ktest=$(scripts/build-test-kernel.sh tests/kunit/kernel.config \
+		"$(readlink -f "$k72/source")" 2>"$out/test-kernel.log"); then
+		pass "build/test kernel 7.2 (KASAN, lockdep, kmemleak, KUnit)"
+	else
+		diag <"$out/test-kernel.log"
+		fail "build/test kernel 7.2 (KASAN, lockdep, kmemleak, KUnit)"
+		ktest=""
+	fi
+elif [ -n "$ktest_why" ]; then
+	skip "build/test kernel 7.2 (KASAN, lockdep, kmemleak, KUnit)" "$ktest_why"
+fi
 # Debian 12's arm64 6.1 headers, cross-built against (aarch64-linux-gnu-gcc).
 k61arm_why=""
 if ! command -v aarch64-linux-gnu-gcc >/dev/null; then
@@ -200,8 +207,10 @@ build() {
 }
 build 5.10 "$k510" "$k510_why" CC=gcc
 build 6.1 "$k61" "$k61_why"
-build 6.12 "$kernel612" "$k612_why" HVNOISE_KUNIT=m
+build 6.12 "$k612" "$k612_why"
 build 7.2 "$k72" "$k72_why"
+# The modules the test kernel loads: built against it, with the KUnit suites.
+build 7.2-test "$ktest" "$ktest_why" HVNOISE_KUNIT=m
 # shellcheck disable=SC2086
 build 6.1-arm64 "$k61arm" "$k61arm_why" $arm64
 # shellcheck disable=SC2086
@@ -281,7 +290,8 @@ else
 fi
 
 stage style "checkpatch"
-src612=$(ls -d "${HVNOISE_CACHE:-$HOME/.cache/hvnoise}"/linux-source-* 2>/dev/null | tail -n 1)
+# 6.12's checkpatch, from the source scripts/fetch-source-tree.sh extracted.
+src612=$(ls -d "${HVNOISE_CACHE:-$HOME/.cache/hvnoise}"/source-6.12/linux-*/ 2>/dev/null | tail -n 1)
 # The module's code, and the tools' and tests' userspace C (kernel style).
 for set in "kmod/:kmod tests/kunit tests/lib include" \
 	"tools/:tools tests/unit tests/fuzz tests/host tests/vm bench"; do
@@ -299,25 +309,25 @@ for set in "kmod/:kmod tests/kunit tests/lib include" \
 			pass "style/checkpatch $name (no errors; $(grep -c '^WARNING' "$log") warnings)"
 		fi
 	else
-		skip "style/checkpatch $name" "no kernel source with scripts/checkpatch.pl (linux-source-6.12, extracted into the cache by scripts/build-test-kernel.sh)"
+		skip "style/checkpatch $name" "no kernel source with scripts/checkpatch.pl (Debian 12's linux-source-6.12, extracted into the cache by scripts/fetch-source-tree.sh)${k612_why:+: $k612_why}"
 	fi
 done
 
 # --- 3. KUnit --------------------------------------------------------------
-stage kunit "KUnit on the 6.12 test kernel"
-if [ -n "$kernel612" ] && [ -f build/kbuild-6.12/tests/kunit/hvnoise_kunit.ko ]; then
+stage kunit "KUnit on the 7.2 test kernel"
+if [ -n "$ktest" ] && [ -f build/kbuild-7.2-test/tests/kunit/hvnoise_kunit.ko ]; then
 	# One TCG thread emulating 4 vCPUs of a KASAN+lockdep kernel can leave
 	# RCU's kthread unscheduled past the default 21 s stall warning.
-	run_vm kunit kunit-vm "$kernel612/arch/x86/boot/bzImage" 300 \
+	run_vm kunit kunit-vm "$ktest/arch/x86/boot/bzImage" 300 \
 		HVN_VM_APPEND="rcupdate.rcu_cpu_stall_timeout=120 pci=noacpi" -- \
 		--file tests/kunit/guest.sh=/lib/hvnoise/guest.sh \
-		--file build/kbuild-6.12/tests/kunit/hvnoise_kunit.ko=/lib/hvnoise/hvnoise_kunit.ko \
-		--file build/kbuild-6.12/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko
+		--file build/kbuild-7.2-test/tests/kunit/hvnoise_kunit.ko=/lib/hvnoise/hvnoise_kunit.ko \
+		--file build/kbuild-7.2-test/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko
 	collect "$out/ktap.log" tests/kunit/ktap.py "$out/kunit-console.log" \
 		tests/lib/*_test.c tests/kunit/*_kunit.c ||
 		grep -B2 -A12 "not ok" "$out/kunit-console.log" | head -60 | diag
-elif [ -z "$kernel612" ] && [ -n "$k612_why" ]; then
-	skip "kunit-vm/completed" "$k612_why"
+elif [ -z "$ktest" ] && [ -n "$ktest_why" ]; then
+	skip "kunit-vm/completed" "$ktest_why"
 else
 	fail "kunit-vm/completed (no test kernel or KUnit module)"
 fi
@@ -478,7 +488,8 @@ if [ -z "$a64_why" ] && [ -n "$k61arm" ]; then
 		[ $rc -eq 2 ] && a64_why="Debian 12's arm64 kernel could not be fetched: $(tail -n 1 "$out/fetch-arm64-vm.log")"
 	fi
 fi
-a64kver=$(ls "$a64root/lib/modules" 2>/dev/null | head -n 1)
+a64kver=""
+[ -n "$a64root" ] && a64kver=$(ls "$a64root/lib/modules" 2>/dev/null | head -n 1)
 if [ -n "$a64_why" ]; then
 	skip "vm-arm64/completed" "$a64_why"
 elif [ -n "$a64kver" ] && [ -f build/kbuild-6.1-arm64/kmod/hvnoise.ko ] && [ -x "$out/hoststops" ] &&
@@ -498,15 +509,15 @@ else
 	fail "vm-arm64/completed (no arm64 kernel, module build or witness)"
 fi
 
-stage stress "stress on the 6.12 debug kernel (KASAN, lockdep, kmemleak), short form; make stress runs 500 cycles"
-if [ -n "$kernel612" ] && [ -f build/kbuild-6.12/kmod/hvnoise.ko ] && [ -x "$out/dread" ]; then
-	collect "$out/stress.log" tests/vm/stress.sh 10 "$out" "$kernel612" \
-		build/kbuild-6.12/kmod/hvnoise.ko "$out/dread"
+stage stress "stress on the 7.2 debug kernel (KASAN, lockdep, kmemleak), short form; make stress runs 500 cycles"
+if [ -n "$ktest" ] && [ -f build/kbuild-7.2-test/kmod/hvnoise.ko ] && [ -x "$out/dread" ]; then
+	collect "$out/stress.log" tests/vm/stress.sh 10 "$out" "$ktest" \
+		build/kbuild-7.2-test/kmod/hvnoise.ko "$out/dread"
 	grep "^  host" "$out/stress.log" | diag
-elif [ -z "$kernel612" ] && [ -n "$k612_why" ]; then
-	skip "stress/completed" "$k612_why"
+elif [ -z "$ktest" ] && [ -n "$ktest_why" ]; then
+	skip "stress/completed" "$ktest_why"
 else
-	fail "stress/completed (no test kernel, 6.12 module or dread)"
+	fail "stress/completed (no test kernel, its module or dread)"
 fi
 
 report_finish

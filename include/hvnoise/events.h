@@ -10,6 +10,7 @@
 /* hvnoise:steal "source": where the steal figure came from. */
 #define HVN_STEAL_KVM		0	/* the KVM steal-time area, exact */
 #define HVN_STEAL_KCPUSTAT	1	/* CPUTIME_STEAL, tick-granular */
+#define HVN_STEAL_PVTIME	2	/* CPUTIME_STEAL fed by arm64 pvtime, tick-granular */
 
 /* hvnoise:irq_storm* "source": what stormed. */
 #define HVN_SRC_IRQ		0	/* one device IRQ, see "irq" */

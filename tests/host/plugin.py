@@ -178,7 +178,7 @@ def want(t):
         return w
     if ev == "steal":
         return dict(cpu=str(f["cpu"]), steal=ms(f["duration"]), window=ms(f["window"]),
-                    source=["kvm", "kcpustat"][f["source"]], start=s(f["start"]))
+                    source=["kvm", "kcpustat", "pvtime"][f["source"]], start=s(f["start"]))
     if ev == "lost":
         return dict(cpu=str(f["cpu"]), lost=ms(f["duration"]), unexplained=ms(f["unexplained_ns"]),
                     steal=ms(f["steal_ns"]), irq=ms(f["irq_ns"]), start=s(f["start"]))

@@ -10,7 +10,8 @@ set -euo pipefail
 rounds=$1 out=$2
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
-k=$(scripts/build-test-kernel.sh tests/vm/anchor-kernel.config)
+t=$(scripts/fetch-source-tree.sh 6.12)
+k=$(scripts/build-test-kernel.sh tests/vm/anchor-kernel.config "$(readlink -f "$t/source")")
 scripts/kbuild.sh build/kbuild-anchor "$k"
 mkdir -p "$out"
 gcc -O2 -Wall -Wextra -Werror -o "$out/hog" tests/vm/tools/hog.c

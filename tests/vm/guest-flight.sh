@@ -105,6 +105,31 @@ cat $D/fr.log
 [ -z "$(ls $T/instances | grep '^hvnoise-fr')" ]
 check $? "both of its instances are removed"
 
+# --- the ring per CPU: -b where the module watches, --unwatched-kb elsewhere --------
+# -b also on the housekeeping CPU (the first online one not watched: the
+# module's steal and watch events come from there).  Grown when a CPU joins
+# the set (checked each second), never shrunk: a CPU that leaves keeps its
+# history.  2 vCPUs: nothing watched (CPU 0 housekeeping), then CPU 1.
+echo none >$P/devices && echo none >$P/cpus
+$HVN record --flight-recorder -v -b 2048 --unwatched-kb 256 -o $D/size 2>$D/size.log &
+szpid=$!
+kb() {
+	cat $T/instances/$(ls $T/instances | grep '^hvnoise-fr-[0-9]' | head -n 1)/per_cpu/cpu$1/buffer_size_kb 2>/dev/null
+}
+wait_until 5 '[ "$(kb 0)" = 2048 ] && [ "$(kb 1)" = 256 ]'
+check $? "the ring: 256 KB (--unwatched-kb) on CPU 1, 2048 KB (-b) on CPU 0, nothing watched and CPU 0 housekeeping ($(kb 0), $(kb 1))"
+echo 1 >$P/cpus
+wait_until 5 '[ "$(kb 1)" = 2048 ]'
+check $? "CPU 1 watched: its ring grows to 2048 KB at the recorder's next check ($(kb 1))"
+echo none >$P/cpus
+wait_until 5 "[ \$(grep -c 'the watched CPUs are' $D/size.log) -ge 3 ]" && [ "$(kb 1)" = 2048 ]
+check $? "CPU 1 no longer watched: its ring keeps 2048 KB once the recorder saw the change ($(kb 1); $(grep -c 'the watched CPUs are' $D/size.log) sets seen)"
+kill -TERM $szpid
+wait $szpid
+check $? "that recorder stops (exit 0)"
+grep "watched CPUs\|ring of" $D/size.log
+echo "$NIC,$BLK" >$P/devices && echo 0-$((ncpu - 1)) >$P/cpus
+
 # --- what the files hold -------------------------------------------------------------
 if [ -n "$lostf" ]; then
 	$HVN report --json "$lostf" >$D/lost.json 2>&1

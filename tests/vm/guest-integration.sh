@@ -248,6 +248,10 @@ cat /tmp/hs.txt
 grep -q "^watched    CPUs $(cat $P/watched)\$" /tmp/hs.txt && grep -q "hvnoise:irq_migrate" /tmp/hs.txt &&
 	grep -q "storm_rate=" /tmp/hs.txt && grep -q "^runs on    CPUs " /tmp/hs.txt
 check $? "hvnoise status shows the watched CPUs, the events, the parameters and where the tool runs"
+# TCG offers no KVM steal-time MSR: every watched CPU reads kcpustat.
+ss=$(cat $P/steal_source)
+[ "$ss" = "kcpustat:$(cat $P/watched)" ] && grep -q "^source     module: .*(steal read through $ss)\$" /tmp/hs.txt
+check $? "steal_source names kcpustat for every watched CPU, no steal-time MSR under TCG, and hvnoise status says so ($ss)"
 hvnoise status --json >/tmp/hs.json 2>&1
 rc=$?
 cat /tmp/hs.json
@@ -255,7 +259,7 @@ w=$(cat $P/watched)
 v=$(hvnoise version | cut -d' ' -f2)
 [ $rc = 0 ] && grep -q "\"module\":{\"loaded\":true,\"version\":\"$v\"" /tmp/hs.json &&
 	grep -q "\"watched\":\"$w\"" /tmp/hs.json && grep -q '"irq_migrate":true' /tmp/hs.json &&
-	grep -q '"storm_rate":"' /tmp/hs.json
+	grep -q '"storm_rate":"' /tmp/hs.json && grep -q "\"steal_probe\":\"$ss\"" /tmp/hs.json
 check $? "hvnoise status --json: the module (version $v, the tool's), the watched CPUs ($w), its events and parameters (exit $rc)"
 
 # The module's parameters are global (the flight-recorder service depends on

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Inside the 6.12 debug kernel (KASAN, lockdep, DEBUG_ATOMIC_SLEEP,
+# Inside the 7.2 debug kernel (KASAN, lockdep, DEBUG_ATOMIC_SLEEP,
 # kmemleak): hvnoise.ko loaded and unloaded N times (N in
 # /lib/hvnoise/cycles) while a disk IRQ storm runs, a tracefs reader reads,
 # and each cycle writes the runtime parameters, moves the disk's IRQ and,

@@ -628,6 +628,14 @@ def judge(source, wins, evs, ncpu, check, clock, span=None, late_ms=0.0):
         inj = (h0, h0 + got * 1e6) if h0 and clock.valid else None
         for c in range(ncpu):
             mine = [e for e in inside if e["cpu"] == c]
+            if inj and c in cpus and len(mine) > 1:
+                # Several in its window: the one over the injection in host
+                # time is its; the others are judged as any event outside
+                # one (a stop of this host just before a pause, seen).
+                its = [e for e in mine if overlap(*host_interval(e, clock), [inj]) > 0]
+                if len(its) == 1:
+                    used.difference_update(id(e) for e in mine if e is not its[0])
+                    mine = its
             ds = [e["duration"] / 1e6 for e in mine]
             if c not in cpus:
                 # A vCPU waiting for QEMU's big lock, held by the hogged

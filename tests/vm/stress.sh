@@ -1,5 +1,5 @@
 #!/bin/bash
-# The stress run on the 6.12 debug kernel: tests/vm/guest-stress.sh, with
+# The stress run on the 7.2 debug kernel: tests/vm/guest-stress.sh, with
 # the host pausing the VM (SIGSTOP/SIGCONT, 20 ms) every second.
 # usage: stress.sh CYCLES OUTDIR KERNEL_TREE MODULE DREAD
 # Prints the guest's results and stress/completed as KTAP

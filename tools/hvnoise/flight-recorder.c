@@ -31,6 +31,7 @@
 
 #include "builtin.h"
 #include "analysis/episodes.h"
+#include "cpulist.h"
 #include "loader.h"
 #include "out/human.h"
 #include "tracedat/pages.h"
@@ -41,6 +42,7 @@
 
 #define POLL_MS		200
 #define DEFAULT_KB	8192		/* ring per CPU */
+#define UNWATCHED_KB	1024		/* ... per CPU hvnoise.ko does not watch */
 #define SETTLE_MS	500		/* after an episode, before writing */
 #define CHECK_POLLS	5		/* instance and module checks: 1 s */
 
@@ -55,6 +57,7 @@ static void on_usr1(int sig)
 struct flight_args {
 	const char *prefix, *trigger_file;
 	double keep, lost_ms, storm_irqs, max_files;
+	long unwatched_kb;
 };
 
 static const struct hvn_opt flight_opts[] = {
@@ -70,6 +73,8 @@ static const struct hvn_opt flight_opts[] = {
 			"... when an IRQ storm counted N or more (default\n10000; 0: never; needs hvnoise.ko or the BPF source)"),
 	HVN_OPT_NUM_ROW("max-files", 0, "N", struct flight_args, max_files, 0, 100000,
 			"keep the newest N incidents written (default 20)"),
+	HVN_OPT_INT_ROW("unwatched-kb", 0, "KB", struct flight_args, unwatched_kb, 0, 4194304,
+			"the ring of a CPU hvnoise.ko does not watch (default\n1024, at most -b; 0: -b KB, as on the watched ones)"),
 	HVN_OPT_END_ROW
 };
 
@@ -78,14 +83,16 @@ static const struct hvn_cmd flight_cmd = {
 	.synopsis =
 "[-o PREFIX] [--keep TIME] [-b KB]\n"
 "                               [--trigger-file PATH] [--lost-ms MS] [--storm-irqs N]\n"
-"                               [--max-files N] [--cpus LIST] [--devices LIST]\n"
+"                               [--max-files N] [--unwatched-kb KB]\n"
+"                               [--cpus LIST] [--devices LIST]\n"
 "                               [--source module|bpf|kernel] [--param NAME=VALUE]...\n"
 "                               [-e SYS[:EVENT]]...\n"
 "  (hvnoise record --flight-recorder is the same command)",
 	.opts = flight_opts,
 	.no_operands = "the flight recorder runs no command: it runs until stopped",
 	.session = true,
-	.notes = "  -b KB: the ring per CPU (default 8192) must hold --keep.\n"
+	.notes = "  -b KB: the ring per watched CPU (default 8192) must hold --keep; with\n"
+		 "  hvnoise.ko, the others get --unwatched-kb, and grow to -b once watched.\n"
 		 "  SIGUSR1 writes an incident; SIGINT or SIGTERM stops it.\n",
 };
 
@@ -158,6 +165,10 @@ struct flight {
 	/* hvnoise trigger --at: a window (mono ns) written once it ended. */
 	uint64_t at_from, at_until;
 	char at_why[512];
+	/* The ring per CPU, KB: -b where hvnoise.ko watches, else unwatched_kb. */
+	int ring_kb, unwatched_kb, *cpu_kb;
+	char *seen;			/* the watched set size_rings saw last */
+	bool size_warned;
 };
 
 static struct flight *live_flight;
@@ -335,6 +346,65 @@ static int start_monitor(struct flight *f)
 }
 
 /*
+ * The ring per CPU: -b KB on the CPUs hvnoise.ko watches (its lost and
+ * storm events come from there, and the jobs it serves run there) and on
+ * its housekeeping CPU (the first online one it does not watch, where its
+ * steal, watch and polled migration events come from), --unwatched-kb
+ * elsewhere: a 224-CPU host watching 16 holds about 0.35 GB, not 1.8 GB,
+ * by default.  The ring starts at --unwatched-kb and is checked each
+ * second: a CPU that joins grows to -b; none shrinks (a CPU that leaves
+ * keeps its history).
+ */
+static void size_rings(struct flight *f)
+{
+	static unsigned long w[HVN_BITS_TO_LONGS(HVN_MAX_CPUS)];
+	static unsigned long on[HVN_BITS_TO_LONGS(HVN_MAX_CPUS)];
+	char *list, *online;
+	int c, hk = -1;
+
+	if (!f->cpu_kb)
+		return;
+	list = hvn_module_param("watched");
+	online = hvn_read_file("/sys/devices/system/cpu/online", NULL);
+	if (list && (!*list || !strcmp(list, "none")))
+		memset(w, 0, sizeof(w));	/* nothing watched */
+	else if (!list || hvn_cpulist_parse(list, w, HVN_MAX_CPUS, NULL, 0))
+		goto out;
+	if (!online || hvn_cpulist_parse(online, on, HVN_MAX_CPUS, NULL, 0)) {
+out:
+		free(list);
+		free(online);
+		return;
+	}
+	free(online);
+	for (c = 0; c < f->ring.ncpus && c < HVN_MAX_CPUS && hk < 0; c++)
+		if (hvn_bit_test(on, c) && !hvn_bit_test(w, c))
+			hk = c;
+	if (!f->seen || strcmp(f->seen, list)) {
+		hvn_debug("the watched CPUs are %s, housekeeping CPU %d: their rings %d KB, the others' %d KB or what they had",
+			  list, hk, f->ring_kb, f->unwatched_kb);
+		free(f->seen);
+		f->seen = list;
+	} else {
+		free(list);
+	}
+	for (c = 0; c < f->ring.ncpus && c < HVN_MAX_CPUS; c++) {
+		int want = hvn_bit_test(w, c) || c == hk ? f->ring_kb : f->unwatched_kb;
+
+		if (want <= f->cpu_kb[c])
+			continue;
+		if (tracefs_instance_set_buffer_size(f->ring.inst, want, c)) {
+			if (!f->size_warned)
+				hvn_warn("cannot size CPU %d's ring to %d KB: %s", c, want,
+					 strerror(errno));
+			f->size_warned = true;
+			continue;
+		}
+		f->cpu_kb[c] = want;
+	}
+}
+
+/*
  * hvnoise.ko unloaded (and perhaps back) under the recorder.  Said once both
  * instances are set right again: whoever reads the message may rely on it.
  */
@@ -355,6 +425,7 @@ static void check_module(struct flight *f)
 		f->have_mon = false;
 	}
 	hvn_session_module_say(&f->ring, what, a, b);
+	size_rings(f);
 }
 
 /*
@@ -487,11 +558,15 @@ static int write_incident(struct flight *f, const char *tag, const char *why,
 		return HVN_EXIT_FAIL;
 	}
 	{
+		/* "X" where the CPUs' rings differ (size_rings): then -b, the largest. */
 		char *kb = tracefs_instance_file_read(f->ring.inst,
 						      "buffer_size_kb", NULL);
+		long n = kb ? atol(kb) : 0;
 
-		if (kb && atol(kb) > 0)
-			max_pages = 2 * (size_t)atol(kb) * 1024 / ps + 64;
+		if (n < f->ring_kb)
+			n = f->ring_kb;
+		if (n > 0)
+			max_pages = 2 * (size_t)n * 1024 / ps + 64;
 		free(kb);
 	}
 	cutoff = now > f->keep * 1e9 ? now - (uint64_t)(f->keep * 1e9) : 0;
@@ -710,7 +785,7 @@ int cmd_flight_recorder(int argc, char **argv)
 {
 	struct flight_args a = {
 		.prefix = "hvnoise-incident", .keep = 30, .lost_ms = 20,
-		.storm_irqs = 10000, .max_files = 20,
+		.storm_irqs = 10000, .max_files = 20, .unwatched_kb = UNWATCHED_KB,
 	};
 	struct hvn_session_opts o = { .prefix = "hvnoise-fr" };
 	struct flight *f;
@@ -730,12 +805,21 @@ int cmd_flight_recorder(int argc, char **argv)
 	f->max_files = a.max_files;
 	if (!o.buffer_kb)
 		o.buffer_kb = DEFAULT_KB;
+	f->ring_kb = o.buffer_kb;
+	/* At most -b: an unwatched CPU's ring is never the larger. */
+	f->unwatched_kb = a.unwatched_kb && a.unwatched_kb < o.buffer_kb ?
+			  (int)a.unwatched_kb : o.buffer_kb;
 
 	/* A recorder killed before this one (systemd restarts it) left its
 	 * rings: 8 MB per CPU each, never read again. */
 	hvn_session_reap("hvnoise-fr");
 	hvn_session_reap("hvnoise-fr-monitor");
+	/* Started small where it may stay so, then grown where needed: never
+	 * -b on every CPU at once. */
+	if (f->unwatched_kb < f->ring_kb)
+		o.buffer_kb = f->unwatched_kb;
 	ret = hvn_session_start(&f->ring, &o);
+	o.buffer_kb = f->ring_kb;
 	live_flight = f;
 	atexit(cleanup);
 	if (ret)
@@ -744,6 +828,20 @@ int cmd_flight_recorder(int argc, char **argv)
 	/* The ring keeps the newest events: the kernel's default, made sure. */
 	if (tracefs_option_enable(f->ring.inst, TRACEFS_OPTION_OVERWRITE))
 		hvn_warn("cannot set overwrite mode in %s", f->ring.name);
+	if (f->unwatched_kb < f->ring_kb) {
+		/* Only hvnoise.ko says which CPUs it watches. */
+		if (f->ring.source == HVN_SRC_MODULE && f->ring.ncpus > 0)
+			f->cpu_kb = calloc(f->ring.ncpus, sizeof(*f->cpu_kb));
+		for (int c = 0; f->cpu_kb && c < f->ring.ncpus; c++)
+			f->cpu_kb[c] = f->unwatched_kb;
+		if (f->cpu_kb) {
+			size_rings(f);
+		} else if (tracefs_instance_set_buffer_size(f->ring.inst, f->ring_kb, -1)) {
+			hvn_err("cannot set a %d KB buffer per CPU", f->ring_kb);
+			ret = HVN_EXIT_FAIL;
+			goto out;
+		}
+	}
 	f->page = malloc(f->ring.page_size);
 	f->max_pages = (size_t)o.buffer_kb * 1024 / f->ring.page_size + 1;
 	if (!f->page) {
@@ -790,11 +888,14 @@ int cmd_flight_recorder(int argc, char **argv)
 		FILE *m = open_memstream(&msg, &len);
 
 		if (m) {
-			fprintf(m, "recording %s (pid %d): the last %.0f s of %s in a ring of %d KB per CPU; writes %s-*.dat on SIGUSR1",
+			fprintf(m, "recording %s (pid %d): the last %.0f s of %s in a ring of %d KB per %sCPU",
 				f->ring.name, getpid(), f->keep,
 				f->ring.bpf ? "the BPF source's and the kernel's events" :
 				f->ring.source == HVN_SRC_MODULE ? "hvnoise events" : "the events",
-				o.buffer_kb, f->prefix);
+				o.buffer_kb, f->cpu_kb ? "watched or housekeeping " : "");
+			if (f->cpu_kb)
+				fprintf(m, ", %d KB per other", f->unwatched_kb);
+			fprintf(m, "; writes %s-*.dat on SIGUSR1", f->prefix);
 			if (f->trigger_file)
 				fprintf(m, ", touch %s", f->trigger_file);
 			if ((f->have_mon || f->ring.bpf) && f->lost_ms)
@@ -902,6 +1003,8 @@ out:
 		tep_free(f->tep);
 	free(f->schema);
 	free(f->page);
+	free(f->cpu_kb);
+	free(f->seen);
 	for (int i = 0; i < f->nfiles; i++)
 		free(f->files[i]);
 	free(f->base_meta);

@@ -57,7 +57,7 @@ static const struct hvn_cmd status_cmd = {
 /* What status found, then printed as text or JSON. */
 struct status {
 	bool mod, writable;
-	char *version, *watched, *stats, *param[sizeof(params) / sizeof(*params)];
+	char *version, *watched, *stats, *steal_src, *param[sizeof(params) / sizeof(*params)];
 	enum hvn_source src;
 	char why[256], runs[256];
 	const char *tdir;
@@ -169,6 +169,7 @@ static void gather(struct status *st)
 		if (missing)
 			add_fix(st, "reload hvnoise.ko; its events did not register (see dmesg)");
 		st->watched = hvn_module_param("watched");
+		st->steal_src = hvn_module_param("steal_source");
 		housekeeping(st);
 		for (size_t i = 0; i < sizeof(params) / sizeof(*params); i++)
 			st->param[i] = hvn_module_param(params[i]);
@@ -196,6 +197,8 @@ static void print_text(const struct status *st)
 	printf("source     %s: %s", hvn_source_names[st->src], st->why);
 	if (st->src == HVN_SRC_BPF)
 		printf(" (steal read through %s)", hvn_bpf_steal_probe());
+	else if (st->mod && st->steal_src)
+		printf(" (steal read through %s)", st->steal_src);
 	printf("\n");
 	if (st->src == HVN_SRC_KERNEL)
 		printf("           fix: %s\n", *fix++);
@@ -255,7 +258,8 @@ static void print_json(const struct status *st, int exit_code)
 	json_kv(",", "version", st->version);
 	printf("},\"source\":{\"name\":\"%s\"", hvn_source_names[st->src]);
 	json_kv(",", "why", st->why);
-	json_kv(",", "steal_probe", st->src == HVN_SRC_BPF ? hvn_bpf_steal_probe() : NULL);
+	json_kv(",", "steal_probe", st->src == HVN_SRC_BPF ? hvn_bpf_steal_probe() :
+		st->mod ? st->steal_src : NULL);
 	printf("},\"tracefs\":{");
 	json_kv("", "dir", st->tdir);
 	printf(",\"writable\":%s}", st->writable ? "true" : "false");
@@ -312,6 +316,7 @@ int cmd_status(int argc, char **argv)
 		print_text(st);
 	free(st->version);
 	free(st->watched);
+	free(st->steal_src);
 	free(st->stats);
 	for (size_t i = 0; i < sizeof(params) / sizeof(*params); i++)
 		free(st->param[i]);

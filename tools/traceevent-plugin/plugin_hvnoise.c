@@ -32,6 +32,7 @@ static const char *const storm_src[] = {
 };
 static const char *const steal_src[] = {
 	[HVN_STEAL_KVM] = "kvm", [HVN_STEAL_KCPUSTAT] = "kcpustat",
+	[HVN_STEAL_PVTIME] = "pvtime",
 };
 static const char *const mig_how[] = {
 	[HVN_MIG_VECTOR] = "vector_update", [HVN_MIG_HANDLED] = "handled",

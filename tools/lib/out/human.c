@@ -6,7 +6,7 @@
 #include "analysis/episodes.h"
 #include "out/human.h"
 
-static const char *const steal_src[] = { "kvm", "kcpustat" };
+static const char *const steal_src[] = { "kvm", "kcpustat", "pvtime" };
 static const char *const storm_src[] = { "irq", "all", "timer", "resched",
 					 "callfunc", "callfunc1" };
 static const char *const mig_how[] = { "vector_update", "handled", "poll" };
