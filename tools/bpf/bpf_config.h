@@ -9,7 +9,13 @@
 #include "lost.h"
 #include "storm.h"
 
-#define HVN_BPF_MAX_CPUS	256	/* CPUs the collector can watch */
+/*
+ * CPUs the collector can watch: a power of two (indices are masked with
+ * it), as many as the tool's cpulists (HVN_MAX_CPUS).  The .bss arrays
+ * indexed by CPU cost 10 bytes each of them (80 KB); the CPU-indexed maps
+ * are sized from the possible CPUs at load.
+ */
+#define HVN_BPF_MAX_CPUS	8192
 #define HVN_BPF_MAX_IRQS	1024	/* watched device IRQs */
 #define HVN_BPF_RINGBUF_BYTES	(4 << 20)
 

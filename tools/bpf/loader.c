@@ -929,6 +929,12 @@ int hvn_bpf_start(struct hvn_bpf **out, const struct hvn_bpf_cfg *c)
 	sk->data->steal_threshold_ns =
 		(u64)tval(c, "steal_threshold_us") * 1000;
 	sk->rodata->sample_ns = (u64)tval(c, "sample_us") * 1000;
+	/* One entry per possible CPU, not HVN_BPF_MAX_CPUS of them. */
+	if (bpf_map__set_max_entries(sk->maps.steal_map, b->ncpus) ||
+	    bpf_map__set_max_entries(sk->maps.steal_sum, b->ncpus)) {
+		hvn_err("BPF: cannot size the collector's maps for %u CPUs", b->ncpus);
+		goto fail;
+	}
 
 	if (hvnoise_bpf__load(sk)) {
 		int e = errno;
