@@ -99,9 +99,11 @@ static inline int hvn_rdmsr_safe_on_cpu(unsigned int cpu, u32 msr, u64 *v)
 
 /*
  * arm64's paravirtualized time (SMCCC PV_TIME_*, Arm DEN0057A):
- * asked for whether it is offered, never called (see steal.c).
+ * asked for whether it is offered, never called (see steal.c); without
+ * CONFIG_PARAVIRT the kernel does not feed CPUTIME_STEAL from it.
  */
-#if defined(CONFIG_ARM64) && defined(CONFIG_HAVE_ARM_SMCCC_DISCOVERY)
+#if defined(CONFIG_ARM64) && defined(CONFIG_PARAVIRT) && \
+	defined(CONFIG_HAVE_ARM_SMCCC_DISCOVERY)
 #define HVN_ARM64_PVTIME	1
 #include <linux/arm-smccc.h>
 #else

@@ -196,7 +196,8 @@ int hvn_steal_format_sources(char *buf, size_t len)
 				       cpumask_pr_args(mask));
 	}
 	free_cpumask_var(mask);
-	return n;
+	/* Filled to the last byte: cut, as "watched" says, not a wrong list. */
+	return n >= (int)len - 1 ? -ENOSPC : n;
 }
 
 /* Start or re-arm the sampler (hvn_lock held). */

@@ -54,7 +54,7 @@ def main():
         elif line.startswith(("guest:", "QUIET", "  ")) or " irq_migrate: " in line or \
                 " irq_storm" in line:
             print("  " + line.strip())
-    clock = inject.guest_clock(console, ("module",))
+    clock = inject.guest_clock(console, ("anchor", "module"))
     print(f"the guest's clock on this host's: {clock}")
     check(clock.valid, f"the guest's clock is placed on this host's ({clock})")
     inject.quiet(console, clock, NCPU, check)

@@ -97,7 +97,7 @@ def main():
             hvntest.relay(line)
         elif line.startswith(("BASELINE", "QUIET", "STORM", "MIGRATE", "irq=", "BPF-VS-MODULE")):
             print(line)
-    clock = inject.guest_clock(console, ("module", "bpf"))
+    clock = inject.guest_clock(console, ("anchor", "module", "bpf"))
     print(f"the guest's clock on this host's: {clock}")
     check(clock.valid, f"the guest's clock is placed on this host's ({clock})")
     inject.quiet(console, clock, NCPU, check)

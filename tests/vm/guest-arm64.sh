@@ -56,6 +56,7 @@ ss=$(cat $P/steal_source)
 check $? "steal_source: kcpustat for every watched CPU, no paravirtualized time offered ($ss)"
 
 # --- TCG's own lateness, then the quiet guest (judged by the host) ----------
+clock_anchor
 echo >$T/trace
 t0=$(cut -d' ' -f1 /proc/uptime)
 sleep 6

@@ -50,6 +50,7 @@ insmod $KO devices=$NIC,$BLK cpus=0-$((ncpu - 1)) sample_us=1000 \
 	lost_threshold_us=200 storm_rate=$QUIET_STORM storm_window_ms=100
 check $? "insmod with the detectors"
 echo 1 >$T/events/hvnoise/enable
+clock_anchor
 
 # --- TCG's own jitter: lateness with a low threshold, nothing injected -----
 # Judged by the host (tests/vm/detectors.py), which knows when it stopped

@@ -119,8 +119,8 @@ kb() {
 # is CPU SIZE: CPU's ring is SIZE KB, as the kernel rounds it (to whole
 # pages: 2048 reads back as 2051, 256 as 258).
 is() {
-	n=$(kb $1)
-	[ -n "$n" ] && [ "$n" -ge "$2" ] && [ "$n" -lt $(($2 + 16)) ]
+	sz=$(kb $1)
+	[ -n "$sz" ] && [ "$sz" -ge "$2" ] && [ "$sz" -lt $(($2 + 16)) ]
 }
 wait_until 5 'is 0 2048 && is 1 256'
 check $? "the ring: 256 KB (--unwatched-kb) on CPU 1, 2048 KB (-b) on CPU 0, nothing watched and CPU 0 housekeeping ($(kb 0), $(kb 1))"

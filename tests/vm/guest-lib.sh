@@ -51,12 +51,12 @@ irq_of() {	# the IRQ whose /proc/interrupts name is $1
 # wait_until SECONDS CONDITION: poll (0.2 s steps, up to SECONDS) until the
 # shell condition holds; its status is the condition's, checked once more
 # at the end.
-wait_until() {
-	n=$(($1 * 5))
-	while [ $n -gt 0 ]; do
+wait_until() {	# its counter is its own: CONDITION may set any other name
+	hvn_wu_n=$(($1 * 5))
+	while [ $hvn_wu_n -gt 0 ]; do
 		eval "$2" && return 0
 		usleep 200000
-		n=$((n - 1))
+		hvn_wu_n=$((hvn_wu_n - 1))
 	done
 	eval "$2"
 }
@@ -149,6 +149,30 @@ inject() {
 	echo "HVN-DO $hvn_seq $1 $2 ${3:-0}"
 	read -r hvn_ack <&3
 	echo "HVN-WIN $hvn_seq $hvn_t0 $(cut -d' ' -f1 /proc/uptime) $hvn_ack"
+}
+
+# clock_anchor: two pauses of the whole VM before the quiet phases (the
+# trace cleared: call it where nothing in it is wanted any more), their
+# lost events printed (HVN-EVENTS anchor) for the host's line between its
+# clock and the guest's (tests/vm/inject.py guest_clock): without them the
+# quiet phases lay a minute before the nearest pause, and the line,
+# extrapolated there, was 4 to 6 ms off in two of three runs, more than
+# an event's placement allows.  First the refined TSC, which the guest's
+# clock keeps from then on (tsc-early before it may run at another rate).
+clock_anchor() {
+	wait_until 60 '[ "$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)" = tsc ] ||
+		[ "$(uname -m)" != x86_64 ]'
+	check $? "the guest's clocksource is the refined TSC or not x86 ($(cat /sys/devices/system/clocksource/clocksource0/current_clocksource))"
+	echo >$T/trace
+	inject pause 30
+	sleep 0.5
+	inject pause 30
+	sleep 0.5
+	# From 10 ms: the pauses' (a low threshold's lateness would be thousands).
+	echo "HVN-EVENTS anchor"
+	grep " lost: " $T/trace | sed 's/.* lost: */LOST /' |
+		awk '{ d = $0; sub(/.*duration=/, "", d); sub(/ .*/, "", d); if (d + 0 >= 10000000) print }'
+	echo "HVN-END-EVENTS"
 }
 
 # schedule NAME: $rounds rounds of pauses ($PAUSES ms) and hogs ($HOGS ms),

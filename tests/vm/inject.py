@@ -614,7 +614,7 @@ def judge(source, wins, evs, ncpu, check, clock, span=None, late_ms=0.0):
     @clock: guest_clock's.  Prints per-CPU recall and the error per
     injection size; returns ({seq: {cpu: ms}}, seen, vCPU-injections)."""
     per_cpu = {c: [0, 0] for c in range(ncpu)}
-    err, misses, extra, coupled, seen, joined = {}, [], [], [], {}, []
+    err, misses, extra, coupled, seen, joined, beside = {}, [], [], [], {}, [], []
     used = set()
     if not clock.valid:
         print(f"  {source}: the guest's clock is not placed ({clock}): this host's stops "
@@ -630,11 +630,12 @@ def judge(source, wins, evs, ncpu, check, clock, span=None, late_ms=0.0):
             mine = [e for e in inside if e["cpu"] == c]
             if inj and c in cpus and len(mine) > 1:
                 # Several in its window: the one over the injection in host
-                # time is its; the others are judged as any event outside
-                # one (a stop of this host just before a pause, seen).
+                # time is its; each other must be a witnessed stop of this
+                # host (strict: no whole-VM or run-queue rule), as a stop
+                # just before a pause was.
                 its = [e for e in mine if overlap(*host_interval(e, clock), [inj]) > 0]
                 if len(its) == 1:
-                    used.difference_update(id(e) for e in mine if e is not its[0])
+                    beside += [e for e in mine if e is not its[0]]
                     mine = its
             ds = [e["duration"] / 1e6 for e in mine]
             if c not in cpus:
@@ -670,6 +671,9 @@ def judge(source, wins, evs, ncpu, check, clock, span=None, late_ms=0.0):
                               (host_context(mine[0], clock) if mine else ""))
     whole, hosts, x = real_stops([e for e in evs if id(e) not in used], ncpu, clock)
     extra += ["outside any injection: " + y for y in x]
+    _, h, x = real_stops(beside, ncpu, clock, strict=True)
+    hosts += h
+    extra += ["beside an injection: " + y for y in x]
     n = sum(t for _, t in per_cpu.values())
     hit = sum(h for h, _ in per_cpu.values())
     print(f"  {source}: {len(wins)} injections, {n} vCPU-injections seen {hit}: " +

@@ -355,6 +355,19 @@ static int start_monitor(struct flight *f)
  * second: a CPU that joins grows to -b; none shrinks (a CPU that leaves
  * keeps its history).
  */
+/* CPU @c's ring as the kernel has it, KB (0 if it cannot say). */
+static int cpu_ring_kb(struct flight *f, int c)
+{
+	char path[64], *v;
+	int kb;
+
+	snprintf(path, sizeof(path), "per_cpu/cpu%d/buffer_size_kb", c);
+	v = tracefs_instance_file_read(f->ring.inst, path, NULL);
+	kb = v ? atoi(v) : 0;
+	free(v);
+	return kb;
+}
+
 static void size_rings(struct flight *f)
 {
 	static unsigned long w[HVN_BITS_TO_LONGS(HVN_MAX_CPUS)];
@@ -364,14 +377,10 @@ static void size_rings(struct flight *f)
 
 	if (!f->cpu_kb)
 		return;
-	list = hvn_module_param("watched");
+	list = hvn_module_param("watched");	/* "none" parses as no CPUs */
 	online = hvn_read_file("/sys/devices/system/cpu/online", NULL);
-	if (list && (!*list || !strcmp(list, "none")))
-		memset(w, 0, sizeof(w));	/* nothing watched */
-	else if (!list || hvn_cpulist_parse(list, w, HVN_MAX_CPUS, NULL, 0))
-		goto out;
-	if (!online || hvn_cpulist_parse(online, on, HVN_MAX_CPUS, NULL, 0)) {
-out:
+	if (!list || !online || hvn_cpulist_parse(list, w, HVN_MAX_CPUS, NULL, 0) ||
+	    hvn_cpulist_parse(online, on, HVN_MAX_CPUS, NULL, 0)) {
 		free(list);
 		free(online);
 		return;
@@ -391,6 +400,17 @@ out:
 	for (c = 0; c < f->ring.ncpus && c < HVN_MAX_CPUS; c++) {
 		int want = hvn_bit_test(w, c) || c == hk ? f->ring_kb : f->unwatched_kb;
 
+		/*
+		 * An offline CPU's ring cannot be sized (the kernel sizes it
+		 * as it comes online, not as asked): what it has is read back
+		 * once it is online again.
+		 */
+		if (!hvn_bit_test(on, c)) {
+			f->cpu_kb[c] = -1;
+			continue;
+		}
+		if (f->cpu_kb[c] < 0)
+			f->cpu_kb[c] = cpu_ring_kb(f, c);
 		if (want <= f->cpu_kb[c])
 			continue;
 		if (tracefs_instance_set_buffer_size(f->ring.inst, want, c)) {

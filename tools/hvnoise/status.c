@@ -197,7 +197,7 @@ static void print_text(const struct status *st)
 	printf("source     %s: %s", hvn_source_names[st->src], st->why);
 	if (st->src == HVN_SRC_BPF)
 		printf(" (steal read through %s)", hvn_bpf_steal_probe());
-	else if (st->mod && st->steal_src)
+	else if (st->src == HVN_SRC_MODULE && st->steal_src && strcmp(st->steal_src, "none"))
 		printf(" (steal read through %s)", st->steal_src);
 	printf("\n");
 	if (st->src == HVN_SRC_KERNEL)
@@ -259,7 +259,7 @@ static void print_json(const struct status *st, int exit_code)
 	printf("},\"source\":{\"name\":\"%s\"", hvn_source_names[st->src]);
 	json_kv(",", "why", st->why);
 	json_kv(",", "steal_probe", st->src == HVN_SRC_BPF ? hvn_bpf_steal_probe() :
-		st->mod ? st->steal_src : NULL);
+		st->src == HVN_SRC_MODULE ? st->steal_src : NULL);
 	printf("},\"tracefs\":{");
 	json_kv("", "dir", st->tdir);
 	printf(",\"writable\":%s}", st->writable ? "true" : "false");
