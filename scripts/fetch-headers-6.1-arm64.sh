@@ -65,12 +65,16 @@ opts="-o Dir::Etc::SourceList=$apt_dir/sources.list -o Dir::Etc::SourceParts=/de
 
 kdir=$(ls -d "$root"/tree/usr/src/linux-headers-6.1.*-arm64 2>/dev/null | tail -n 1 || true)
 if [ -n "$kdir" ] && [ -f "$root/tree/.done" ]; then
-	if [ -n "$vm" ]; then
-		vm_root "$kdir"
-		exit
+	if [ -z "$vm" ]; then
+		echo "$kdir"
+		exit 0
 	fi
-	echo "$kdir"
-	exit 0
+	rc=0
+	vm_root "$kdir" || rc=$?
+	# Exit 2: the headers' kernel is gone from the archive (a newer one
+	# replaced it): both are fetched again, of the newest version.
+	[ $rc -eq 2 ] || exit $rc
+	rm -f "$root/tree/.done"
 fi
 rm -rf "$root/vm"
 
