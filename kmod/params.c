@@ -195,12 +195,13 @@ static int resolve_ms_get(char *buf, const struct kernel_param *kp)
 	return sprintf(buf, "%u\n", READ_ONCE(resolve_ms));
 }
 
-static int watched_get(char *buf, const struct kernel_param *kp)
+/* A read-only parameter's line: @format's text under hvn_lock, and a newline. */
+static int locked_line(char *buf, int (*format)(char *buf, size_t len))
 {
 	int ret;
 
 	mutex_lock(&hvn_lock);
-	ret = hvn_watch_format_cpus(buf, PAGE_SIZE - 1);
+	ret = format(buf, PAGE_SIZE - 1);
 	mutex_unlock(&hvn_lock);
 	if (ret < 0)
 		return ret;
@@ -208,18 +209,15 @@ static int watched_get(char *buf, const struct kernel_param *kp)
 	return ret;
 }
 
+static int watched_get(char *buf, const struct kernel_param *kp)
+{
+	return locked_line(buf, hvn_watch_format_cpus);
+}
+
 /* Where each watched CPU's steal is read from (hvnoise status shows it). */
 static int steal_source_get(char *buf, const struct kernel_param *kp)
 {
-	int ret;
-
-	mutex_lock(&hvn_lock);
-	ret = hvn_steal_format_sources(buf, PAGE_SIZE - 1);
-	mutex_unlock(&hvn_lock);
-	if (ret < 0)
-		return ret;
-	buf[ret++] = '\n';
-	return ret;
+	return locked_line(buf, hvn_steal_format_sources);
 }
 
 /* Writing 1 re-emits the watched set, e.g. once a recorder has started. */

@@ -9,9 +9,7 @@ guest's quiet phases.
 
 usage: arm64.py KERNEL INITRD OUTDIR HOSTSTOPS
 """
-import json
 import os
-import subprocess
 import sys
 
 import inject
@@ -26,28 +24,8 @@ check = hvntest.checker("vm-arm64/")
 
 def main():
     kernel, initrd, outdir, stopsbin = sys.argv[1:5]
-    log = os.path.join(outdir, "arm64-console.log")
-    pidfile = os.path.join(outdir, "arm64-qemu.pid")
-    sockpath = os.path.join(outdir, "arm64-ack.sock")
-    for f in (log, pidfile, sockpath):
-        if os.path.exists(f):
-            os.unlink(f)
-    env = dict(os.environ, HVN_VM_ARCH="aarch64", HVN_VM_CPUS=str(NCPU),
-               HVN_VM_ARGS=inject.qemu_args(sockpath, "aarch64"))
-    here = os.path.dirname(os.path.abspath(__file__))
-    witness = inject.Witness.start(stopsbin)
-    check(witness, f"this host's stops are witnessed on each of its {inject.host_ncpu} CPUs")
-    proc = subprocess.Popen([os.path.join(here, "qemu.sh"), kernel, initrd, log,
-                             "/lib/hvnoise/guest.sh", "600", pidfile], env=env)
-    inject.serve(log, sockpath, pidfile, proc, None)
-    proc.wait()
-    if witness:
-        check(witness.stop(), "the witness of this host's stops ran to the end")
-        print("# " + inject.host_stop_summary(), flush=True)
-    console = open(log, errors="replace").read()
-    with open(os.path.join(outdir, "arm64-host.json"), "w") as f:
-        json.dump({"stops": inject.host_stops, "ncpu": inject.host_ncpu,
-                   "inject": inject.host_inject, "samples": inject.host_samples}, f)
+    env = dict(os.environ, HVN_VM_ARCH="aarch64", HVN_VM_CPUS=str(NCPU))
+    console = inject.run_vm("arm64", kernel, initrd, outdir, env, stopsbin, None, 600, check)
     for line in console.splitlines():
         if hvntest.parse(line):
             hvntest.relay(line)

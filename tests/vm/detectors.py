@@ -16,10 +16,8 @@ else may appear but this host's own stops, witnessed by HOSTSTOPS
 for the guest's quiet phases (its TCG baseline and the quiet guest).  Prints the guest's results and its own as
 KTAP (tests/host/hvntest.py), and the tables.
 """
-import json
 import os
 import re
-import subprocess
 import sys
 
 import inject
@@ -65,33 +63,12 @@ BOOT_TRACEPOINTS = (
 
 def main():
     kernel, initrd, outdir, hogbin, stopsbin = sys.argv[1:6]
-    log = os.path.join(outdir, "detect-console.log")
-    pidfile = os.path.join(outdir, "detect-qemu.pid")
-    sockpath = os.path.join(outdir, "detect-ack.sock")
-    for f in (log, pidfile, sockpath):
-        if os.path.exists(f):
-            os.unlink(f)
     # One TCG thread per vCPU (the host hog takes one vCPU's core); see
     # BOOT_TRACEPOINTS.
     env = dict(os.environ, HVN_VM_CPUS=str(NCPU), HVN_VM_ACCEL="tcg",
-               HVN_VM_ARGS=inject.qemu_args(sockpath),
                HVN_VM_APPEND="trace_event=" + ",".join(BOOT_TRACEPOINTS) + " " +
                os.environ.get("HVN_VM_APPEND", ""))
-    here = os.path.dirname(os.path.abspath(__file__))
-    witness = inject.Witness.start(stopsbin)
-    check(witness, f"this host's stops are witnessed on each of its {inject.host_ncpu} CPUs")
-    proc = subprocess.Popen([os.path.join(here, "qemu.sh"), kernel, initrd, log,
-                             "/lib/hvnoise/guest.sh", "1200", pidfile], env=env)
-    inject.serve(log, sockpath, pidfile, proc, hogbin)
-    proc.wait()
-    if witness:
-        check(witness.stop(), "the witness of this host's stops ran to the end")
-        print("# " + inject.host_stop_summary(), flush=True)
-    console = open(log, errors="replace").read()
-    # What this side saw, for judging the run again offline.
-    with open(os.path.join(outdir, "detect-host.json"), "w") as f:
-        json.dump({"stops": inject.host_stops, "ncpu": inject.host_ncpu,
-                   "inject": inject.host_inject, "samples": inject.host_samples}, f)
+    console = inject.run_vm("detect", kernel, initrd, outdir, env, stopsbin, hogbin, 1200, check)
     for line in console.splitlines():
         if hvntest.parse(line):
             hvntest.relay(line)

@@ -85,28 +85,13 @@ irq=$(irq_of virtio0-input.0)
 from=$(cat /proc/irq/$irq/effective_affinity_list)
 to=$(((from + 1) % ncpu))
 for step in there back; do
-	echo >$T/trace
-	echo $to >/proc/irq/$irq/smp_affinity_list
-	/lib/hvnoise/rawsend "$peer" 200 1000 >/dev/null
-	wait_until 10 'grep -q " irq_migrate: irq=$irq " $T/trace'
-	grep " irq_migrate: " $T/trace
-	[ "$(grep -c " irq_migrate: " $T/trace)" = 1 ] &&
-		grep -q " irq_migrate: irq=$irq .*from_cpu=$from to_cpu=$to how=handled" $T/trace
-	check $? "the NIC's receive vector moved $step, CPU $from to $to, is seen once, when handled there (IRQ $irq)"
+	nic_move $irq $from $to $step handled
 	t=$from from=$to to=$t
 done
 
 # --- A storm on a disk queue, from O_DIRECT reads on its CPU -------------------
 echo $STORM >$P/storm_rate
-q=$((ncpu - 1))
-irq=$(irq_of virtio1-req.$q)
-cpu=$(cat /proc/irq/$irq/effective_affinity_list)
-echo >$T/trace
-taskset -c "$cpu" /lib/hvnoise/dread /dev/vda 3000
-wait_until 5 'grep -q " irq_storm_begin: .*cpu=$cpu source=irq irq=$irq " $T/trace'
-grep " irq_storm\(_begin\)\{0,1\}: " $T/trace | head -4
-grep -q " irq_storm_begin: .*cpu=$cpu source=irq irq=$irq name=virtio1-req.$q " $T/trace
-check $? "a storm of the disk's queue $q is named: IRQ $irq on CPU $cpu"
+queue_storm $((ncpu - 1)) 3000
 echo 2000 >$P/storm_rate
 
 # --- The host's pauses of the whole VM ------------------------------------------
@@ -121,9 +106,4 @@ echo "HVN-EVENTS module"
 grep " lost: " $T/trace | sed 's/.* lost: */LOST /'
 echo "HVN-END-EVENTS"
 
-rmmod hvnoise
-check $? "rmmod"
-dmesg | grep -E "WARNING|BUG|Oops|hvnoise: .*(no memory|cannot)" >/tmp/bad.txt
-[ ! -s /tmp/bad.txt ]
-check $? "dmesg holds no WARNING/BUG/Oops and no allocation failure"
-cat /tmp/bad.txt
+unload_clean

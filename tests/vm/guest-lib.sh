@@ -127,6 +127,47 @@ trace_cpus_why() {
 	watch_recs | awk -v w="$1" '$1 == "cpu" && ("|" $3 "|") ~ ("\\|" w "\\|") { print $2 }' | sort -n
 }
 
+# --- moves, storms, unload (the big and the arm64 guests) ----------------------------
+# nic_move IRQ FROM TO STEP [HOW]: move the NIC's receive vector IRQ to CPU
+# TO, with frames from its peer ($peer: a moved vector changes CPU at its
+# next interrupt), and check that one irq_migrate FROM -> TO (and HOW) is
+# seen.  A hvn-mark-move0 trace_marker record precedes the write (timing).
+nic_move() {
+	mv_irq=$1 mv_from=$2 mv_to=$3
+	echo >$T/trace
+	echo hvn-mark-move0 >$T/trace_marker
+	echo $mv_to >/proc/irq/$mv_irq/smp_affinity_list
+	/lib/hvnoise/rawsend "$peer" 200 1000 >/dev/null
+	wait_until 10 'grep -q " irq_migrate: irq=$mv_irq " $T/trace'
+	grep " irq_migrate: " $T/trace
+	[ "$(grep -c " irq_migrate: " $T/trace)" = 1 ] &&
+		grep -q " irq_migrate: irq=$mv_irq .*from_cpu=$mv_from to_cpu=$mv_to${5:+ how=$5}" $T/trace
+	check $? "the NIC's receive vector moved $4, CPU $mv_from to $mv_to, is seen once${5:+, how=$5} (IRQ $mv_irq)"
+}
+
+# queue_storm Q READS: O_DIRECT reads on the CPU of the disk's queue Q until
+# its IRQ storms, and check that the storm is named; sets irq and cpu.
+queue_storm() {
+	irq=$(irq_of virtio1-req.$1)
+	cpu=$(cat /proc/irq/$irq/effective_affinity_list)
+	echo >$T/trace
+	taskset -c "$cpu" /lib/hvnoise/dread /dev/vda $2
+	wait_until 5 'grep -q " irq_storm_begin: .*cpu=$cpu source=irq irq=$irq " $T/trace'
+	grep " irq_storm\(_begin\)\{0,1\}: " $T/trace | head -4
+	grep -q " irq_storm_begin: .*cpu=$cpu source=irq irq=$irq name=virtio1-req.$1 " $T/trace
+	check $? "a storm of the disk's queue $1 (virtio1-req.$1) is named: IRQ $irq on CPU $cpu"
+}
+
+# unload_clean: rmmod, and a kernel log without warnings or allocation failures.
+unload_clean() {
+	rmmod hvnoise
+	check $? "rmmod"
+	dmesg | grep -E "WARNING|BUG|Oops|hvnoise: .*(no memory|cannot)" >/tmp/bad.txt
+	[ ! -s /tmp/bad.txt ]
+	check $? "dmesg holds no WARNING/BUG/Oops and no allocation failure"
+	cat /tmp/bad.txt
+}
+
 # --- injections by the host --------------------------------------------------------
 # inject_init [TTY]: open the host's answer channel (TTY, default ttyS1; the
 # arm64 guest's is a PCI UART, ttyS0) once, before the first inject; the VMs

@@ -90,15 +90,7 @@ from=$(cat /proc/irq/$irq/effective_affinity_list)
 to=$((ncpu - 1))
 [ "$from" = "$to" ] && to=0
 for step in there back; do
-	echo >$T/trace
-	mark move0
-	echo $to >/proc/irq/$irq/smp_affinity_list
-	/lib/hvnoise/rawsend "$peer" 200 1000 >/dev/null
-	wait_until 10 'grep -q " irq_migrate: irq=$irq " $T/trace'
-	grep " irq_migrate: " $T/trace
-	[ "$(grep -c " irq_migrate: " $T/trace)" = 1 ] &&
-		grep -q " irq_migrate: irq=$irq .*from_cpu=$from to_cpu=$to" $T/trace
-	check $? "the NIC's receive vector moved $step, CPU $from to $to, is seen once (IRQ $irq)"
+	nic_move $irq $from $to $step
 	t1=$(stamp " irq_migrate: irq=$irq ")
 	t0=$(us move0)
 	[ -n "$t1" ] && [ -n "$t0" ] &&
@@ -107,23 +99,10 @@ for step in there back; do
 done
 
 # A storm on the highest queue, from O_DIRECT reads on its CPU.
-q=$((nq - 2))
-irq=$(irq_of virtio1-req.$q)
-cpu=$(cat /proc/irq/$irq/effective_affinity_list)
-echo >$T/trace
-taskset -c "$cpu" /lib/hvnoise/dread /dev/vda 5000
-wait_until 5 'grep -q " irq_storm_begin: .*cpu=$cpu source=irq irq=$irq " $T/trace'
-grep " irq_storm_begin: " $T/trace | head -3
-grep -q " irq_storm_begin: .*cpu=$cpu source=irq irq=$irq name=virtio1-req.$q " $T/trace
-check $? "a storm on the highest queue is named: IRQ $irq (virtio1-req.$q) on CPU $cpu"
+queue_storm $((nq - 2)) 5000
 other=$(grep " irq_storm_begin: " $T/trace | grep -vc "cpu=$cpu source=irq irq=$irq ")
 [ "$other" = 0 ]
 check $? "and no other storm begins ($other)"
 
-rmmod hvnoise
-check $? "rmmod"
-dmesg | grep -E "WARNING|BUG|Oops|hvnoise: .*(no memory|cannot)" >/tmp/bad.txt
-[ ! -s /tmp/bad.txt ]
-check $? "dmesg holds no WARNING/BUG/Oops and no allocation failure"
-cat /tmp/bad.txt
+unload_clean
 echo "HVNOISE-VM-DONE"

@@ -21,6 +21,7 @@ on stopped then, for as long as the event says (stop_fits).  And a stop
 of every host CPU at once of 20 ms or more must be seen on every vCPU, as
 an injection.
 """
+import json
 import os
 import re
 import select
@@ -279,6 +280,35 @@ def serve(log, sockpath, pidfile, proc, hogbin, on_line=None):
             except (BlockingIOError, OSError):
                 pass
         time.sleep(0.02)
+
+
+def run_vm(name, kernel, initrd, outdir, env, stopsbin, hogbin, timeout_s, check):
+    """Boot tests/vm/qemu.sh (@env; its answer channel added for its
+    HVN_VM_ARCH) with this host's stops witnessed, answer the guest's
+    requests until it powers off, and return its console.  Files in
+    @outdir: NAME-console.log, and NAME-host.json, what this side saw, for
+    judging the run again offline."""
+    log = os.path.join(outdir, f"{name}-console.log")
+    pidfile = os.path.join(outdir, f"{name}-qemu.pid")
+    sockpath = os.path.join(outdir, f"{name}-ack.sock")
+    for f in (log, pidfile, sockpath):
+        if os.path.exists(f):
+            os.unlink(f)
+    env = dict(env, HVN_VM_ARGS=qemu_args(sockpath, env.get("HVN_VM_ARCH", "x86_64")))
+    witness = Witness.start(stopsbin)
+    check(witness, f"this host's stops are witnessed on each of its {host_ncpu} CPUs")
+    proc = subprocess.Popen([os.path.join(os.path.dirname(os.path.abspath(__file__)), "qemu.sh"),
+                             kernel, initrd, log, "/lib/hvnoise/guest.sh", str(timeout_s),
+                             pidfile], env=env)
+    serve(log, sockpath, pidfile, proc, hogbin)
+    proc.wait()
+    if witness:
+        check(witness.stop(), "the witness of this host's stops ran to the end")
+        print("# " + host_stop_summary(), flush=True)
+    with open(os.path.join(outdir, f"{name}-host.json"), "w") as f:
+        json.dump({"stops": host_stops, "ncpu": host_ncpu,
+                   "inject": host_inject, "samples": host_samples}, f)
+    return open(log, errors="replace").read()
 
 
 def events(console, tag):
