@@ -14,48 +14,17 @@ irq=$(awk '$NF == "virtio1-req.1" { sub(":", "", $1); print $1 }' /proc/interrup
 # their cost on the disk's CPU is that of a CPU not watched.
 cpu=1 reader=0 idle=2
 echo $cpu >/proc/irq/$irq/smp_affinity_list
-bpfpid="" readerpid=""
 seg=0
+. /lib/hvnoise/bench-lib.sh
 
 irqs() {	# interrupts of $irq on $cpu so far
 	awk -v n="$irq:" -v c="$cpu" '$1 == n { print $(c + 2) }' /proc/interrupts
 }
 
-module_sections() {
-	for s in /sys/module/hvnoise/sections/.text* /sys/module/hvnoise/sections/.noinstr.text; do
-		[ -f "$s" ] && echo "SECTION $(basename "$s") $(cat "$s")"
-	done
-}
-
-bpf_progs() {	# address, size and name of each loaded program
-	bpftool prog show -j >/tmp/progs.json 2>/dev/null
-	grep " bpf_prog_" /proc/kallsyms | while read -r addr _ sym _; do
-		tag=$(echo "$sym" | sed -n 's/^bpf_prog_\([0-9a-f]*\)_.*/\1/p')
-		size=$(tr '{' '\n' </tmp/progs.json | grep "\"tag\":\"$tag\"" |
-			sed -n 's/.*"bytes_jited":\([0-9]*\).*/\1/p' | head -n 1)
-		echo "BPFPROG $addr ${size:-0} $sym"
-	done
-}
-
-record() {	# record ARGS...: hvnoise record on the reader's CPU, until setup
-	taskset -c $reader hvnoise record -o /tmp/r.dat "$@" >/tmp/r.log 2>&1 &
-	readerpid=$!
-	for _ in $(seq 1 600); do
-		grep -q recording /tmp/r.log && return
-		sleep 0.2
-	done
-	echo "bench: hvnoise record did not start: $*"
-	cat /tmp/r.log
-}
-
 EVS="irq:irq_handler_entry irq:irq_handler_exit irq:softirq_entry irq:softirq_exit"
 
 setup() {	# setup CONFIG: every configuration but none has the same reader
-	if [ -n "$readerpid" ]; then
-		kill -INT $readerpid
-		wait $readerpid
-		readerpid=""
-	fi
+	stop_reader
 	[ -d $T/instances/evs ] && rmdir $T/instances/evs
 	rmmod hvnoise 2>/dev/null
 	case $1 in
@@ -149,9 +118,78 @@ kill -TERM $frpid
 wait $frpid
 rmmod hvnoise
 
-# The symbols, for the host to name addresses (Debian's System.map is a
-# stub): "HVNKSYMS SIZE" in the disk's first block, then /proc/kallsyms.
-grep " [tTwW] " /proc/kallsyms >/tmp/ksyms
-printf 'HVNKSYMS %s\n' "$(wc -c </tmp/ksyms)" | dd of=/dev/vda bs=512 count=1 conv=sync 2>/dev/null
-dd if=/tmp/ksyms of=/dev/vda bs=512 seek=1 conv=fsync 2>/dev/null
+# The readers at a high event rate: syscalls:sys_enter_getppid at RATE a
+# second from bench/evgen on CPU 1 for 5 s (the module watching CPUs 1-2
+# throughout), with nobody reading (the event enabled in an instance), the
+# flight recorder, hvnoise record and trace-cmd record, each with 1 MB of
+# ring a CPU, on CPU 0.  Per reader: its CPU time and wakeups (its threads
+# and child processes included: trace-cmd reads each CPU in a process of
+# its own), peak RSS, and the events the kernel overwrote unread.
+RATE=${BENCH_RATE:-100000}
+EV=syscalls:sys_enter_getppid
+tree_stat() {	# tree_stat PID: "TICKS WAKEUPS" of PID, its threads and children
+	t=0 w=0
+	for d in /proc/[0-9]*; do
+		pp=$(awk '{ print $4 }' "$d/stat" 2>/dev/null)
+		[ "${d#/proc/}" = "$1" ] || [ "$pp" = "$1" ] || continue
+		for k in "$d"/task/*; do
+			t=$((t + $(awk '{ print $14 + $15 }' "$k/stat" 2>/dev/null || echo 0)))
+			w=$((w + $(sed -n 's/^voluntary_ctxt_switches:\t*//p' "$k/status" 2>/dev/null || echo 0)))
+		done
+	done
+	echo "$t $w"
+}
+overruns() {	# events overwritten unread, all buffers, CPU 1
+	cat $T/per_cpu/cpu1/stats $T/instances/*/per_cpu/cpu1/stats 2>/dev/null |
+		awk '/^overrun:/ { n += $2 } END { print n + 0 }'
+}
+insmod $KO cpus=1-2
+for c in none flight record tracecmd; do
+	pid=""
+	case $c in
+	none)
+		mkdir $T/instances/evs
+		echo 1024 >$T/instances/evs/buffer_size_kb
+		echo 1 >$T/instances/evs/events/syscalls/sys_enter_getppid/enable ;;
+	flight)
+		taskset -c $reader hvnoise flight-recorder -b 1024 -e $EV -o /tmp/fr/rate \
+			>/tmp/fr.log 2>&1 &
+		pid=$!
+		for _ in $(seq 1 600); do
+			grep -q recording /tmp/fr.log && break
+			sleep 0.2
+		done ;;
+	record) record --source kernel -b 1024 -e $EV; pid=$readerpid ;;
+	tracecmd)
+		taskset -c $reader trace-cmd record -C mono -b 1024 -e $EV -o /tmp/t.dat \
+			>/tmp/t.log 2>&1 &
+		pid=$!
+		for _ in $(seq 1 600); do
+			grep -q "Ctrl" /tmp/t.log && break
+			sleep 0.2
+		done ;;
+	esac
+	sleep 1
+	o0=$(overruns)
+	set -- $( [ -n "$pid" ] && tree_stat $pid)
+	s0=${1:-0} w0=${2:-0}
+	seg=$((seg + 1))
+	/lib/hvnoise/insn-mark begin
+	made=$(taskset -c 1 /lib/hvnoise/evgen $RATE 5 | awk '{ print $2 }')
+	/lib/hvnoise/insn-mark end
+	set -- $( [ -n "$pid" ] && tree_stat $pid)
+	rss=0
+	[ -n "$pid" ] && rss=$(sed -n 's/^VmHWM:[^0-9]*\([0-9]*\).*/\1/p' /proc/$pid/status)
+	echo "SEGMENT $seg rate-$c round=1 reads=0 irqs=0 seconds=5 events=${made:-0}" \
+		"ticks=$((${1:-0} - s0)) wakeups=$((${2:-0} - w0)) rss_kb=${rss:-0} overrun=$(($(overruns) - o0))"
+	case $c in
+	none) rmdir $T/instances/evs ;;
+	flight) kill -TERM $pid; wait $pid ;;
+	record) stop_reader ;;
+	tracecmd) kill -INT $pid; wait $pid ;;
+	esac
+done
+rmmod hvnoise
+
+dump_kallsyms
 echo "bench: done"

@@ -70,15 +70,38 @@ def symbols(path):
     return [a for a, _ in syms], [n for _, n in syms]
 
 
-def main():
-    console, counts, smap, ko = sys.argv[1:5]
+def jit_sizes(progs):
+    """The JIT images of (address, size, name), each its own: bpftool's
+    size of a program (bytes_jited) covers its subprograms, which have
+    symbols of their own (bpf_prog_TAG_NAME) and no size, so every image
+    runs up to the next one or the end of its program, whichever is first.
+    Symbols that are not JIT images (bpf_prog_iter_init: kernel text) are
+    left out."""
+    jit = sorted(set(p for p in progs if re.match(r"bpf_prog_[0-9a-f]{16}_", p[2])))
+    mains = [(lo, lo + n) for lo, n, _ in jit if n]
+    out = []
+    for i, (lo, _, name) in enumerate(jit):
+        end = [hi for a, hi in mains if a <= lo < hi]
+        if not end:
+            continue
+        nxt = [a for a, _, _ in jit[i + 1:] if a > lo]
+        out.append((lo, min([end[0]] + nxt[:1]) - lo, name))
+    return out
+
+
+def load(console, counts, smap, ko):
+    """The segments of CONSOLE and COUNTS, attributed: (meta, rows) with
+    meta[i] = (name, round, irqs, {key: value} of its SEGMENT line) and
+    rows[(name, round)] its instructions: in the module's text ("mod"), the
+    BPF programs ("bpf"), the rest of the kernel ("kernel"), all ("all"),
+    per kernel symbol ("sym"), per module function and BPF program
+    ("fn"; the programs' names begin "bpf:")."""
     segs = segments(counts)
     sizes = ko_sections(ko)
     starts, names = symbols(smap)
     meta, mod, bpf, secs = [], [], [], []     # per segment: its ranges
     cur_mod, cur_bpf, cur_sec = [], [], []
     funcs = ko_functions(ko)
-    idle, extra = {}, {}
     for line in open(console, errors="replace"):
         w = line.split()
         if not w:
@@ -89,12 +112,9 @@ def main():
         elif w[0] == "BPFPROG" and len(w) >= 4:
             cur_bpf.append((int(w[1], 16), int(w[2]), w[3]))
         elif w[0] == "SEGMENT":
+            cur_bpf = jit_sizes(cur_bpf)
             kv = dict(x.split("=", 1) for x in w[3:] if "=" in x)
-            meta.append((w[2], int(kv["round"]), int(kv["irqs"])))
-            idle[len(meta) - 1] = (int(kv.get("seconds", 0)), int(kv.get("wakeups", 0)))
-            if "wall" in kv:
-                a, b = kv["wall"].split("-")
-                extra[len(meta) - 1] = (float(b) - float(a), int(kv.get("rss_kb", 0)))
+            meta.append((w[2], int(kv["round"]), int(kv["irqs"]), kv))
             mod.append(cur_mod)
             bpf.append(cur_bpf)
             secs.append(cur_sec)
@@ -103,13 +123,17 @@ def main():
         sys.exit(f"insn-table: {len(meta)} segments in the console, {len(segs)} counted")
 
     rows = {}
-    for i, (name, rnd, irqs) in enumerate(meta):
+    for i, (name, rnd, irqs, _) in enumerate(meta):
         s = segs[i]
         in_mod = sum(c for a, c in s["addr"].items()
                      if any(lo <= a < lo + n for lo, n in mod[i]))
         in_bpf = sum(c for a, c in s["addr"].items()
                      if any(lo <= a < lo + n for lo, n, _ in bpf[i] if n))
         per_sym, per_fn = defaultdict(int), defaultdict(int)
+        for lo, n, prog in bpf[i]:
+            # bpf_prog_TAG_NAME: by program name
+            per_fn["bpf:" + prog.split("_", 3)[-1]] += sum(
+                s["addr"].get(a, 0) for a in range(lo, lo + n))
         for base, sec in secs[i]:
             for off, size, fn in funcs.get(sec, ()):
                 per_fn[fn] += sum(s["addr"].get(a, 0) for a in range(base + off, base + off + size))
@@ -125,6 +149,20 @@ def main():
                                  kernel=s["kernel"] - in_mod - in_bpf,
                                  all=s["kernel"] + s["user"], sym=per_sym, fn=per_fn,
                                  nbpf=len([b for b in bpf[i] if b[1]]))
+    return meta, rows
+
+
+def main():
+    console, counts, smap, ko = sys.argv[1:5]
+    meta, rows = load(console, counts, smap, ko)
+    idle, extra = {}, {}
+    kvs = [m[3] for m in meta]
+    for i, (_, _, _, kv) in enumerate(meta):
+        idle[i] = (int(kv.get("seconds", 0)), int(kv.get("wakeups", 0)))
+        if "wall" in kv:
+            a, b = kv["wall"].split("-")
+            extra[i] = (float(b) - float(a), int(kv.get("rss_kb", 0)))
+    meta = [m[:3] for m in meta]
 
     order = []
     for name, _, _ in meta:
@@ -164,7 +202,8 @@ def main():
             print(f"  {name:<17} {r['all'] / r['irqs']:9.1f} per interrupt ({d:+.1f}), "
                   f"{rate:8.0f} events a second, RSS {rss} KB")
 
-    secs_rows = [(i, m) for i, m in enumerate(meta) if idle.get(i, (0, 0))[0]]
+    secs_rows = [(i, m) for i, m in enumerate(meta)
+                 if idle.get(i, (0, 0))[0] and not m[0].startswith("rate-")]
     if secs_rows:
         print("\nthe always-on cost, per second of an idle guest (all vCPUs):")
         base = None
@@ -182,6 +221,24 @@ def main():
                 d = {f: (c - b["sym"].get(f, 0)) / sec for f, c in r["sym"].items()}
                 top = sorted(d.items(), key=lambda kv: -kv[1])[:8]
                 print("    grew: " + ", ".join(f"{f} {v:+.0f}" for f, v in top))
+
+    rate_rows = [(i, m) for i, m in enumerate(meta) if m[0].startswith("rate-")]
+    if rate_rows:
+        print("\nthe readers at a set event rate (syscalls:sys_enter_getppid, 1 MB a CPU): "
+              "per second, instructions against nobody reading, the reader's CPU time "
+              "(its threads and children) and wakeups, peak RSS, events overwritten unread")
+        base = rows.get(("rate-none", 1))
+        for i, (name, _, _) in rate_rows:
+            kv, r = kvs[i], rows[(name, 1)]
+            sec = int(kv["seconds"])
+            ev = int(kv.get("events", 0))
+            d = (r["all"] - base["all"]) / sec if base else 0
+            ku = (r["kernel"] + r["mod"] + r["bpf"]) / sec
+            print(f"  {name[5:]:<9} {ev / sec:8.0f} events/s  all {r['all'] / sec:12.0f} "
+                  f"({d:+12.0f}: {d * sec / ev if ev else 0:+7.1f} an event)  kernel {ku:12.0f}  "
+                  f"CPU {int(kv.get('ticks', 0)) / sec:5.1f}%  wakeups "
+                  f"{int(kv.get('wakeups', 0)) / sec:6.1f}/s  RSS {kv.get('rss_kb', 0)} KB  "
+                  f"overrun {kv.get('overrun', 0)}")
 
     print("\nround agreement (module and BPF instructions per interrupt, round 2 / round 1):")
     for name in order:
@@ -213,9 +270,10 @@ def main():
     print("\nhvnoise.ko's functions (round 1, instructions per interrupt):")
     for name in order:
         r = rows.get((name, 1))
-        if r and r["fn"] and r["irqs"]:
-            top = sorted(((f, c / r["irqs"]) for f, c in r["fn"].items() if c),
-                         key=lambda kv: -kv[1])[:8]
+        top = sorted(((f, c / r["irqs"]) for f, c in r["fn"].items()
+                      if c and not f.startswith("bpf:")),
+                     key=lambda kv: -kv[1])[:8] if r and r["irqs"] else []
+        if top:
             print(f"  {name}: " + ", ".join(f"{f} {v:.1f}" for f, v in top))
 
     print("\nkernel functions that grew most against \"none\" (round 1, per interrupt):")

@@ -1,44 +1,63 @@
 #!/bin/bash
-# Benchmark: what hvnoise costs per interrupt, in instructions, which QEMU
-# counts exactly where TCG's timing cannot be trusted.
+# Benchmark: what hvnoise costs, in instructions, which QEMU counts exactly
+# where TCG's timing cannot be trusted.
 #
-# usage: bench/instructions.sh       (BENCH_READS=N reads per segment, 5000)
-# Boots Debian's kernel in QEMU (single-threaded TCG, 3 vCPUs) with
-# bench/insn-plugin.c loaded, built
-# against the plugin API header of the installed QEMU
-# (scripts/fetch-qemu-plugin-header.sh).  The guest (bench/guest-instructions.sh)
-# runs the same O_DIRECT disk reads under each configuration between the
-# plugin's markers, twice; bench/insn-table.py attributes the instructions
-# to hvnoise.ko's text, the BPF programs and the kernel, per interrupt, and
-# names the kernel functions that grew (the guest's /proc/kallsyms, passed
-# back through the VM's disk).
+# usage: bench/instructions.sh [scale]    (BENCH_READS=N reads per segment)
+# Boots Debian's kernel in QEMU (single-threaded TCG) with
+# bench/insn-plugin.c loaded, built against the plugin API header of the
+# installed QEMU (scripts/fetch-qemu-plugin-header.sh), and attributes the
+# instructions to hvnoise.ko's text, the BPF programs and the kernel (the
+# guest's /proc/kallsyms, passed back through the VM's disk).
+#   (no argument)  bench/guest-instructions.sh, 3 vCPUs: per disk interrupt
+#                  on a watched and an unwatched CPU, under a storm, BPF, the
+#                  kernel's own IRQ events, the readers, twice; the idle
+#                  flight recorder; the readers at BENCH_RATE events a
+#                  second (100000); the table by bench/insn-table.py.
+#   scale          bench/guest-irq-scale.sh, 8 vCPUs and two virtio-serial
+#                  devices (102 and 1,002 MSI-X vectors): per disk interrupt
+#                  with 12 and 1,116 watched IRQs, and resolving the set, its
+#                  re-resolution and an IRQ move as the IRQs grow; the table
+#                  by bench/insn-scale.py.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-out=$top/build/bench/insn
+mode=${1:-irq}
+case $mode in
+irq) guest=bench/guest-instructions.sh table=bench/insn-table.py cpus=3 reads=5000 devs="" ;;
+scale) guest=bench/guest-irq-scale.sh table=bench/insn-scale.py cpus=8 reads=3000
+	devs="-device virtio-serial-pci,max_ports=50,vectors=103,addr=07"
+	devs+=" -device virtio-serial-pci,max_ports=500,vectors=1003,addr=08" ;;
+*) echo "usage: bench/instructions.sh [scale]" >&2; exit 2 ;;
+esac
+out=$top/build/bench/insn${1:+-$1}
 mkdir -p "$out"
 kdir=$(scripts/kernel-dir.sh 6.1)
 kver=$(basename "$kdir" | sed 's/^linux-headers-//')
 inc=$(scripts/fetch-qemu-plugin-header.sh)
 gcc -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -I"$inc" \
 	-o "$out/insn-plugin.so" bench/insn-plugin.c
-gcc -O2 -Wall -Wextra -Werror -static -o "$out/insn-mark" bench/insn-mark.c
-gcc -O2 -Wall -Wextra -Werror -static -o "$out/dread" tests/vm/tools/dread.c
+for t in bench/insn-mark.c bench/evgen.c tests/vm/tools/dread.c tests/vm/tools/rawsend.c; do
+	gcc -O2 -Wall -Wextra -Werror -static -o "$out/$(basename "$t" .c)" "$t"
+done
 scripts/kbuild.sh "$out/kbuild" "$kdir"
 make -s build/tools/hvnoise
 tests/vm/mkinitramfs.sh "$out/initrd.gz" --kver "$kver" \
-	--kmod virtio_pci --kmod virtio_net --kmod virtio_blk \
+	--kmod virtio_pci --kmod virtio_net --kmod virtio_blk --kmod virtio_console \
 	--bin build/tools/hvnoise=/usr/bin/hvnoise --bin /usr/sbin/bpftool \
 	--bin /usr/bin/trace-cmd \
-	--file bench/guest-instructions.sh=/lib/hvnoise/guest.sh \
+	--file "$guest=/lib/hvnoise/guest.sh" \
+	--file tests/vm/guest-lib.sh=/lib/hvnoise/lib.sh \
+	--file bench/guest-bench-lib.sh=/lib/hvnoise/bench-lib.sh \
 	--file "$out/dread=/lib/hvnoise/dread" \
+	--file "$out/rawsend=/lib/hvnoise/rawsend" \
 	--file "$out/insn-mark=/lib/hvnoise/insn-mark" \
+	--file "$out/evgen=/lib/hvnoise/evgen" \
 	--file "$out/kbuild/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko"
 rm -f "$out/counts.txt"
 # Single-threaded TCG: the plugin's counters are shared, not atomic.
-HVN_VM_ACCEL=tcg,thread=single HVN_VM_CPUS=3 \
-	HVN_VM_APPEND="nokaslr BENCH_READS=${BENCH_READS:-5000}" \
-	HVN_VM_ARGS="-plugin $out/insn-plugin.so,out=$out/counts.txt" \
+HVN_VM_ACCEL=tcg,thread=single HVN_VM_CPUS=$cpus \
+	HVN_VM_APPEND="nokaslr BENCH_READS=${BENCH_READS:-$reads} BENCH_RATE=${BENCH_RATE:-100000}" \
+	HVN_VM_ARGS="-plugin $out/insn-plugin.so,out=$out/counts.txt $devs" \
 	tests/vm/qemu.sh "/boot/vmlinuz-$kver" "$out/initrd.gz" "$out/console.log" \
 	/lib/hvnoise/guest.sh 3000 2>"$out/qemu.err"
 grep "^bench:" "$out/console.log"
@@ -49,5 +68,5 @@ head = d[:512].split(b"\n")[0].split()
 assert head[0] == b"HVNKSYMS", "no kallsyms on the VM's disk"
 open(sys.argv[2], "wb").write(d[512:512 + int(head[1])])
 PY
-bench/insn-table.py "$out/console.log" "$out/counts.txt" "$out/kallsyms" \
+"$table" "$out/console.log" "$out/counts.txt" "$out/kallsyms" \
 	"$out/kbuild/kmod/hvnoise.ko" | tee "$out/table.txt"

@@ -687,6 +687,13 @@ void hvn_detect_exit(void)
 	unsigned int i;
 	int cpu;
 
+	/*
+	 * Every CPU unwatched first: each probe's unregistering patches
+	 * text with IPIs to all CPUs, which the probes still attached would
+	 * count as a call_function storm of our own making.
+	 */
+	for_each_possible_cpu(cpu)
+		WRITE_ONCE(per_cpu_ptr(hvn_pcpu, cpu)->watched, false);
 	for (i = 0; i < ARRAY_SIZE(hvn_probes); i++) {
 		int ret = 0;
 

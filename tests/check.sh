@@ -463,7 +463,7 @@ else
 	fail "vm-fleet/completed (no 6.1 kernel or module build)"
 fi
 
-stage vm-scale "a big guest: 64 vCPUs, a disk with a queue each (65 vectors): the watched set, IRQ moves, a storm on the highest queue, on Debian's kernel"
+stage vm-scale "a big guest: 64 vCPUs, a disk with a queue each (65 vectors): the watched set, IRQ moves, a storm on the highest queue, by the module and the BPF source, on Debian's kernel"
 if [ -z "$k61" ]; then
 	skip "vm-scale/completed" "$k61_why"
 elif [ -f build/kbuild-6.1/kmod/hvnoise.ko ] && mkdir -p "$out/vm-scale" &&
@@ -471,6 +471,7 @@ elif [ -f build/kbuild-6.1/kmod/hvnoise.ko ] && mkdir -p "$out/vm-scale" &&
 	gcc -O2 -Wall -Wextra -Werror -static -o "$out/vm-scale/rawsend" tests/vm/tools/rawsend.c; then
 	run_vm scale vm-scale "/boot/vmlinuz-$kver" 900 HVN_VM_CPUS=64 -- --kver "$kver" \
 		--kmod virtio_pci --kmod virtio_net --kmod virtio_blk \
+		--bin /usr/bin/trace-cmd --bin build/tools/hvnoise=/usr/bin/hvnoise \
 		--file tests/vm/guest-scale.sh=/lib/hvnoise/guest.sh \
 		--file "$out/vm-scale/dread=/lib/hvnoise/dread" \
 		--file "$out/vm-scale/rawsend=/lib/hvnoise/rawsend" \

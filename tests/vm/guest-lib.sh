@@ -85,8 +85,9 @@ expand_cpulist() {
 	done
 }
 
-# The hvnoise:watch records of the newest generation in $T/trace, one per
-# line: KIND CPU WHY DEV IRQ NIRQS NAME.
+# The hvnoise:watch records of the newest generation in $T/trace (or in the
+# report of a recording named by $hvn_trace), one per line: KIND CPU WHY DEV
+# IRQ NIRQS NAME.
 watch_recs() {
 	awk '/ watch: / {
 		kind = ""; delete f
@@ -101,7 +102,7 @@ watch_recs() {
 			  f["irq"] " " f["nirqs"] " " f["name"] "\n"
 		if (g > maxg) maxg = g
 	}
-	END { printf "%s", recs[maxg] }' "$T/trace" | sort -u
+	END { printf "%s", recs[maxg] }' "${hvn_trace:-$T/trace}" | sort -u
 }
 
 watch_gen() {

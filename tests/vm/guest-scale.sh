@@ -3,8 +3,9 @@
 # 64 vCPUs, and a virtio disk with a queue per vCPU (QEMU's default), so 65
 # MSI-X vectors, each queue's managed to its own CPU, as a GPU host's NICs
 # and NVMe drives are.  The watched set, an IRQ move, a storm on the highest
-# queue; the cost of resolving the set and of an IRQ move against the IRQ
-# count (SCALE lines; the table in Documentation/testing.rst).
+# queue, by the module and by the BPF source beside it; the cost of
+# resolving the set and of an IRQ move against the IRQ count (SCALE lines;
+# the table in Documentation/testing.rst).
 STAGE=vm-scale
 . /lib/hvnoise/lib.sh
 
@@ -89,6 +90,20 @@ irq=$(irq_of virtio0-input.0)
 from=$(cat /proc/irq/$irq/effective_affinity_list)
 to=$((ncpu - 1))
 [ "$from" = "$to" ] && to=0
+
+# The BPF source records the same set, moves and storm beside the module,
+# on all 64 CPUs (its per-CPU maps sized from the possible CPUs at load).
+hvnoise record --source bpf --devices "$NIC,$BLK" --param storm_rate=500 \
+	--param storm_window_ms=100 -o /tmp/bpf.dat >/tmp/bpf.log 2>&1 &
+bpfpid=$!
+wait_until 120 'grep -q recording /tmp/bpf.log'
+check $? "hvnoise record --source bpf starts on $ncpu CPUs"
+cat /tmp/bpf.log
+# The module's storms over the same time, in an instance of their own.
+mkdir $T/instances/cmp
+echo 1 >$T/instances/cmp/events/hvnoise/irq_storm_begin/enable
+bpf_from=$from bpf_to=$to nicirq=$irq
+
 for step in there back; do
 	nic_move $irq $from $to $step
 	t1=$(stamp " irq_migrate: irq=$irq ")
@@ -103,6 +118,42 @@ queue_storm $((nq - 2)) 5000
 other=$(grep " irq_storm_begin: " $T/trace | grep -vc "cpu=$cpu source=irq irq=$irq ")
 [ "$other" = 0 ]
 check $? "and no other storm begins ($other)"
+
+# What the BPF source saw: the set as /proc has it, each move once, the
+# storms the module saw (those of the frames that move the NIC's vector
+# too), and nothing of its own stopping.
+echo 0 >$T/instances/cmp/tracing_on
+kill -INT $bpfpid
+wait $bpfpid
+check $? "hvnoise record --source bpf wrote its recording"
+trace-cmd report -i /tmp/bpf.dat >/tmp/bpf.txt 2>&1
+proc_pairs $BLK >/tmp/p.txt
+hvn_trace=/tmp/bpf.txt
+trace_pairs $BLK >/tmp/t.txt
+w=$(trace_cpus_why irq | wc -l)
+hvn_trace=""
+cmp -s /tmp/t.txt /tmp/p.txt
+check $? "BPF: its hvnoise:watch names each of the disk's $nq vectors on its CPU, as /proc does ($(wc -l </tmp/t.txt) records)"
+diff /tmp/p.txt /tmp/t.txt | head -5
+[ "$w" = "$ncpu" ]
+check $? "BPF: all $ncpu CPUs watched for the disk's vectors ($w)"
+# (trace-cmd report pads the event name with spaces)
+grep " irq_migrate: " /tmp/bpf.txt
+[ "$(grep -c " irq_migrate: *irq=$nicirq .*from_cpu=$bpf_from to_cpu=$bpf_to " /tmp/bpf.txt)" = 1 ] &&
+	[ "$(grep -c " irq_migrate: *irq=$nicirq .*from_cpu=$bpf_to to_cpu=$bpf_from " /tmp/bpf.txt)" = 1 ] &&
+	[ "$(grep -c " irq_migrate: " /tmp/bpf.txt)" = 2 ]
+check $? "BPF: the NIC's receive vector moved there and back is seen once each way (IRQ $nicirq, CPU $bpf_from and $bpf_to)"
+storms() {	# (cpu, source, irq, name) of each storm begun in report $1
+	sed -n 's/.* irq_storm_begin: *\(cpu=[0-9]* source=[a-z_0-9]* irq=-\{0,1\}[0-9]* name=[^ ]*\) .*/\1/p' "$1" | sort -u
+}
+storms $T/instances/cmp/trace >/tmp/ms.txt
+storms /tmp/bpf.txt >/tmp/bs.txt
+cat /tmp/bs.txt
+grep -q "^cpu=$cpu source=irq irq=$irq name=virtio1-req.$((nq - 2))$" /tmp/bs.txt &&
+	cmp -s /tmp/ms.txt /tmp/bs.txt
+check $? "BPF: the storm of queue $((nq - 2)) is named (IRQ $irq on CPU $cpu), and the storms begun are the module's ($(wc -l </tmp/bs.txt) and $(wc -l </tmp/ms.txt))"
+diff /tmp/ms.txt /tmp/bs.txt
+rmdir $T/instances/cmp
 
 unload_clean
 echo "HVNOISE-VM-DONE"

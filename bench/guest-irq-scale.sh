@@ -1,0 +1,156 @@
+#!/bin/sh
+# Inside the VM (bench/instructions.sh scale): what hvnoise costs as the
+# watched IRQs grow from 12 to 1,116, counted by bench/insn-plugin.c
+# between markers.  Four devices give the IRQs: the NIC (3 vectors), the
+# disk (a queue per vCPU: 9), two virtio-serial devices (102 and 1,002: two
+# queues a port).  Per disk interrupt on a watched CPU (the module, the
+# module under a storm, the BPF source; each with 12 and with 1,116 IRQs,
+# BPF 1,014, its table's most being 1,024) and, per operation, resolving
+# the set, the module's once-a-second re-resolution (per second of an idle
+# guest; the BPF source's too) and an IRQ move, with the hvnoise:watch
+# records each wrote.
+STAGE=bench	# shellcheck disable=SC2034
+. /lib/hvnoise/lib.sh
+. /lib/hvnoise/bench-lib.sh
+SMALL=0000:00:07.0 BIG=0000:00:08.0 PEER=0000:00:06.0
+N=${BENCH_READS:-3000}
+cpu=1 reader=0
+irq=$(irq_of virtio1-req.1)	# the disk's queue of CPU 1 (managed there)
+seg=0
+
+nirqs() {	# the MSI-X vectors of the devices in list $1
+	n=0
+	for d in $(echo "$1" | tr ',' ' '); do
+		n=$((n + $(ls /sys/bus/pci/devices/$d/msi_irqs | wc -l)))
+	done
+	echo $n
+}
+irqs() { awk -v n="$irq:" -v c="$cpu" '$1 == n { print $(c + 2) }' /proc/interrupts; }
+recs() { grep -c " watch: " $T/trace; }
+whole_sets() {	# hvnoise:watch generations written whole (their last record)
+	awk '/ watch: / { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+\/[0-9]+$/) {
+		split($i, a, "/"); if (a[1] == a[2]) n++ } } END { print n + 0 }' $T/trace
+}
+
+# begin and end mark the counted region; segment NAME KEY=VALUE... then
+# prints what the host attributes it by, read after the end marker.
+begin() { /lib/hvnoise/insn-mark begin; }
+end() { /lib/hvnoise/insn-mark end; }
+segment() {
+	[ -d /sys/module/hvnoise ] && module_sections
+	[ -n "$readerpid" ] && bpf_progs
+	seg=$((seg + 1))
+	echo "SEGMENT $seg $*"
+}
+
+# module_up PARAM...: the module loaded and hvnoise record reading it,
+# with the whole set written twice before the count begins (once when
+# hvnoise:watch is enabled here, once more when the reader asks): with a
+# thousand IRQs, one falling in a segment added 150 instructions an
+# interrupt.
+module_up() {
+	insmod $KO "$@" resolve_ms=60000 &&
+		echo 1 >$T/events/hvnoise/watch/enable &&
+		wait_until 30 '[ "$(whole_sets)" -ge 1 ]' &&
+		record --source module &&
+		wait_until 30 '[ "$(whole_sets)" -ge 2 ]'
+}
+
+A=$NIC,$BLK B=$NIC,$BLK,$SMALL C=$NIC,$BLK,$BIG D=$NIC,$BLK,$SMALL,$BIG
+echo "bench: $(grep -c ^processor /proc/cpuinfo) CPUs; IRQs: $NIC $(nirqs $NIC)," \
+	"$BLK $(nirqs $BLK), $SMALL $(nirqs $SMALL), $BIG $(nirqs $BIG);" \
+	"$N reads a segment on CPU $cpu (IRQ $irq), the reader on CPU $reader"
+echo 1 >/proc/sys/net/core/bpf_jit_kallsyms
+echo mono >$T/trace_clock
+echo 8192 >$T/buffer_size_kb
+nic=$(ls /sys/bus/pci/devices/$NIC/virtio*/net/)
+peer=$(ls /sys/bus/pci/devices/$PEER/virtio*/net/)
+ip link set "$nic" up && ip link set "$peer" up
+rxirq=$(irq_of virtio0-input.0)
+
+# Per disk interrupt.
+taskset -c $cpu /lib/hvnoise/dread /dev/vda 1000 >/dev/null	# warm up
+for round in 1 2; do
+	for c in none module-$A module-$D storm-$A storm-$D bpf-$A bpf-$C; do
+		stop_reader
+		rmmod hvnoise 2>/dev/null
+		echo >$T/trace
+		set=${c#*-}
+		case $c in
+		none) ;;
+		# The once-a-second re-resolution grows with the IRQs, and
+		# with time, not interrupts: left out here (resolve_ms of a
+		# minute), counted below (poll, bpfpoll).
+		module-*) module_up devices=$set ;;
+		storm-*)
+			# A storm active on the CPU through the whole segment.
+			module_up devices=$set storm_rate=10 storm_window_ms=100 ;;
+		bpf-*) record --source bpf --devices $set --param resolve_ms=60000 ;;
+		esac
+		taskset -c $cpu /lib/hvnoise/dread /dev/vda 200 >/dev/null
+		name=${c%%-*}-$([ "$c" = none ] && echo 0 || nirqs "$set")
+		i0=$(irqs)
+		begin
+		taskset -c $cpu /lib/hvnoise/dread /dev/vda "$N" >/dev/null
+		end
+		segment "$name" round=$round reads=$N irqs=$(($(irqs) - i0))
+	done
+done
+stop_reader
+rmmod hvnoise 2>/dev/null
+
+# The BPF source's once-a-second re-resolution (in the tool), per second of
+# an idle guest.
+for set in $A $C; do
+	record --source bpf --devices $set
+	sleep 1
+	begin
+	sleep 5
+	end
+	segment bpfpoll-$(nirqs $set) round=1 irqs=0 seconds=5 recs=0
+	stop_reader
+done
+
+# Per operation, the module alone (its events enabled, nobody reading);
+# first the markers' own cost, taken from the kernel's and all columns.
+insmod $KO devices=none
+echo 1 >$T/events/hvnoise/enable
+for r in 1 2 3; do
+	begin
+	end
+	segment empty-0 round=$r irqs=0 ops=1 recs=0
+done
+for set in $NIC $A $B $C $D; do
+	n=$(nirqs $set)
+	# Resolving the set: three writes of it after "none".
+	for r in 1 2 3; do
+		echo none >$P/devices
+		echo >$T/trace
+		begin
+		echo $set >$P/devices
+		end
+		segment resolve-$n round=$r irqs=0 ops=1 recs=$(recs)
+	done
+	# The once-a-second re-resolution of an unchanged set.
+	echo >$T/trace
+	begin
+	sleep 5
+	end
+	segment poll-$n round=1 irqs=0 seconds=5 recs=$(recs)
+	# An IRQ move: the NIC's receive vector to another CPU (frames make
+	# it change, at its next interrupt), until the set that follows it.
+	from=$(cat /proc/irq/$rxirq/effective_affinity_list)
+	to=$(((from + 1) % 8))
+	g=$(watch_gen)
+	echo >$T/trace
+	begin
+	echo $to >/proc/irq/$rxirq/smp_affinity_list
+	/lib/hvnoise/rawsend "$peer" 200 1000 >/dev/null
+	wait_until 10 '[ "$(watch_gen)" -gt "$g" ]'
+	end
+	segment move-$n round=1 irqs=0 ops=1 recs=$(recs) \
+		migrate=$(grep -c " irq_migrate: irq=$rxirq .*from_cpu=$from to_cpu=$to" $T/trace)
+done
+rmmod hvnoise
+dump_kallsyms
+echo "bench: done"
