@@ -127,17 +127,18 @@ rmmod hvnoise
 # its own), peak RSS, and the events the kernel overwrote unread.
 RATE=${BENCH_RATE:-100000}
 EV=syscalls:sys_enter_getppid
-tree_stat() {	# tree_stat PID: "TICKS WAKEUPS" of PID, its threads and children
-	t=0 w=0
+tree_stat() {	# tree_stat PID: "TICKS WAKEUPS PEAK_RSS_KB" of PID, its threads
+	t=0 w=0 r=0	# and children (the sum of their peaks: at most that)
 	for d in /proc/[0-9]*; do
 		pp=$(awk '{ print $4 }' "$d/stat" 2>/dev/null)
 		[ "${d#/proc/}" = "$1" ] || [ "$pp" = "$1" ] || continue
+		r=$((r + $(sed -n 's/^VmHWM:[^0-9]*\([0-9]*\).*/\1/p' "$d/status" 2>/dev/null || echo 0)))
 		for k in "$d"/task/*; do
 			t=$((t + $(awk '{ print $14 + $15 }' "$k/stat" 2>/dev/null || echo 0)))
 			w=$((w + $(sed -n 's/^voluntary_ctxt_switches:\t*//p' "$k/status" 2>/dev/null || echo 0)))
 		done
 	done
-	echo "$t $w"
+	echo "$t $w $r"
 }
 overruns() {	# events overwritten unread, all buffers, CPU 1
 	cat $T/per_cpu/cpu1/stats $T/instances/*/per_cpu/cpu1/stats 2>/dev/null |
@@ -175,13 +176,14 @@ for c in none flight record tracecmd; do
 	s0=${1:-0} w0=${2:-0}
 	seg=$((seg + 1))
 	/lib/hvnoise/insn-mark begin
-	made=$(taskset -c 1 /lib/hvnoise/evgen $RATE 5 | awk '{ print $2 }')
+	# evgen makes RATE x 5 calls however long they take: its own
+	# measure of the time is what the rates are of.
+	taskset -c 1 /lib/hvnoise/evgen $RATE 5 >/tmp/evgen.txt
 	/lib/hvnoise/insn-mark end
 	set -- $( [ -n "$pid" ] && tree_stat $pid)
-	rss=0
-	[ -n "$pid" ] && rss=$(sed -n 's/^VmHWM:[^0-9]*\([0-9]*\).*/\1/p' /proc/$pid/status)
-	echo "SEGMENT $seg rate-$c round=1 reads=0 irqs=0 seconds=5 events=${made:-0}" \
-		"ticks=$((${1:-0} - s0)) wakeups=$((${2:-0} - w0)) rss_kb=${rss:-0} overrun=$(($(overruns) - o0))"
+	read -r _ made _ _ took _ </tmp/evgen.txt
+	echo "SEGMENT $seg rate-$c round=1 reads=0 irqs=0 seconds=5 elapsed=${took:-0} events=${made:-0}" \
+		"ticks=$((${1:-0} - s0)) wakeups=$((${2:-0} - w0)) rss_kb=${3:-0} overrun=$(($(overruns) - o0))"
 	case $c in
 	none) rmdir $T/instances/evs ;;
 	flight) kill -TERM $pid; wait $pid ;;

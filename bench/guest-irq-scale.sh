@@ -113,7 +113,7 @@ done
 
 # Per operation, the module alone (its events enabled, nobody reading);
 # first the markers' own cost, taken from the kernel's and all columns.
-insmod $KO devices=none
+insmod $KO devices=none resolve_ms=60000	# no re-resolution in a resolve
 echo 1 >$T/events/hvnoise/enable
 for r in 1 2 3; do
 	begin
@@ -131,7 +131,9 @@ for set in $NIC $A $B $C $D; do
 		end
 		segment resolve-$n round=$r irqs=0 ops=1 recs=$(recs)
 	done
-	# The once-a-second re-resolution of an unchanged set.
+	# The once-a-second re-resolution of an unchanged set (and the set
+	# that follows a move).
+	echo 1000 >$P/resolve_ms
 	echo >$T/trace
 	begin
 	sleep 5
@@ -141,13 +143,13 @@ for set in $NIC $A $B $C $D; do
 	# it change, at its next interrupt), until the set that follows it.
 	from=$(cat /proc/irq/$rxirq/effective_affinity_list)
 	to=$(((from + 1) % 8))
-	g=$(watch_gen)
 	echo >$T/trace
 	begin
 	echo $to >/proc/irq/$rxirq/smp_affinity_list
 	/lib/hvnoise/rawsend "$peer" 200 1000 >/dev/null
-	wait_until 10 '[ "$(watch_gen)" -gt "$g" ]'
+	wait_until 10 '[ "$(whole_sets)" -ge 1 ]'	# the next set, all of it
 	end
+	echo 60000 >$P/resolve_ms
 	segment move-$n round=1 irqs=0 ops=1 recs=$(recs) \
 		migrate=$(grep -c " irq_migrate: irq=$rxirq .*from_cpu=$from to_cpu=$to" $T/trace)
 done

@@ -49,8 +49,9 @@ def main():
         if len(pts) < 2:
             continue
         (n0, o0, c0), (n1, o1, c1) = pts[0], pts[-1]
+        pct = f"{100 * (o1 - o0) / o0:+.2f}%" if o0 else "none counted"
         print(f"  {kind:<7} round {rnd}: {o0:.1f} at {n0} IRQs, {o1:.1f} at {n1}: "
-              f"{100 * (o1 - o0) / o0:+.2f}%; cost {c0:.1f} and {c1:.1f}")
+              f"{pct}; cost {c0:.1f} and {c1:.1f}")
     print("\nby function or program (round 1, per interrupt, fewest IRQs against "
           "most; those on the interrupt's path are equal, the samplers' follow "
           "time, not interrupts; the re-resolution is left out, see poll below):")

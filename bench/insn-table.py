@@ -71,21 +71,21 @@ def symbols(path):
 
 
 def jit_sizes(progs):
-    """The JIT images of (address, size, name), each its own: bpftool's
-    size of a program (bytes_jited) covers its subprograms, which have
-    symbols of their own (bpf_prog_TAG_NAME) and no size, so every image
-    runs up to the next one or the end of its program, whichever is first.
-    Symbols that are not JIT images (bpf_prog_iter_init: kernel text) are
-    left out."""
+    """The JIT images of (address, size, name), each its own: a program's
+    size from bpftool (bytes_jited) is the sum of its own image and its
+    subprograms', which the JIT places apart, with symbols of their own
+    (bpf_prog_TAG_NAME) and no size.  So every image runs to the next
+    image, and no further than its program's size (a subprogram: the
+    largest program's).  Symbols that are not JIT images (bpf_prog_iter_init:
+    kernel text) are left out."""
     jit = sorted(set(p for p in progs if re.match(r"bpf_prog_[0-9a-f]{16}_", p[2])))
-    mains = [(lo, lo + n) for lo, n, _ in jit if n]
+    most = max((n for _, n, _ in jit), default=0)
     out = []
-    for i, (lo, _, name) in enumerate(jit):
-        end = [hi for a, hi in mains if a <= lo < hi]
-        if not end:
-            continue
+    for i, (lo, n, name) in enumerate(jit):
         nxt = [a for a, _, _ in jit[i + 1:] if a > lo]
-        out.append((lo, min([end[0]] + nxt[:1]) - lo, name))
+        end = min([lo + (n or most)] + nxt[:1])
+        if end > lo:
+            out.append((lo, end - lo, name))
     return out
 
 
@@ -226,18 +226,20 @@ def main():
     if rate_rows:
         print("\nthe readers at a set event rate (syscalls:sys_enter_getppid, 1 MB a CPU): "
               "per second, instructions against nobody reading, the reader's CPU time "
-              "(its threads and children) and wakeups, peak RSS, events overwritten unread")
+              "(its threads and children), wakeups and peak RSS, events overwritten unread")
         base = rows.get(("rate-none", 1))
         for i, (name, _, _) in rate_rows:
             kv, r = kvs[i], rows[(name, 1)]
-            sec = int(kv["seconds"])
+            # evgen's own measure of the segment (it makes RATE x 5 calls
+            # however long that takes)
+            sec = float(kv.get("elapsed", 0)) or int(kv["seconds"])
             ev = int(kv.get("events", 0))
             d = (r["all"] - base["all"]) / sec if base else 0
             ku = (r["kernel"] + r["mod"] + r["bpf"]) / sec
-            print(f"  {name[5:]:<9} {ev / sec:8.0f} events/s  all {r['all'] / sec:12.0f} "
+            print(f"  {name[5:]:<9} {ev / sec:8.0f} events/s in {sec:.3f} s  all {r['all'] / sec:12.0f} "
                   f"({d:+12.0f}: {d * sec / ev if ev else 0:+7.1f} an event)  kernel {ku:12.0f}  "
                   f"CPU {int(kv.get('ticks', 0)) / sec:5.1f}%  wakeups "
-                  f"{int(kv.get('wakeups', 0)) / sec:6.1f}/s  RSS {kv.get('rss_kb', 0)} KB  "
+                  f"{int(kv.get('wakeups', 0)) / sec:6.1f}/s  RSS {kv.get('rss_kb', 0)} KB (peaks summed)  "
                   f"overrun {kv.get('overrun', 0)}")
 
     print("\nround agreement (module and BPF instructions per interrupt, round 2 / round 1):")

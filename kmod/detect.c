@@ -720,11 +720,12 @@ void hvn_detect_exit(void)
 
 		if (p->sampler_ready)
 			hrtimer_cancel(&p->sampler);
-		/* Report storms cut short by the unload. */
-		if (p->watched) {
-			WRITE_ONCE(p->watched, false);
-			storm_expire(p, cpu, hvn_clock(), true);
-		}
+		/*
+		 * Report storms cut short by the unload: by those under way,
+		 * as every CPU was unwatched above (a CPU that died since
+		 * left its storms to this loop).
+		 */
+		storm_expire(p, cpu, hvn_clock(), true);
 	}
 	cpus_read_unlock();
 	t = rcu_dereference_protected(hvn_irqtab, 1);

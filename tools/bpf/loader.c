@@ -875,6 +875,7 @@ int hvn_bpf_start(struct hvn_bpf **out, const struct hvn_bpf_cfg *c)
 	struct hvn_bpf *b;
 	struct hvnoise_bpf *sk;
 	struct bpf_program *prog;
+	struct hvn_watchset *ws;
 	struct btf *btf;
 	u64 win;
 	int ret = HVN_EXIT_FAIL;
@@ -973,24 +974,20 @@ int hvn_bpf_start(struct hvn_bpf **out, const struct hvn_bpf_cfg *c)
 	 * them: a first read of 0 would make the whole total one window's. */
 	if (b->steal == STEAL_PROCSTAT)
 		procstat_steal(b);
-	{
-		struct hvn_watchset *ws = resolve(b);
-
-		if (!ws) {
-			hvn_err("BPF: cannot resolve the watched set: %s",
-				strerror(errno));
-			goto fail;
-		}
-		if (!hvn_ws_ncpus(ws)) {
-			hvn_err("nothing to watch: %s",
-				c->cpus || c->devices ?
-				"--cpus/--devices name no online CPU or device with IRQs" :
-				"devices=auto found no NVIDIA GPU or network controller with IRQs; name CPUs with --cpus");
-			ws_free(ws);
-			ret = HVN_EXIT_USAGE;
-			goto fail;
-		}
-		apply(b, ws);
+	ws = resolve(b);
+	if (!ws) {
+		hvn_err("BPF: cannot resolve the watched set: %s",
+			strerror(errno));
+		goto fail;
+	}
+	if (!hvn_ws_ncpus(ws)) {
+		hvn_err("nothing to watch: %s",
+			c->cpus || c->devices ?
+			"--cpus/--devices name no online CPU or device with IRQs" :
+			"devices=auto found no NVIDIA GPU or network controller with IRQs; name CPUs with --cpus");
+		ws_free(ws);
+		ret = HVN_EXIT_USAGE;
+		goto fail;
 	}
 
 	bpf_object__for_each_program(prog, sk->obj) {
@@ -998,9 +995,15 @@ int hvn_bpf_start(struct hvn_bpf **out, const struct hvn_bpf_cfg *c)
 		    bpf_program__type(prog) == BPF_PROG_TYPE_PERF_EVENT)
 			continue;
 		if (add_link(b, bpf_program__attach(prog),
-			     bpf_program__section_name(prog)))
+			     bpf_program__section_name(prog))) {
+			ws_free(ws);
 			goto fail;
+		}
 	}
+	/* Watching begins once every program is attached: each attach
+	 * patches text with IPIs to all CPUs, which the programs attached
+	 * before it would count as a call_function storm (as at detach). */
+	apply(b, ws);
 
 	b->sample = calloc(b->ncpus, sizeof(*b->sample));
 	if (!b->sample)
