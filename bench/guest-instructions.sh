@@ -132,10 +132,13 @@ tree_stat() {	# tree_stat PID: "TICKS WAKEUPS PEAK_RSS_KB" of PID, its threads
 	for d in /proc/[0-9]*; do
 		pp=$(awk '{ print $4 }' "$d/stat" 2>/dev/null)
 		[ "${d#/proc/}" = "$1" ] || [ "$pp" = "$1" ] || continue
-		r=$((r + $(sed -n 's/^VmHWM:[^0-9]*\([0-9]*\).*/\1/p' "$d/status" 2>/dev/null || echo 0)))
+		x=$(sed -n 's/^VmHWM:[^0-9]*\([0-9]*\).*/\1/p' "$d/status" 2>/dev/null)
+		r=$((r + ${x:-0}))	# none for a zombie
 		for k in "$d"/task/*; do
-			t=$((t + $(awk '{ print $14 + $15 }' "$k/stat" 2>/dev/null || echo 0)))
-			w=$((w + $(sed -n 's/^voluntary_ctxt_switches:\t*//p' "$k/status" 2>/dev/null || echo 0)))
+			x=$(awk '{ print $14 + $15 }' "$k/stat" 2>/dev/null)
+			t=$((t + ${x:-0}))
+			x=$(sed -n 's/^voluntary_ctxt_switches:\t*//p' "$k/status" 2>/dev/null)
+			w=$((w + ${x:-0}))
 		done
 	done
 	echo "$t $w $r"

@@ -93,6 +93,13 @@ def main():
                 k, a = k - e_k, a - e_a
             spread = [rows[(name, rnd)]["mod"] for m, rnd, name, _ in kinds[kind] if m == n]
             extra = f"  irq_migrate events {kv['migrate']}" if "migrate" in kv else ""
+            if kind == "poll":
+                # The period is resolve_ms after the last poll ended, so
+                # 5 s hold 4 or 5: per poll, by hvn_poll_fn's runs.
+                polls = sum(rows[(name, rnd)]["calls"].get("hvn_poll_fn", 0)
+                            for m, rnd, name, _ in kinds[kind] if m == n)
+                mods = sum(rows[(name, rnd)]["mod"] for m, rnd, name, _ in kinds[kind] if m == n)
+                extra += f"  ({polls} polls: module {mods / polls:.0f} a poll)" if polls else ""
             if len(spread) > 1:
                 extra += f"  (module {min(spread)} to {max(spread)})"
             print(f"    {n:>5} IRQs: module {mean(kind, n, 'mod', ops):>10.0f}  kernel "

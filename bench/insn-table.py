@@ -95,7 +95,8 @@ def load(console, counts, smap, ko):
     rows[(name, round)] its instructions: in the module's text ("mod"), the
     BPF programs ("bpf"), the rest of the kernel ("kernel"), all ("all"),
     per kernel symbol ("sym"), per module function and BPF program
-    ("fn"; the programs' names begin "bpf:")."""
+    ("fn"; the programs' names begin "bpf:"), and the runs of each module
+    function's first instruction ("calls")."""
     segs = segments(counts)
     sizes = ko_sections(ko)
     starts, names = symbols(smap)
@@ -129,7 +130,7 @@ def load(console, counts, smap, ko):
                      if any(lo <= a < lo + n for lo, n in mod[i]))
         in_bpf = sum(c for a, c in s["addr"].items()
                      if any(lo <= a < lo + n for lo, n, _ in bpf[i] if n))
-        per_sym, per_fn = defaultdict(int), defaultdict(int)
+        per_sym, per_fn, calls = defaultdict(int), defaultdict(int), defaultdict(int)
         for lo, n, prog in bpf[i]:
             # bpf_prog_TAG_NAME: by program name
             per_fn["bpf:" + prog.split("_", 3)[-1]] += sum(
@@ -137,6 +138,7 @@ def load(console, counts, smap, ko):
         for base, sec in secs[i]:
             for off, size, fn in funcs.get(sec, ()):
                 per_fn[fn] += sum(s["addr"].get(a, 0) for a in range(base + off, base + off + size))
+                calls[fn] += s["addr"].get(base + off, 0)	# its first instruction
         for a, c in s["addr"].items():
             if any(lo <= a < lo + n for lo, n in mod[i]) or \
                     any(lo <= a < lo + n for lo, n, _ in bpf[i] if n):
@@ -148,6 +150,7 @@ def load(console, counts, smap, ko):
         rows[(name, rnd)] = dict(irqs=irqs, mod=in_mod, bpf=in_bpf,
                                  kernel=s["kernel"] - in_mod - in_bpf,
                                  all=s["kernel"] + s["user"], sym=per_sym, fn=per_fn,
+                                 calls=calls,
                                  nbpf=len([b for b in bpf[i] if b[1]]))
     return meta, rows
 
@@ -234,7 +237,9 @@ def main():
             # however long that takes)
             sec = float(kv.get("elapsed", 0)) or int(kv["seconds"])
             ev = int(kv.get("events", 0))
-            d = (r["all"] - base["all"]) / sec if base else 0
+            bk = kvs[[m[0] for m in meta].index("rate-none")] if base else {}
+            bsec = float(bk.get("elapsed", 0)) or int(bk.get("seconds", 1))
+            d = r["all"] / sec - base["all"] / bsec if base else 0
             ku = (r["kernel"] + r["mod"] + r["bpf"]) / sec
             print(f"  {name[5:]:<9} {ev / sec:8.0f} events/s in {sec:.3f} s  all {r['all'] / sec:12.0f} "
                   f"({d:+12.0f}: {d * sec / ev if ev else 0:+7.1f} an event)  kernel {ku:12.0f}  "
