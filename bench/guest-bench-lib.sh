@@ -10,7 +10,13 @@ module_sections() {	# "SECTION NAME ADDRESS" of hvnoise.ko's text
 }
 
 bpf_progs() {	# "BPFPROG ADDRESS SIZE NAME" of each loaded program
-	bpftool prog show -j >/tmp/progs.json 2>/dev/null
+	# bpftool can fail while an earlier reader's programs are freed: then
+	# no size is known and the host would count nothing as BPF's.
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		bpftool prog show -j >/tmp/progs.json 2>/dev/null &&
+			grep -q bytes_jited /tmp/progs.json && break
+		sleep 0.2
+	done
 	grep " bpf_prog_" /proc/kallsyms | while read -r addr _ sym _; do
 		tag=$(echo "$sym" | sed -n 's/^bpf_prog_\([0-9a-f]*\)_.*/\1/p')
 		size=$(tr '{' '\n' </tmp/progs.json | grep "\"tag\":\"$tag\"" |

@@ -113,6 +113,9 @@ def load(console, counts, smap, ko):
         elif w[0] == "BPFPROG" and len(w) >= 4:
             cur_bpf.append((int(w[1], 16), int(w[2]), w[3]))
         elif w[0] == "SEGMENT":
+            if cur_bpf and not any(n for _, n, _ in cur_bpf):
+                print(f"insn-table: segment {w[1]} ({w[2]}): no BPF program has a size "
+                      "(bpftool gave none): its BPF column counts nothing", file=sys.stderr)
             cur_bpf = jit_sizes(cur_bpf)
             kv = dict(x.split("=", 1) for x in w[3:] if "=" in x)
             meta.append((w[2], int(kv["round"]), int(kv["irqs"]), kv))
