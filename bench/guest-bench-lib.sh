@@ -31,12 +31,17 @@ readerpid=""
 record() {
 	taskset -c "$reader" hvnoise record -o /tmp/r.dat "$@" >/tmp/r.log 2>&1 &
 	readerpid=$!
-	for _ in $(seq 1 600); do
-		grep -q recording /tmp/r.log && return
-		sleep 0.2
-	done
+	wait_log /tmp/r.log recording && return
 	echo "bench: hvnoise record did not start: $*"
 	cat /tmp/r.log
+}
+# wait_log FILE PATTERN: until a reader's log says it reads (2 min at most)
+wait_log() {
+	for _ in $(seq 1 600); do
+		grep -q "$2" "$1" && return 0
+		sleep 0.2
+	done
+	return 1
 }
 stop_reader() {
 	if [ -n "$readerpid" ]; then

@@ -60,10 +60,7 @@ setup() {	# setup CONFIG: every configuration but none has the same reader
 		taskset -c $reader trace-cmd record -C mono -b 1024 -o /tmp/t.dat \
 			$(for e in $EVS; do echo "-e $e"; done) >/tmp/t.log 2>&1 &
 		readerpid=$!
-		for _ in $(seq 1 600); do
-			grep -q "Ctrl" /tmp/t.log && break
-			sleep 0.2
-		done ;;
+		wait_log /tmp/t.log "Ctrl" ;;
 	esac
 	[ "${1#module}" != "$1" ] && module_sections
 	[ "${1#bpf}" != "$1" ] && bpf_progs
@@ -108,10 +105,7 @@ idle_segment idle $$
 insmod $KO cpus=1-2
 taskset -c $reader hvnoise flight-recorder -o /tmp/fr/inc >/tmp/fr.log 2>&1 &
 frpid=$!
-for _ in $(seq 1 600); do
-	grep -q recording /tmp/fr.log && break
-	sleep 0.2
-done
+wait_log /tmp/fr.log recording
 module_sections
 idle_segment flight-idle $frpid
 kill -TERM $frpid
@@ -159,19 +153,13 @@ for c in none flight record tracecmd; do
 		taskset -c $reader hvnoise flight-recorder -b 1024 -e $EV -o /tmp/fr/rate \
 			>/tmp/fr.log 2>&1 &
 		pid=$!
-		for _ in $(seq 1 600); do
-			grep -q recording /tmp/fr.log && break
-			sleep 0.2
-		done ;;
+		wait_log /tmp/fr.log recording ;;
 	record) record --source kernel -b 1024 -e $EV; pid=$readerpid ;;
 	tracecmd)
 		taskset -c $reader trace-cmd record -C mono -b 1024 -e $EV -o /tmp/t.dat \
 			>/tmp/t.log 2>&1 &
 		pid=$!
-		for _ in $(seq 1 600); do
-			grep -q "Ctrl" /tmp/t.log && break
-			sleep 0.2
-		done ;;
+		wait_log /tmp/t.log "Ctrl" ;;
 	esac
 	sleep 1
 	o0=$(overruns)
