@@ -40,8 +40,10 @@ MAN7 := build/tools/hvnoise-admin.7 build/tools/hvnoise-events.7 \
 TOOL_HDRS := $(wildcard tools/hvnoise/*.h tools/lib/*.h tools/lib/*/*.h \
 	     include/hvnoise/*.h kmod/lib/*.h tools/bpf/*.h) build/bpf/hvnoise.skel.h
 TOOL_PKGS := libtracefs libtraceevent libbpf
-TOOL_INC := -Iinclude -Itools/lib -Ikmod/lib -Itools/bpf -Ibuild/bpf
-TOOL_CFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g $(TOOL_INC) \
+TOOL_SRC_INC := -Iinclude -Itools/lib -Ikmod/lib -Itools/bpf
+TOOL_INC := $(TOOL_SRC_INC) -Ibuild/bpf
+TOOL_CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -g
+TOOL_CFLAGS := $(TOOL_CFLAGS_BASE) $(TOOL_INC) \
 	       $(shell pkg-config --cflags $(TOOL_PKGS) 2>/dev/null)
 TOOL_LIBS := $(shell pkg-config --libs $(TOOL_PKGS) 2>/dev/null) -lzstd -lz
 
@@ -50,25 +52,75 @@ TOOL_LIBS := $(shell pkg-config --libs $(TOOL_PKGS) 2>/dev/null) -lzstd -lz
 VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 # The kprobe macros need the target architecture (x86, arm64, ...).
 BPF_ARCH := $(shell uname -m | sed -e s/x86_64/x86/ -e s/aarch64/arm64/ -e s/ppc64le/powerpc/ -e s/s390x/s390/)
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -Wall -Werror \
-	      -Wno-unused-function \
-	      -Ibuild/bpf -Iinclude -Ikmod -Ikmod/lib -Itools/bpf
+BPF_CFLAGS_COMMON := -g -O2 -target bpf -Wall -Werror -Wno-unused-function \
+		     -Iinclude -Ikmod -Ikmod/lib -Itools/bpf
+BPF_CFLAGS := -D__TARGET_ARCH_$(BPF_ARCH) -Ibuild/bpf $(BPF_CFLAGS_COMMON)
+BPF_SRCS := tools/bpf/hvnoise.bpf.c tools/bpf/bpf_config.h \
+	    include/hvnoise/event_layout.h include/hvnoise/events.h \
+	    kmod/lib/storm.c kmod/lib/lost.c kmod/lib/steal.c $(wildcard kmod/lib/*.h)
 
 build/bpf/vmlinux.h:
 	@mkdir -p $(dir $@)
 	@test -r $(VMLINUX_BTF) || { echo "no BTF at $(VMLINUX_BTF): pass VMLINUX_BTF=FILE (a kernel's BTF, or a vmlinux with .BTF)"; exit 1; }
 	bpftool btf dump file $(VMLINUX_BTF) format c >$@.tmp && mv $@.tmp $@
 
-build/bpf/hvnoise.bpf.o: tools/bpf/hvnoise.bpf.c tools/bpf/bpf_config.h \
-		build/bpf/vmlinux.h include/hvnoise/event_layout.h \
-		include/hvnoise/events.h kmod/lib/storm.c kmod/lib/lost.c \
-		kmod/lib/steal.c $(wildcard kmod/lib/*.h)
+build/bpf/hvnoise.bpf.o: $(BPF_SRCS) build/bpf/vmlinux.h
 	clang $(BPF_CFLAGS) -c $< -o $@
 
-build/bpf/hvnoise.skel.h: build/bpf/hvnoise.bpf.o
+build/bpf/hvnoise.skel.h build/bpf-arm64/hvnoise.skel.h: %/hvnoise.skel.h: %/hvnoise.bpf.o
 	bpftool gen skeleton $< name hvnoise_bpf >$@.tmp && mv $@.tmp $@
 
-.PHONY: all module clean check demo deps unit unit-build tools fuzz fuzz-build stress soak-detectors soak-exp anchor \
+# The tool for an arm64 host or guest (make check's vm-arm64 stage):
+# cross-built, static, against Debian's arm64 libraries (ARM64_LIBS: the
+# root scripts/fetch-headers-6.1-arm64.sh --libs prints), with its BPF
+# programs built for arm64 against an arm64 kernel's BTF (ARM64_BTF: its
+# Image, as Debian ships it, or a raw BTF file such as its
+# /sys/kernel/btf/vmlinux).  CO-RE relocates them to the running kernel.
+ARM64_CC := aarch64-linux-gnu-gcc
+ARM64_LIBS ?=
+ARM64_BTF ?=
+ARM64_CFLAGS = $(TOOL_CFLAGS_BASE) -Ibuild/bpf-arm64 $(TOOL_SRC_INC) \
+	       -I$(ARM64_LIBS)/usr/include -I$(ARM64_LIBS)/usr/include/tracefs \
+	       -I$(ARM64_LIBS)/usr/include/traceevent
+ARM64_LDLIBS = -static -L$(ARM64_LIBS)/usr/lib/aarch64-linux-gnu \
+	       -ltracefs -ltraceevent -lbpf -lelf -lzstd -lz
+ARM64_HDRS := $(filter-out build/bpf/%,$(TOOL_HDRS)) build/bpf-arm64/hvnoise.skel.h
+
+# make tools-arm64: fetches what it lacks (Debian 12's arm64 libraries and
+# kernel, into the cache) and builds build/tools-arm64/hvnoise.
+tools-arm64:
+	@libs='$(ARM64_LIBS)'; btf='$(ARM64_BTF)'; \
+	[ -n "$$libs" ] || libs=$$(scripts/fetch-headers-6.1-arm64.sh --libs) || exit 1; \
+	if [ -z "$$btf" ]; then \
+		root=$$(scripts/fetch-headers-6.1-arm64.sh --vm) || exit 1; \
+		btf=$$(ls "$$root"/boot/vmlinuz-* | tail -n 1); \
+	fi; \
+	$(MAKE) build/tools-arm64/hvnoise ARM64_LIBS="$$libs" ARM64_BTF="$$btf"
+
+arm64-inputs:
+	@command -v $(ARM64_CC) >/dev/null || \
+		{ echo "no $(ARM64_CC): apt-get install gcc-aarch64-linux-gnu"; exit 1; }
+	@test -f "$(ARM64_LIBS)/usr/include/bpf/libbpf.h" || \
+		{ echo "ARM64_LIBS='$(ARM64_LIBS)': no arm64 libbpf there (scripts/fetch-headers-6.1-arm64.sh --libs prints the root)"; exit 1; }
+	@test -r "$(ARM64_BTF)" || \
+		{ echo "ARM64_BTF='$(ARM64_BTF)': not readable (an arm64 kernel's Image or BTF)"; exit 1; }
+
+build/bpf-arm64/vmlinux.h: | arm64-inputs
+	@mkdir -p $(dir $@)
+	scripts/btf-from-image.py $(ARM64_BTF) $@.btf
+	bpftool btf dump file $@.btf format c >$@.tmp && mv $@.tmp $@ && rm -f $@.btf
+
+build/bpf-arm64/hvnoise.bpf.o: $(BPF_SRCS) build/bpf-arm64/vmlinux.h
+	clang -D__TARGET_ARCH_arm64 -Ibuild/bpf-arm64 $(BPF_CFLAGS_COMMON) -c $< -o $@
+
+build/tools-arm64/obj/%.o: %.c $(ARM64_HDRS) | arm64-inputs
+	@mkdir -p $(dir $@)
+	$(ARM64_CC) $(ARM64_CFLAGS) -O2 -c -o $@ $<
+
+build/tools-arm64/hvnoise: $(patsubst %.c,build/tools-arm64/obj/%.o,$(TOOL_CMD_SRCS) $(TOOL_LIB_SRCS)) | arm64-inputs
+	$(ARM64_CC) -o $@ $^ $(ARM64_LDLIBS)
+
+.PHONY: all module clean check demo deps unit unit-build tools fuzz fuzz-build stress soak-detectors soak-exp anchor arm64-inputs tools-arm64 \
 	install install-tools install-module uninstall dkms-install dkms-uninstall
 
 all: module

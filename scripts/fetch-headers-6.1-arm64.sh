@@ -16,9 +16,16 @@
 # kernel package (its Image and modules, depmod run) and busybox-static,
 # unpacked into one root; prints that root instead (ROOT/boot/vmlinuz-*,
 # ROOT/lib/modules/*, ROOT/bin/busybox).
+#
+# --libs: the arm64 libraries the hvnoise tool links statically (libbpf,
+# libtracefs, libtraceevent, libelf, zlib, zstd: their -dev packages) and
+# trace-cmd with its shared libraries, unpacked into one root; prints that
+# root (ROOT/usr/include, ROOT/usr/lib/aarch64-linux-gnu, ROOT/usr/bin).
 set -eu
 vm=""
+libs=""
 [ "${1:-}" = --vm ] && vm=1
+[ "${1:-}" = --libs ] && libs=1
 
 cache=${HVNOISE_CACHE:-${HOME:-/root}/.cache/hvnoise}
 root=$cache/headers-6.1-arm64
@@ -51,6 +58,33 @@ vm_root() {
 	echo "$root/vm"
 }
 
+# libs_root: the tool's arm64 libraries, and trace-cmd with what it needs
+# at run time (its shared libraries; the C library is the cross
+# compiler's), from bookworm as it is now.  .done names the packages: a
+# root unpacked for another list is unpacked again.
+libs_root() {
+	local pkgs="libbpf-dev:arm64 libtracefs-dev:arm64 libtraceevent-dev:arm64
+		libelf-dev:arm64 zlib1g-dev:arm64 libzstd-dev:arm64
+		trace-cmd:arm64 libtracefs1:arm64 libtraceevent1:arm64 libzstd1:arm64"
+	if [ "$(cat "$root/libs/.done" 2>/dev/null)" = "$(echo $pkgs)" ]; then
+		echo "$root/libs"
+		return 0
+	fi
+	rm -rf "$root/libs" "$root/libs-debs"
+	mkdir -p "$root/libs-debs" "$apt_dir/lists/partial" "$apt_dir/archives/partial"
+	# The lists may be missing (no header fetch yet) or stale.
+	# shellcheck disable=SC2086
+	(cd "$root/libs-debs" && apt-get -q $opts download $pkgs >&2) ||
+		{ apt-get -q $opts update >&2 &&
+		  cd "$root/libs-debs" && apt-get -q $opts download $pkgs >&2; } || return 2
+	for deb in "$root"/libs-debs/*.deb; do
+		dpkg -x "$deb" "$root/libs" || return 1
+	done
+	rm -rf "$root/libs-debs"
+	echo $pkgs >"$root/libs/.done"
+	echo "$root/libs"
+}
+
 apt_dir=$root/apt
 mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial" "$root/debs"
 cat >"$apt_dir/sources.list" <<EOF
@@ -62,6 +96,11 @@ opts="-o Dir::Etc::SourceList=$apt_dir/sources.list -o Dir::Etc::SourceParts=/de
  -o Dir::State::Lists=$apt_dir/lists -o Dir::Cache=$apt_dir -o Dir::State::Status=/dev/null
  -o APT::Get::List-Cleanup=0 -o Debug::NoLocking=1 -o APT::Sandbox::User=root
  -o APT::Architecture=amd64 -o APT::Architectures::=amd64 -o APT::Architectures::=arm64"
+
+if [ -n "$libs" ]; then
+	libs_root
+	exit
+fi
 
 kdir=$(ls -d "$root"/tree/usr/src/linux-headers-6.1.*-arm64 2>/dev/null | tail -n 1 || true)
 if [ -n "$kdir" ] && [ -f "$root/tree/.done" ]; then

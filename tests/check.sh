@@ -10,7 +10,8 @@
 #      DKMS against the 6.1 headers; checkpatch on kmod/ and tools/
 #   3. KUnit suites in QEMU on the 7.2 test kernel (built once, cached)
 #   4. VM integration on Debian's stock kernel in QEMU; on Debian's arm64
-#      kernel in QEMU's aarch64 virt machine
+#      kernel in QEMU's aarch64 virt machine (the module, and the tool
+#      cross-built for arm64 with its BPF source)
 #
 # The report is KTAP, a subtest per stage (tests/report.sh); a kernel tree
 # that is missing (5.10 headers that cannot be fetched, no 6.1 headers, no
@@ -481,7 +482,7 @@ else
 	fail "vm-scale/completed (no 6.1 kernel or module build)"
 fi
 
-stage vm-arm64 "arm64: Debian 12's arm64 kernel on QEMU's virt machine (GICv3, ITS): the watched set, an IRQ move, a storm, the host's pauses as lost time"
+stage vm-arm64 "arm64: Debian 12's arm64 kernel on QEMU's virt machine (GICv3, ITS): the watched set, an IRQ move, a storm, the host's pauses as lost time, by the module and the BPF source"
 a64_why=$k61arm_why
 [ -z "$a64_why" ] && ! command -v qemu-system-aarch64 >/dev/null &&
 	a64_why="no qemu-system-aarch64 (scripts/install-deps.sh installs qemu-system-arm)"
@@ -495,8 +496,21 @@ if [ -z "$a64_why" ] && [ -n "$k61arm" ]; then
 		[ $rc -eq 2 ] && a64_why="Debian 12's arm64 kernel could not be fetched: $(tail -n 1 "$out/fetch-arm64-vm.log")"
 	fi
 fi
+# The tool's arm64 libraries and trace-cmd, for the BPF source in the guest.
+a64libs=""
+if [ -z "$a64_why" ] && [ -n "$a64root" ]; then
+	a64libs=$(scripts/fetch-headers-6.1-arm64.sh --libs 2>"$out/fetch-arm64-libs.log")
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		diag <"$out/fetch-arm64-libs.log"
+		a64libs=""
+		[ $rc -eq 2 ] && a64_why="Debian 12's arm64 libbpf, libtracefs, libtraceevent or trace-cmd could not be fetched: $(tail -n 1 "$out/fetch-arm64-libs.log")"
+	fi
+fi
 a64kver=""
 [ -n "$a64root" ] && a64kver=$(ls "$a64root/lib/modules" 2>/dev/null | head -n 1)
+a64lib=/usr/aarch64-linux-gnu/lib
+a64so=$a64libs/usr/lib/aarch64-linux-gnu
 if [ -n "$a64_why" ]; then
 	skip "vm-arm64/completed" "$a64_why"
 elif [ -n "$a64kver" ] && [ -f build/kbuild-6.1-arm64/kmod/hvnoise.ko ] &&
@@ -504,10 +518,22 @@ elif [ -n "$a64kver" ] && [ -f build/kbuild-6.1-arm64/kmod/hvnoise.ko ] &&
 		gcc -O2 -Wall -Wextra -Werror -pthread -o "$out/hoststops" tests/vm/tools/hoststops.c; } &&
 	mkdir -p "$out/vm-arm64" &&
 	aarch64-linux-gnu-gcc -O2 -Wall -Wextra -Werror -static -o "$out/vm-arm64/dread" tests/vm/tools/dread.c &&
-	aarch64-linux-gnu-gcc -O2 -Wall -Wextra -Werror -static -o "$out/vm-arm64/rawsend" tests/vm/tools/rawsend.c; then
+	aarch64-linux-gnu-gcc -O2 -Wall -Wextra -Werror -static -o "$out/vm-arm64/rawsend" tests/vm/tools/rawsend.c &&
+	{ make -s -j"$(nproc)" build/tools-arm64/hvnoise ARM64_LIBS="$a64libs" \
+		ARM64_BTF="$a64root/boot/vmlinuz-$a64kver" >"$out/vm-arm64/tool-build.log" 2>&1 ||
+		{ diag <"$out/vm-arm64/tool-build.log"; false; }; }; then
+	# trace-cmd is Debian's arm64 one: its libraries, and the cross
+	# compiler's C library, where its loader looks.
 	mkinitrd "$out/vm-arm64/initrd.gz" --root "$a64root" --busybox "$a64root/bin/busybox" \
 		--kver "$a64kver" --kmod virtio_pci --kmod virtio_net --kmod virtio_blk \
 		--file tests/vm/guest-arm64.sh=/lib/hvnoise/guest.sh \
+		--file build/tools-arm64/hvnoise=/usr/bin/hvnoise \
+		--file "$a64libs/usr/bin/trace-cmd=/usr/bin/trace-cmd" \
+		--file "$a64lib/ld-linux-aarch64.so.1=/lib/ld-linux-aarch64.so.1" \
+		--file "$a64lib/libc.so.6=/lib/aarch64-linux-gnu/libc.so.6" \
+		--file "$a64so/libtracefs.so.1=/lib/aarch64-linux-gnu/libtracefs.so.1" \
+		--file "$a64so/libtraceevent.so.1=/lib/aarch64-linux-gnu/libtraceevent.so.1" \
+		--file "$a64so/libzstd.so.1=/lib/aarch64-linux-gnu/libzstd.so.1" \
 		--file "$out/vm-arm64/dread=/lib/hvnoise/dread" \
 		--file "$out/vm-arm64/rawsend=/lib/hvnoise/rawsend" \
 		--file build/kbuild-6.1-arm64/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko
@@ -515,7 +541,7 @@ elif [ -n "$a64kver" ] && [ -f build/kbuild-6.1-arm64/kmod/hvnoise.ko ] &&
 		"$out/vm-arm64/initrd.gz" "$out/vm-arm64" "$out/hoststops"
 	grep -E "^  " "$out/vm-arm64.log" | diag
 else
-	fail "vm-arm64/completed (no arm64 kernel, module build or witness)"
+	fail "vm-arm64/completed (no arm64 kernel, module build, tool build or witness)"
 fi
 
 stage stress "stress on the test kernel (KASAN, lockdep, kmemleak), short form; make stress runs 500 cycles"

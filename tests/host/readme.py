@@ -68,6 +68,20 @@ def run_ok(cmd, what, want=None, timeout=600):
                  (r.stdout + r.stderr)[-600:])
 
 
+def run_arm64(cmd):
+    """CMD builds build/tools-arm64/hvnoise: an arm64 ELF executable with
+    no program interpreter (static: it runs on any arm64 host)."""
+    if not run_ok(cmd, "cross-builds the arm64 tool"):
+        return
+    path = os.path.join(TOP, "build/tools-arm64/hvnoise")
+    r = subprocess.run(["readelf", "-h", "-l", path], capture_output=True, text=True)
+    arm64 = re.search(r"Machine:\s+AArch64", r.stdout) is not None
+    static = r.returncode == 0 and "INTERP" not in r.stdout
+    check(arm64 and static, f"build/tools-arm64/hvnoise is arm64 and static "
+          f"({'AArch64' if arm64 else 'not AArch64'}, "
+          f"{'no interpreter' if static else 'an interpreter'})", r.stderr[-300:])
+
+
 def run_top(cmd):
     """`hvnoise top` in a terminal: it draws, and q quits it."""
     pid, fd = pty.fork()
@@ -152,6 +166,7 @@ LINES = {
     "build/tools/hvnoise correlate job.dat": ("skip", JOB),
     "build/tools/hvnoise record --devices auto -d 10s -o hvnoise.dat":
         (run_ok, ("records with --devices auto here", None)),
+    "make tools-arm64": (run_arm64, None),
     "make demo": ("skip", "boots a VM for minutes: run by hand (README)"),
     "make check": ("skip", "is what runs this test"),
 }

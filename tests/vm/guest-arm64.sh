@@ -5,6 +5,8 @@
 # IRQ is handled on its new CPU), a disk storm, and the host's pauses as
 # lost time, judged by the host (tests/vm/arm64.py, tests/vm/inject.py) as
 # on x86: every pause on every vCPU, nothing else but this host's own stops.
+# The BPF source too (the tool cross-built, static): beside the module
+# through the move and the storm, alone through a second set of pauses.
 STAGE=vm-arm64
 . /lib/hvnoise/lib.sh
 inject_init /dev/ttyS0
@@ -79,31 +81,105 @@ n=$(grep -c " \(irq_storm_begin\|irq_migrate\): " $T/trace)
 check $? "a quiet guest has no storm from 2000/s and no IRQ move ($n)"
 grep " \(irq_storm_begin\|irq_migrate\): " $T/trace | head -3
 
+# --- The BPF source beside the module, through the move and the storm -------
+# Its programs were built for arm64 against this kernel's BTF (cut from
+# its Image by the host) and relocate at load (CO-RE); the module's
+# storm_rate is the BPF source's for the while, so that both judge alike.
+# The module's storms are taken from before that write: its own 1 ms
+# sampler makes the arch timer 1000+ IRQs a second, a storm at once at 500
+# (detectors.rst), which the BPF source sees begin when it starts.
+mkdir $T/instances/cmp
+echo 1 >$T/instances/cmp/events/hvnoise/irq_storm_begin/enable
+bpf_start() {	# bpf_start FILE [--param NAME=VALUE]...
+	bpf_file=$1
+	shift
+	hvnoise record --source bpf --devices "$NIC,$BLK" "$@" -o $bpf_file \
+		>$bpf_file.log 2>&1 &
+	bpfpid=$!
+	wait_until 120 'grep -q recording $bpf_file.log'
+	check $? "hvnoise record --source bpf starts on arm64 ($bpf_file)"
+	cat $bpf_file.log
+}
+bpf_stop() {
+	kill -INT $bpfpid
+	wait $bpfpid
+	check $? "hvnoise record --source bpf wrote $bpf_file"
+	trace-cmd report -i $bpf_file >$bpf_file.txt 2>&1
+	check $? "trace-cmd (Debian's arm64 one) reads $bpf_file"
+}
+echo $STORM >$P/storm_rate
+bpf_start /tmp/bpf.dat --param storm_rate=$STORM --param storm_window_ms=100
+
 # --- An IRQ move: the NIC's receive vector, to another CPU and back ----------
 # A moved vector changes CPU at its next interrupt: frames from the peer.
 irq=$(irq_of virtio0-input.0)
 from=$(cat /proc/irq/$irq/effective_affinity_list)
 to=$(((from + 1) % ncpu))
+nicirq=$irq bpf_from=$from bpf_to=$to
 for step in there back; do
 	nic_move $irq $from $to $step handled
 	t=$from from=$to to=$t
 done
 
 # --- A storm on a disk queue, from O_DIRECT reads on its CPU -------------------
-echo $STORM >$P/storm_rate
 queue_storm $((ncpu - 1)) 3000
+
+# What the BPF source saw: the set as /proc has it, each move once (as the
+# module, when the IRQ is handled on its new CPU), the storms the module saw.
+echo 0 >$T/instances/cmp/tracing_on
+bpf_stop
+hvn_trace=/tmp/bpf.dat.txt
+for d in $NIC $BLK; do
+	trace_pairs $d >/tmp/t.txt
+	proc_pairs $d >/tmp/p.txt
+	cmp -s /tmp/t.txt /tmp/p.txt
+	check $? "BPF: its hvnoise:watch names each vector of $d on its CPU, as /proc does ($(wc -l </tmp/t.txt) of $(wc -l </tmp/p.txt))"
+	diff /tmp/p.txt /tmp/t.txt | head -5
+done
+hvn_trace=""
+# (trace-cmd report pads the event name with spaces)
+grep " irq_migrate: " /tmp/bpf.dat.txt
+[ "$(grep -c " irq_migrate: *irq=$nicirq .*from_cpu=$bpf_from to_cpu=$bpf_to how=handled" /tmp/bpf.dat.txt)" = 1 ] &&
+	[ "$(grep -c " irq_migrate: *irq=$nicirq .*from_cpu=$bpf_to to_cpu=$bpf_from how=handled" /tmp/bpf.dat.txt)" = 1 ] &&
+	[ "$(grep -c " irq_migrate: " /tmp/bpf.dat.txt)" = 2 ]
+check $? "BPF: the NIC's receive vector moved there and back is seen once each way, how=handled (IRQ $nicirq, CPU $bpf_from and $bpf_to)"
+storms() {	# (cpu, source, irq, name) of each storm begun in report $1
+	sed -n 's/.* irq_storm_begin: *\(cpu=[0-9]* source=[a-z_0-9]* irq=-\{0,1\}[0-9]* name=[^ ]*\) .*/\1/p' "$1" | sort -u
+}
+storms $T/instances/cmp/trace >/tmp/ms.txt
+storms /tmp/bpf.dat.txt >/tmp/bs.txt
+cat /tmp/bs.txt
+grep -q "^cpu=$cpu source=irq irq=$irq name=virtio1-req.$((ncpu - 1))$" /tmp/bs.txt &&
+	cmp -s /tmp/ms.txt /tmp/bs.txt
+check $? "BPF: the storm of queue $((ncpu - 1)) is named (IRQ $irq on CPU $cpu), and the storms begun are the module's ($(wc -l </tmp/bs.txt) and $(wc -l </tmp/ms.txt))"
+diff /tmp/ms.txt /tmp/bs.txt
+rmdir $T/instances/cmp
 echo 2000 >$P/storm_rate
 
-# --- The host's pauses of the whole VM ------------------------------------------
+# --- The host's pauses of the whole VM: the module, then the BPF source ------
+# One at a time: two sets of probes on one tracepoint each count the
+# other's run time as handler time (as on x86, tests/vm/guest-detectors.sh).
+pauses() {
+	for ms in 20 50 100 200 300 100; do
+		inject pause $ms
+		sleep 2	# spread over 15 s: the host's line through them is its clock
+	done
+}
 echo >$T/trace
 t0=$(cut -d' ' -f1 /proc/uptime)
-for ms in 20 50 100 200 300 100; do
-	inject pause $ms
-	sleep 2	# spread over 15 s: the host's line through them is its clock
-done
+pauses
 echo "HVN-SPAN module $t0 $(cut -d' ' -f1 /proc/uptime)"
 echo "HVN-EVENTS module"
 grep " lost: " $T/trace | sed 's/.* lost: */LOST /'
+echo "HVN-END-EVENTS"
+echo none >$P/devices
+bpf_start /tmp/bpf2.dat --param lost_threshold_us=$TEST_LOST_US --param sample_us=1000
+t0=$(cut -d' ' -f1 /proc/uptime)
+pauses
+echo "HVN-SPAN bpf $t0 $(cut -d' ' -f1 /proc/uptime)"
+bpf_stop
+echo "HVN-EVENTS bpf"
+grep " lost: " /tmp/bpf2.dat.txt | sed 's/.* lost: */LOST /'
 echo "HVN-END-EVENTS"
 
 unload_clean

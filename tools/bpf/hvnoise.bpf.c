@@ -88,7 +88,13 @@ extern struct kernel_cpustat kernel_cpustat __ksym;
 extern const void perf_swevent_hrtimer __ksym __weak;
 #define perf_hrtimer_fn	(&perf_swevent_hrtimer)
 #define HRTIMER_STATE_ENQUEUED	0x01
+#ifdef __TARGET_ARCH_x86
 extern struct kvm_steal_time steal_time __ksym __weak;
+#endif
+#ifdef __TARGET_ARCH_arm64
+/* arm64's pvtime area a CPU, set when the hypervisor offers one. */
+extern struct pv_time_stolen_time_region stolen_time_region __ksym __weak;
+#endif
 
 
 /* This CPU's state, reset when the CPU (re)joins the watched set. */
@@ -163,34 +169,61 @@ int BPF_KPROBE(acct_steal, u64 cputime)
 	return 0;
 }
 
+/*
+ * The hypervisor's own steal count for @cpu, where this architecture has
+ * one the kernel shares: x86's KVM steal-time area, exact.  arm64's pvtime
+ * is not read here: as in the module, it only names kcpustat's source.
+ */
+static __always_inline bool read_pv_steal(u32 cpu, u8 *src, u64 *steal)
+{
+#ifdef __TARGET_ARCH_x86
+	struct kvm_steal_time *st;
+	u32 v1, v2, i;
+	u64 s;
+
+	if (!bpf_core_type_exists(struct kvm_steal_time) || !&steal_time)
+		return false;
+	st = bpf_per_cpu_ptr(&steal_time, cpu);
+	/* The hypervisor bumps version around an update (odd: busy). */
+	for (i = 0; st && i < 4; i++) {
+		/* Three loads in this order, none merged (READ_ONCE). */
+		v1 = *(volatile u32 *)&st->version;
+		asm volatile("" ::: "memory");
+		s = *(volatile u64 *)&st->steal;
+		asm volatile("" ::: "memory");
+		v2 = *(volatile u32 *)&st->version;
+		if (v1 == v2 && !(v1 & 1) && v1) {
+			*src = HVN_STEAL_KVM;
+			*steal = s;
+			return true;
+		}
+	}
+#elif defined(__TARGET_ARCH_arm64)
+	struct pv_time_stolen_time_region *r;
+
+	if (bpf_core_type_exists(struct pv_time_stolen_time_region) &&
+	    &stolen_time_region) {
+		r = bpf_per_cpu_ptr(&stolen_time_region, cpu);
+		if (r && BPF_CORE_READ(r, kaddr))
+			*src = HVN_STEAL_PVTIME;
+	}
+#endif
+	return false;
+}
+
 static __always_inline u64 read_steal(u32 cpu, u8 *src, bool ksyms)
 {
 	struct kernel_cpustat *kc;
-	struct kvm_steal_time *st;
-	u32 v1, v2, i, key = cpu;
-	u64 s, *acc;
+	u32 key = cpu;
+	u64 *acc, s;
 
 	*src = HVN_STEAL_KCPUSTAT;
 	if (!ksyms) {
 		acc = bpf_map_lookup_elem(&steal_sum, &key);
 		return acc ? *acc : 0;
 	}
-	if (bpf_core_type_exists(struct kvm_steal_time) && &steal_time) {
-		st = bpf_per_cpu_ptr(&steal_time, cpu);
-		/* The hypervisor bumps version around an update (odd: busy). */
-		for (i = 0; st && i < 4; i++) {
-			/* Three loads in this order, none merged (READ_ONCE). */
-			v1 = *(volatile u32 *)&st->version;
-			asm volatile("" ::: "memory");
-			s = *(volatile u64 *)&st->steal;
-			asm volatile("" ::: "memory");
-			v2 = *(volatile u32 *)&st->version;
-			if (v1 == v2 && !(v1 & 1) && v1) {
-				*src = HVN_STEAL_KVM;
-				return s;
-			}
-		}
-	}
+	if (read_pv_steal(cpu, src, &s))
+		return s;
 	kc = bpf_per_cpu_ptr(&kernel_cpustat, cpu);
 	return kc ? kc->cpustat[CPUTIME_STEAL] : 0;
 }
