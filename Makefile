@@ -90,12 +90,14 @@ ARM64_HDRS := $(filter-out build/bpf/%,$(TOOL_HDRS)) build/bpf-arm64/hvnoise.ske
 # kernel, into the cache) and builds build/tools-arm64/hvnoise.
 tools-arm64:
 	@libs='$(ARM64_LIBS)'; btf='$(ARM64_BTF)'; \
-	[ -n "$$libs" ] || libs=$$(scripts/fetch-headers-6.1-arm64.sh --libs) || exit 1; \
+	[ -n "$$libs" ] || libs=$$(scripts/fetch-headers-6.1-arm64.sh --libs) || exit $$?; \
 	if [ -z "$$btf" ]; then \
-		root=$$(scripts/fetch-headers-6.1-arm64.sh --vm) || exit 1; \
+		root=$$(scripts/fetch-headers-6.1-arm64.sh --vm) || exit $$?; \
 		btf=$$(ls "$$root"/boot/vmlinuz-* | tail -n 1); \
 	fi; \
 	$(MAKE) build/tools-arm64/hvnoise ARM64_LIBS="$$libs" ARM64_BTF="$$btf"
+
+FORCE:
 
 arm64-inputs:
 	@command -v $(ARM64_CC) >/dev/null || \
@@ -105,15 +107,26 @@ arm64-inputs:
 	@test -r "$(ARM64_BTF)" || \
 		{ echo "ARM64_BTF='$(ARM64_BTF)': not readable (an arm64 kernel's Image or BTF)"; exit 1; }
 
-build/bpf-arm64/vmlinux.h: | arm64-inputs
+# What the arm64 build was made from (the BTF's path, size and time, the
+# libraries' package list), rewritten only when that changes: a newer
+# kernel or other libraries rebuild it (dpkg -x keeps the packages' old
+# mtimes, so the files' own times would not).
+build/tools-arm64/inputs: FORCE | arm64-inputs
+	@mkdir -p $(dir $@)
+	@id="$(ARM64_BTF) $$(stat -c '%s %Y' '$(ARM64_BTF)') $$(cat '$(ARM64_LIBS)/.done' 2>/dev/null)"; \
+	[ "$$(cat $@ 2>/dev/null)" = "$$id" ] || echo "$$id" >$@
+
+build/bpf-arm64/vmlinux.h: build/tools-arm64/inputs
 	@mkdir -p $(dir $@)
 	scripts/btf-from-image.py $(ARM64_BTF) $@.btf
 	bpftool btf dump file $@.btf format c >$@.tmp && mv $@.tmp $@ && rm -f $@.btf
 
+# The BPF helpers' headers of the libbpf it links (Debian 12's arm64 one).
 build/bpf-arm64/hvnoise.bpf.o: $(BPF_SRCS) build/bpf-arm64/vmlinux.h
-	clang -D__TARGET_ARCH_arm64 -Ibuild/bpf-arm64 $(BPF_CFLAGS_COMMON) -c $< -o $@
+	clang -D__TARGET_ARCH_arm64 -Ibuild/bpf-arm64 $(BPF_CFLAGS_COMMON) \
+		-I$(ARM64_LIBS)/usr/include -c $< -o $@
 
-build/tools-arm64/obj/%.o: %.c $(ARM64_HDRS) | arm64-inputs
+build/tools-arm64/obj/%.o: %.c $(ARM64_HDRS) build/tools-arm64/inputs
 	@mkdir -p $(dir $@)
 	$(ARM64_CC) $(ARM64_CFLAGS) -O2 -c -o $@ $<
 
@@ -232,7 +245,7 @@ build/tools-asan/obj/%.o: %.c $(TOOL_HDRS)
 
 build/tools/libhvnoise.a: $(call TOOL_LIB_OBJS,build/tools)
 build/tools-asan/libhvnoise.a: $(call TOOL_LIB_OBJS,build/tools-asan)
-build/tools/libhvnoise.a build/tools-asan/libhvnoise.a:
+build/tools/libhvnoise.a build/tools-asan/libhvnoise.a build/fuzz/libhvnoise.a:
 	@# P: members by their path, so that two sources of one name do not
 	@# replace each other.
 	rm -f $@ && ar rcsP $@ $^
@@ -246,18 +259,27 @@ build/tools-asan/hvnoise: $(TOOL_CMD_SRCS) $(TOOL_HDRS) build/tools-asan/libhvno
 # libFuzzer harnesses (clang) of every parser; make fuzz runs each 10 min.
 # They link the library's sources only: no command, no main.
 # UBSan stops the run: a report libFuzzer lets pass is no crash to it.
-FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	       -D_GNU_SOURCE -std=gnu11 \
-	       $(TOOL_INC) $(shell pkg-config --cflags $(TOOL_PKGS) 2>/dev/null)
+FUZZ_BASE := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
+	     -D_GNU_SOURCE -std=gnu11 \
+	     $(TOOL_INC) $(shell pkg-config --cflags $(TOOL_PKGS) 2>/dev/null)
+FUZZ_CFLAGS := -fsanitize=fuzzer $(FUZZ_BASE)
 FUZZERS := tracedat inputs nccl params http pickle summary
 
 build/fuzz/fuzz_params: tests/fuzz/fuzz_params.c kmod/lib/cpulist.c kmod/lib/devlist.c
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -o $@ $^
 
-build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(TOOL_LIB_SRCS) $(TOOL_HDRS)
+# The library, instrumented for libFuzzer once (fuzzer-no-link: coverage
+# without libFuzzer's main), then linked into each harness.
+build/fuzz/obj/%.o: %.c $(TOOL_HDRS)
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -o $@ $< $(TOOL_LIB_SRCS) $(TOOL_LIBS)
+	clang -fsanitize=fuzzer-no-link $(FUZZ_BASE) -c -o $@ $<
+
+build/fuzz/libhvnoise.a: $(call TOOL_LIB_OBJS,build/fuzz)
+
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libhvnoise.a $(TOOL_HDRS)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -o $@ $< build/fuzz/libhvnoise.a $(TOOL_LIBS)
 
 fuzz-build: $(addprefix build/fuzz/fuzz_,$(FUZZERS))
 

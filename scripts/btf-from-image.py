@@ -5,8 +5,10 @@ Debian's arm64 kernel packages carry no ELF vmlinux, and bpftool reads BTF
 only from ELF or raw files; the Image holds the raw .BTF section as is
 (between __start_BTF and __stop_BTF).  Usage: btf-from-image.py IMAGE OUT.
 A gzip'ed Image is unpacked first; a file that already is raw BTF is
-copied.  Exactly one little-endian BTF header must be found (magic 0xeb9f, version 1, 24-byte header, types first,
-strings after them ending in NUL), or this fails naming what it found.
+copied.  A BTF header is taken where it holds together (magic 0xeb9f,
+version 1, 24-byte header, types first, strings after them ending in NUL);
+of several (BPF programs built into the kernel carry their own, far
+smaller), the largest is the kernel's.
 """
 import gzip
 import struct
@@ -39,11 +41,11 @@ def main(argv):
     if data[:2] == b"\x1f\x8b":	# a gzip'ed Image (vmlinuz)
         data = gzip.decompress(data)
     found = list(blobs(data))
-    if len(found) != 1:
-        sys.exit(f"btf-from-image: {argv[1]}: {len(found)} BTF blobs, "
-                 "need exactly one (a kernel built with "
-                 "CONFIG_DEBUG_INFO_BTF)")
-    start, end = found[0]
+    if not found:
+        sys.exit(f"btf-from-image: {argv[1]}: no BTF found (a kernel without "
+                 "CONFIG_DEBUG_INFO_BTF, or an Image compressed other than "
+                 "by gzip, such as an EFI zboot one)")
+    start, end = max(found, key=lambda b: b[1] - b[0])
     with open(argv[2], "wb") as f:
         f.write(data[start:end])
 

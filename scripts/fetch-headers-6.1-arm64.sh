@@ -76,7 +76,7 @@ libs_root() {
 	# shellcheck disable=SC2086
 	(cd "$root/libs-debs" && apt-get -q $opts download $pkgs >&2) ||
 		{ apt-get -q $opts update >&2 &&
-		  cd "$root/libs-debs" && apt-get -q $opts download $pkgs >&2; } || return 2
+		  (cd "$root/libs-debs" && apt-get -q $opts download $pkgs >&2); } || return 2
 	for deb in "$root"/libs-debs/*.deb; do
 		dpkg -x "$deb" "$root/libs" || return 1
 	done

@@ -12,7 +12,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 . tests/host/hvntest.sh
 mkdir -p "$out"
-if ! make -s fuzz-build >"$out/build.log" 2>&1; then
+if ! make -s -j"$(nproc)" fuzz-build >"$out/build.log" 2>&1; then
 	cat "$out/build.log"
 	ktap_check 1 "fuzz/build"
 	exit 0

@@ -14,6 +14,7 @@ only build/bpf/vmlinux.h.
 import os
 import pty
 import re
+import shutil
 import select
 import subprocess
 import sys
@@ -70,7 +71,17 @@ def run_ok(cmd, what, want=None, timeout=600):
 
 def run_arm64(cmd):
     """CMD builds build/tools-arm64/hvnoise: an arm64 ELF executable with
-    no program interpreter (static: it runs on any arm64 host)."""
+    no program interpreter (static: it runs on any arm64 host).  Skipped,
+    as the build stage's arm64 builds are, without the cross compiler or
+    where Debian's arm64 packages cannot be had (the fetch's exit 2)."""
+    if shutil.which("aarch64-linux-gnu-gcc") is None:
+        return check.skip(f"`{cmd}`", "no aarch64-linux-gnu-gcc "
+                          "(scripts/install-deps.sh installs gcc-aarch64-linux-gnu)")
+    for what in ("--libs", "--vm"):
+        r = sh(f"scripts/fetch-headers-6.1-arm64.sh {what}")
+        if r.returncode == 2:
+            return check.skip(f"`{cmd}`", "Debian 12's arm64 packages cannot be had "
+                              f"here: {r.stderr.strip().splitlines()[-1:]}")
     if not run_ok(cmd, "cross-builds the arm64 tool"):
         return
     path = os.path.join(TOP, "build/tools-arm64/hvnoise")

@@ -768,6 +768,14 @@ static bool cpu_online(unsigned int cpu)
 {
 	char p[96];
 
+	/*
+	 * A possible CPU that is not present (a VM's hotplug slot) has no
+	 * directory; one that cannot go offline (often CPU 0) has no
+	 * "online" file.
+	 */
+	snprintf(p, sizeof(p), "/sys/devices/system/cpu/cpu%u", cpu);
+	if (access(p, F_OK))
+		return false;
 	snprintf(p, sizeof(p), "/sys/devices/system/cpu/cpu%u/online", cpu);
 	return read_long(p, 1) == 1;
 }

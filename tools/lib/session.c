@@ -570,7 +570,8 @@ static int start(struct hvn_session *s, const struct hvn_session_opts *o)
 	if (s->ncpus < 1 || s->ncpus > HVN_MAX_CPUS)
 		s->ncpus = 1;
 	s->tcpu = calloc(s->ncpus, sizeof(*s->tcpu));
-	if (!s->tcpu)
+	s->nobuf = calloc(s->ncpus, sizeof(*s->nobuf));
+	if (!s->tcpu || !s->nobuf)
 		return HVN_EXIT_FAIL;
 	for (int c = 0; c < s->ncpus; c++) {
 		/* Offline CPUs have no buffer to open: they record nothing. */
@@ -611,9 +612,23 @@ int hvn_session_read(struct hvn_session *s, int cpu, void *page)
 
 	if (!s->tcpu[cpu])
 		return 0;
+	if (s->nobuf[cpu]) {
+		uint64_t now = hvn_now(CLOCK_MONOTONIC);
+
+		if (now < s->nobuf_probe)
+			return 0;
+		/* Once a second: clear them all, and they are read again. */
+		s->nobuf_probe = now + 1000000000ULL;
+		memset(s->nobuf, 0, s->ncpus * sizeof(*s->nobuf));
+	}
 	r = tracefs_cpu_read(s->tcpu[cpu], page, true);
 	if (r > 0)
 		return 1;
+	if (r < 0 && errno == ENODEV) {
+		/* Possible, never online (a VM's hotplug slot): no buffer. */
+		s->nobuf[cpu] = true;
+		return 0;
+	}
 	if (r < 0 && errno != EAGAIN && errno != EINTR)
 		return -1;
 	return 0;
@@ -887,6 +902,8 @@ void hvn_session_end(struct hvn_session *s)
 		free(s->tcpu);
 		s->tcpu = NULL;
 	}
+	free(s->nobuf);
+	s->nobuf = NULL;
 	if (s->inst) {
 		tracefs_trace_off(s->inst);
 		destroy_instance(s);

@@ -45,6 +45,10 @@ struct hvn_session {
 	int nenabled;
 	int ncpus;
 	struct tracefs_cpu **tcpu;
+	/* CPUs possible but never online have no buffer (reads: ENODEV):
+	 * probed again once a second, in case one comes online. */
+	bool *nobuf;
+	uint64_t nobuf_probe;
 	uint32_t page_size;
 	unsigned long filter_cpus[HVN_MAX_CPUS / (8 * sizeof(long))];
 	bool have_filter;		/* kernel events of filter_cpus only */
