@@ -81,7 +81,7 @@ def run_arm64(cmd):
         r = sh(f"scripts/fetch-headers-6.1-arm64.sh {what}")
         if r.returncode == 2:
             return check.skip(f"`{cmd}`", "Debian 12's arm64 packages cannot be had "
-                              f"here: {r.stderr.strip().splitlines()[-1:]}")
+                              f"here: {(r.stderr.strip().splitlines() or [''])[-1]}")
     if not run_ok(cmd, "cross-builds the arm64 tool"):
         return
     path = os.path.join(TOP, "build/tools-arm64/hvnoise")

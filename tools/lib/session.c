@@ -626,6 +626,12 @@ int hvn_session_read(struct hvn_session *s, int cpu, void *page)
 		return 1;
 	if (r < 0 && errno == ENODEV) {
 		/* Possible, never online (a VM's hotplug slot): no buffer. */
+		uint64_t now = hvn_now(CLOCK_MONOTONIC);
+
+		if (!s->nobuf_probe)
+			hvn_debug("CPU %d, never online, has no buffer (nor may others): read once a second", cpu);
+		if (s->nobuf_probe <= now)
+			s->nobuf_probe = now + 1000000000ULL;
 		s->nobuf[cpu] = true;
 		return 0;
 	}
@@ -636,6 +642,9 @@ int hvn_session_read(struct hvn_session *s, int cpu, void *page)
 
 int hvn_session_stop(struct hvn_session *s)
 {
+	/* The last drain reads every CPU: one may have come online since. */
+	if (s->nobuf)
+		memset(s->nobuf, 0, s->ncpus * sizeof(*s->nobuf));
 	return tracefs_trace_off(s->inst);
 }
 
