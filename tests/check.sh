@@ -181,21 +181,29 @@ else
 	ktest_why="no kernel source for the test kernel: ${k72_why:-the 7.2 tree failed}; ${k612_why:-the 6.12 tree failed}"
 	skip "build/test kernel (KASAN, lockdep, kmemleak, KUnit)" "$ktest_why"
 fi
+# fetch_arm64 MODE LOG WHAT: scripts/fetch-headers-6.1-arm64.sh MODE (none,
+# --vm or --libs), as tree() does: sets fetched (its root; empty on a
+# failure) and fetch_why (on exit 2, cannot be had here: a SKIP; empty on
+# any other failure, the script's: a FAIL).
+fetch_arm64() {
+	local log="$out/$2" rc
+	fetched=$(scripts/fetch-headers-6.1-arm64.sh ${1:+"$1"} 2>"$log")
+	rc=$?
+	fetch_why=""
+	if [ $rc -ne 0 ]; then
+		diag <"$log"
+		fetched=""
+		[ $rc -eq 2 ] && fetch_why="$3 could not be fetched: $(tail -n 1 "$log")"
+	fi
+}
 # Debian 12's arm64 6.1 headers, cross-built against (aarch64-linux-gnu-gcc).
 k61arm_why=""
 if ! command -v aarch64-linux-gnu-gcc >/dev/null; then
 	k61arm=""
 	k61arm_why="no aarch64-linux-gnu-gcc (scripts/install-deps.sh installs gcc-aarch64-linux-gnu)"
 else
-	# Exit 2: cannot be had here (a SKIP); any other failure is the
-	# script's (a FAIL, through build's empty tree and reason).
-	k61arm=$(scripts/fetch-headers-6.1-arm64.sh 2>"$out/fetch-6.1-arm64.log")
-	rc=$?
-	if [ $rc -ne 0 ]; then
-		diag <"$out/fetch-6.1-arm64.log"
-		k61arm=""
-		[ $rc -eq 2 ] && k61arm_why="Debian 12's arm64 6.1 headers could not be fetched: $(tail -n 1 "$out/fetch-6.1-arm64.log")"
-	fi
+	fetch_arm64 "" fetch-6.1-arm64.log "Debian 12's arm64 6.1 headers"
+	k61arm=$fetched k61arm_why=$fetch_why
 fi
 arm64="ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-"
 build() {
@@ -491,24 +499,15 @@ a64_why=$k61arm_why
 	a64_why="no qemu-system-aarch64 (scripts/install-deps.sh installs qemu-system-arm)"
 a64root=""
 if [ -z "$a64_why" ] && [ -n "$k61arm" ]; then
-	a64root=$(scripts/fetch-headers-6.1-arm64.sh --vm 2>"$out/fetch-arm64-vm.log")
-	rc=$?
-	if [ $rc -ne 0 ]; then
-		diag <"$out/fetch-arm64-vm.log"
-		a64root=""
-		[ $rc -eq 2 ] && a64_why="Debian 12's arm64 kernel could not be fetched: $(tail -n 1 "$out/fetch-arm64-vm.log")"
-	fi
+	fetch_arm64 --vm fetch-arm64-vm.log "Debian 12's arm64 kernel"
+	a64root=$fetched a64_why=$fetch_why
 fi
 # The tool's arm64 libraries and trace-cmd, for the BPF source in the guest.
 a64libs=""
 if [ -z "$a64_why" ] && [ -n "$a64root" ]; then
-	a64libs=$(scripts/fetch-headers-6.1-arm64.sh --libs 2>"$out/fetch-arm64-libs.log")
-	rc=$?
-	if [ $rc -ne 0 ]; then
-		diag <"$out/fetch-arm64-libs.log"
-		a64libs=""
-		[ $rc -eq 2 ] && a64_why="Debian 12's arm64 libbpf, libtracefs, libtraceevent or trace-cmd could not be fetched: $(tail -n 1 "$out/fetch-arm64-libs.log")"
-	fi
+	fetch_arm64 --libs fetch-arm64-libs.log \
+		"Debian 12's arm64 libbpf, libtracefs, libtraceevent or trace-cmd"
+	a64libs=$fetched a64_why=$fetch_why
 fi
 a64kver=""
 [ -n "$a64root" ] && a64kver=$(ls "$a64root/lib/modules" 2>/dev/null | head -n 1)

@@ -37,13 +37,8 @@ dmesg | grep "hvnoise: " | tail -3
 
 # The watched set: every vector of both devices on the CPU /proc has it on.
 wait_until 10 '[ "$(trace_pairs $BLK | wc -l)" -ge 1 ]'
-for d in $NIC $BLK; do
-	trace_pairs $d >/tmp/t.txt
-	proc_pairs $d >/tmp/p.txt
-	cmp -s /tmp/t.txt /tmp/p.txt
-	check $? "hvnoise:watch names each vector of $d on its CPU, as /proc does ($(wc -l </tmp/t.txt) of $(wc -l </tmp/p.txt))"
-	diff /tmp/p.txt /tmp/t.txt | head -5
-done
+pairs_as_proc $NIC hvnoise:watch
+pairs_as_proc $BLK hvnoise:watch
 want=$(proc_pairs $NIC; proc_pairs $BLK)
 want=$(echo "$want" | cut -d: -f2 | sort -nu | tr '\n' ' ')
 got=$(expand_cpulist "$(cat $P/watched)" | tr '\n' ' ')
@@ -104,6 +99,7 @@ bpf_stop() {
 	kill -INT $bpfpid
 	wait $bpfpid
 	check $? "hvnoise record --source bpf wrote $bpf_file"
+	cat $bpf_file.log
 	trace-cmd report -i $bpf_file >$bpf_file.txt 2>&1
 	check $? "trace-cmd (Debian's arm64 one) reads $bpf_file"
 }
@@ -120,6 +116,7 @@ bpf_start /tmp/bpf.dat --param storm_rate=$STORM --param storm_window_ms=100 \
 # module and at its start for the BPF source.
 mkdir $T/instances/cmp
 echo 1 >$T/instances/cmp/events/hvnoise/irq_storm_begin/enable
+echo 1 >$T/instances/cmp/events/hvnoise/irq_storm/enable	# counts, to compare
 echo $STORM >$P/storm_rate
 
 # --- An IRQ move: the NIC's receive vector, to another CPU and back ----------
@@ -142,13 +139,8 @@ echo 0 >$T/instances/cmp/tracing_on
 bpf_stop
 echo $rms >$P/resolve_ms
 hvn_trace=/tmp/bpf.dat.txt
-for d in $NIC $BLK; do
-	trace_pairs $d >/tmp/t.txt
-	proc_pairs $d >/tmp/p.txt
-	cmp -s /tmp/t.txt /tmp/p.txt
-	check $? "BPF: its hvnoise:watch names each vector of $d on its CPU, as /proc does ($(wc -l </tmp/t.txt) of $(wc -l </tmp/p.txt))"
-	diff /tmp/p.txt /tmp/t.txt | head -5
-done
+pairs_as_proc $NIC "BPF: its hvnoise:watch"
+pairs_as_proc $BLK "BPF: its hvnoise:watch"
 hvn_trace=""
 # (trace-cmd report pads the event name with spaces)
 grep " irq_migrate: " /tmp/bpf.dat.txt
@@ -156,16 +148,16 @@ grep " irq_migrate: " /tmp/bpf.dat.txt
 	[ "$(grep -c " irq_migrate: *irq=$nicirq .*from_cpu=$bpf_to to_cpu=$bpf_from how=handled" /tmp/bpf.dat.txt)" = 1 ] &&
 	[ "$(grep -c " irq_migrate: " /tmp/bpf.dat.txt)" = 2 ]
 check $? "BPF: the NIC's receive vector moved there and back is seen once each way, how=handled (IRQ $nicirq, CPU $bpf_from and $bpf_to)"
-storms() {	# (cpu, source, irq, name) of each storm begun in report $1
-	sed -n 's/.* irq_storm_begin: *\(cpu=[0-9]* source=[a-z_0-9]* irq=-\{0,1\}[0-9]* name=[^ ]*\) .*/\1/p' "$1" | sort -u
-}
-storms $T/instances/cmp/trace >/tmp/ms.txt
-storms /tmp/bpf.dat.txt >/tmp/bs.txt
+storms_begun $T/instances/cmp/trace >/tmp/ms.txt
+storms_begun /tmp/bpf.dat.txt >/tmp/bs.txt
 cat /tmp/bs.txt
 grep -q "^cpu=$cpu source=irq irq=$irq name=virtio1-req.$((ncpu - 1))$" /tmp/bs.txt &&
 	cmp -s /tmp/ms.txt /tmp/bs.txt
 check $? "BPF: the storm of queue $((ncpu - 1)) is named (IRQ $irq on CPU $cpu), and the storms begun are the module's ($(wc -l </tmp/bs.txt) and $(wc -l </tmp/ms.txt))"
 diff /tmp/ms.txt /tmp/bs.txt
+# Each storm's count and peak: how far each was past the threshold.
+grep " irq_storm: " $T/instances/cmp/trace | sed 's/.* irq_storm: */STORM module /'
+grep " irq_storm: " /tmp/bpf.dat.txt | sed 's/.* irq_storm: */STORM bpf /'
 rmdir $T/instances/cmp
 echo 2000 >$P/storm_rate
 

@@ -123,12 +123,29 @@ trace_pairs() {
 	watch_recs | awk -v d="$1" '$1 == "irq" && $4 == d { print $5 ":" $2 }' | sort
 }
 
+# pairs_as_proc DEV WHO: check that WHO's newest hvnoise:watch records (in
+# $hvn_trace, as trace_pairs reads) name each vector of DEV on the CPU
+# /proc has it on.
+pairs_as_proc() {
+	trace_pairs "$1" >/tmp/t.txt
+	proc_pairs "$1" >/tmp/p.txt
+	cmp -s /tmp/t.txt /tmp/p.txt
+	check $? "$2 names each vector of $1 on its CPU, as /proc does ($(wc -l </tmp/t.txt) of $(wc -l </tmp/p.txt))"
+	diff /tmp/p.txt /tmp/t.txt | head -5
+}
+
 # Watched CPUs with reason $1 (listed|irq|numa) in the newest generation.
 trace_cpus_why() {
 	watch_recs | awk -v w="$1" '$1 == "cpu" && ("|" $3 "|") ~ ("\\|" w "\\|") { print $2 }' | sort -n
 }
 
 # --- moves, storms, unload (the big and the arm64 guests) ----------------------------
+# storms_begun FILE: (cpu, source, irq, name) of each storm begun in FILE (a
+# tracefs trace or a trace-cmd report, which pads the event name), once each.
+storms_begun() {
+	sed -n 's/.* irq_storm_begin: *\(cpu=[0-9]* source=[a-z_0-9]* irq=-\{0,1\}[0-9]* name=[^ ]*\) .*/\1/p' "$1" | sort -u
+}
+
 # nic_move IRQ FROM TO STEP [HOW]: move the NIC's receive vector IRQ to CPU
 # TO, with frames from its peer ($peer: a moved vector changes CPU at its
 # next interrupt), and check that one irq_migrate FROM -> TO (and HOW) is

@@ -74,11 +74,7 @@ echo >$T/trace
 echo none >$P/devices
 echo $BLK >$P/devices
 wait_until 10 '[ "$(trace_pairs $BLK | wc -l)" -ge "$nq" ]'
-trace_pairs $BLK >/tmp/t.txt
-proc_pairs $BLK >/tmp/p.txt
-cmp -s /tmp/t.txt /tmp/p.txt
-check $? "hvnoise:watch names each of the disk's $nq vectors on its CPU, as /proc does ($(wc -l </tmp/t.txt) records)"
-diff /tmp/p.txt /tmp/t.txt | head -5
+pairs_as_proc $BLK "hvnoise:watch (the disk's $nq vectors)"
 w=$(cat $P/watched)
 [ "$w" = "0-$((ncpu - 1))" ]
 check $? "every CPU with a disk queue is watched ($w)"
@@ -133,14 +129,10 @@ kill -INT $bpfpid
 wait $bpfpid
 check $? "hvnoise record --source bpf wrote its recording"
 trace-cmd report -i /tmp/bpf.dat >/tmp/bpf.txt 2>&1
-proc_pairs $BLK >/tmp/p.txt
 hvn_trace=/tmp/bpf.txt
-trace_pairs $BLK >/tmp/t.txt
+pairs_as_proc $BLK "BPF: its hvnoise:watch (the disk's $nq vectors)"
 w=$(trace_cpus_why irq | wc -l)
 hvn_trace=""
-cmp -s /tmp/t.txt /tmp/p.txt
-check $? "BPF: its hvnoise:watch names each of the disk's $nq vectors on its CPU, as /proc does ($(wc -l </tmp/t.txt) records)"
-diff /tmp/p.txt /tmp/t.txt | head -5
 [ "$w" = "$ncpu" ]
 check $? "BPF: all $ncpu CPUs watched for the disk's vectors ($w)"
 # (trace-cmd report pads the event name with spaces)
@@ -149,11 +141,8 @@ grep " irq_migrate: " /tmp/bpf.txt
 	[ "$(grep -c " irq_migrate: *irq=$nicirq .*from_cpu=$bpf_to to_cpu=$bpf_from " /tmp/bpf.txt)" = 1 ] &&
 	[ "$(grep -c " irq_migrate: " /tmp/bpf.txt)" = 2 ]
 check $? "BPF: the NIC's receive vector moved there and back is seen once each way (IRQ $nicirq, CPU $bpf_from and $bpf_to)"
-storms() {	# (cpu, source, irq, name) of each storm begun in report $1
-	sed -n 's/.* irq_storm_begin: *\(cpu=[0-9]* source=[a-z_0-9]* irq=-\{0,1\}[0-9]* name=[^ ]*\) .*/\1/p' "$1" | sort -u
-}
-storms $T/instances/cmp/trace >/tmp/ms.txt
-storms /tmp/bpf.txt >/tmp/bs.txt
+storms_begun $T/instances/cmp/trace >/tmp/ms.txt
+storms_begun /tmp/bpf.txt >/tmp/bs.txt
 cat /tmp/bs.txt
 grep -q "^cpu=$cpu source=irq irq=$irq name=virtio1-req.$((nq - 2))$" /tmp/bs.txt &&
 	cmp -s /tmp/ms.txt /tmp/bs.txt

@@ -574,7 +574,7 @@ static int start(struct hvn_session *s, const struct hvn_session_opts *o)
 	if (!s->tcpu || !s->nobuf)
 		return HVN_EXIT_FAIL;
 	for (int c = 0; c < s->ncpus; c++) {
-		/* Offline CPUs have no buffer to open: they record nothing. */
+		/* A CPU never online has no buffer: no open, or reads ENODEV. */
 		s->tcpu[c] = open_cpu(s, c);
 		if (s->tcpu[c] && !s->page_size)
 			s->page_size = tracefs_cpu_read_size(s->tcpu[c]);
