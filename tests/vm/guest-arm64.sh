@@ -12,7 +12,12 @@ STAGE=vm-arm64
 inject_init /dev/ttyS0
 PEER=0000:00:06.0
 TEST_LOST_US=15000	# the test threshold, above TCG's jitter, as on x86
-STORM=500
+# Storms at 300/s: the NIC's receive vector under the moving frames (1000
+# a second) fires 600 to 1000 times a second, as NAPI takes several frames
+# an interrupt; at 500 that sat at the threshold, where the module and the
+# BPF source, each stamping an interrupt at its own probe (tens of us
+# apart under TCG), can put one on either side of a window's edge.
+STORM=300
 
 ncpu=$(grep -c ^processor /proc/cpuinfo)
 echo "guest: kernel $(uname -r) $(uname -m), $ncpu CPUs"
@@ -112,7 +117,7 @@ bpf_start /tmp/bpf.dat --param storm_rate=$STORM --param storm_window_ms=100 \
 # The module's storms, from an instance of their own, over a time within
 # the BPF source's, at the BPF source's storm_rate, so that both judge
 # alike.  The module's 1 ms sampler makes the arch timer 1000+ IRQs a
-# second: a storm at 500 (detectors.rst), begun at the write below for the
+# second: a storm at $STORM (detectors.rst), begun at the write below for the
 # module and at its start for the BPF source.
 mkdir $T/instances/cmp
 echo 1 >$T/instances/cmp/events/hvnoise/irq_storm_begin/enable
