@@ -339,6 +339,50 @@ static void print_ranks(const struct hvn_fleet *f, const struct hvn_fleet_rank *
 	}
 }
 
+static const char *const seen_name[] = {
+	[HVN_SEEN_DETECTORS] = "detectors",
+	[HVN_SEEN_IRQ] = "the kernel's IRQ events only (no lost time or steal)",
+	[HVN_SEEN_NOTHING] = "nothing (no module, no BPF, no events): its noise is unknown, not absent",
+};
+
+/* "comm 0123... AllReduce seq 76" */
+static void print_key(const struct hvn_coll *c)
+{
+	printf("comm %016llx %s seq %llu", (unsigned long long)c->comm,
+	       hvn_nccl_fn(c->func), (unsigned long long)c->seq);
+}
+
+static void print_culprit(const struct hvn_fleet *f, const struct hvn_fleet_stall *s,
+			  const struct hvn_fleet_culprit *c)
+{
+	const struct hvn_fleet_host *h = &f->h[c->host];
+	const struct hvn_coll *cc = &h->x->coll[c->coll];
+	const struct hvn_proc *pr = hvn_corr_proc_of(h->x, cc->comm, cc->rank);
+
+	printf("     culprit: %s rank %d", h->host, cc->rank);
+	if (pr && pr->pid > 0)
+		printf(" (pid %d)", pr->pid);
+	if (s->ncul > 1 || s->cls == HVN_FLEET_ARRIVAL)
+		printf(", held the job %.3f ms", c->delay_ns / 1e6);
+	printf(":");
+	if (c->carried) {
+		printf(" held ");
+		print_key(hvn_fleet_grp_coll(f, c->root));
+		printf(c->how == HVN_HOLD_LATE ? " (its rank came late)" :
+		       " (its noise stalled the transfer)");
+		printf(", and the ranks that waited there came late here;");
+	}
+	if (c->why.cause)
+		printf(" %s, %.0f%% of its %.3f ms\n", c->why.verdict,
+		       100 * hvn_fleet_share(c), (c->why_end - c->why_start) / 1e6);
+	else if (h->seen == HVN_SEEN_NOTHING)
+		printf(" hvnoise saw nothing on %s (no module, no BPF, no events): its noise is unknown\n",
+		       h->host);
+	else
+		printf(" no host noise on its CPUs explains it (%s): compute, the network or the GPU\n",
+		       cause_name[0]);
+}
+
 static void print_fleet(const struct hvn_fleet *f, const struct hvn_corr_params *p)
 {
 	const struct hvn_fleet_host *ref = &f->h[f->ref];
@@ -366,23 +410,38 @@ static void print_fleet(const struct hvn_fleet *f, const struct hvn_corr_params 
 			       h->unc / 1e6);
 			if (h->drift)
 				printf(", drift %+.2f ppm", h->drift * 1e6);
-			printf(" (%zu collectives)  %s\n", h->nsamples, h->path);
+			printf(" (%zu collectives%s)  %s\n", h->nsamples,
+			       h->via >= 0 ? ", through hosts aligned before it" : "",
+			       h->path);
 			if (h->disagrees)
 				printf("  %-20s CLOCK: its CLOCK_REALTIME is %.3f ms %s %s's, beyond the uncertainty: NTP is off there (times below are aligned)\n",
 				       "", fabs(h->offset) / 1e6,
 				       h->offset > 0 ? "ahead of" : "behind", ref->host);
 		}
+		if (h->step_ns)
+			printf("  %-20s CLOCK: its CLOCK_REALTIME stepped by up to %.3f ms during the recording (aligned on CLOCK_MONOTONIC, which did not)\n",
+			       "", h->step_ns / 1e6);
+		if (h->seen != HVN_SEEN_DETECTORS)
+			printf("  %-20s NO DATA: hvnoise saw %s\n", "", seen_name[h->seen]);
 	}
+	printf("\nHosts to drain, by the time their noise or lateness cost the job:\n");
+	for (size_t i = 0; i < f->nblame && i < (size_t)p->top; i++) {
+		const struct hvn_fleet_blame *b = &f->blame[i];
+		const struct hvn_fleet_stall *w = &f->st[b->worst];
+
+		printf("%3zu. %-20s %.3f ms, held the job %u time%s; the most in comm %016llx %s seq %llu (%.3f ms)\n",
+		       i + 1, f->h[b->host].host, b->delay_ns / 1e6, b->nheld,
+		       b->nheld == 1 ? "" : "s", (unsigned long long)w->comm,
+		       hvn_nccl_fn(w->func), (unsigned long long)w->seq,
+		       b->worst_ns / 1e6);
+	}
+	if (!f->nblame)
+		printf("  none: no host's noise or lateness held the job\n");
 	printf("\nJob stalls, by time lost:\n");
 	for (size_t i = 0; i < f->nst && i < (size_t)p->top; i++) {
 		const struct hvn_fleet_stall *s = &f->st[i];
-		const struct hvn_fleet_rank *c = &s->r[0];
-		const struct hvn_fleet_host *h = &f->h[c->host];
-		const struct hvn_coll *cc = &h->x->coll[c->coll];
-		const struct hvn_proc *pr = hvn_corr_proc_of(h->x, cc->comm, cc->rank);
+		uint32_t nhosts = 0, nlate = 0;
 		char when[48];
-
-		uint32_t nhosts = 0;
 
 		for (uint32_t k = 0; k < s->nr; k++) {
 			bool seen = false;
@@ -395,35 +454,45 @@ static void print_fleet(const struct hvn_fleet *f, const struct hvn_corr_params 
 		printf("%3zu. %s  comm %016llx %s seq %llu: %u ranks on %u hosts, lost %.3f ms\n",
 		       i + 1, when, (unsigned long long)s->comm, hvn_nccl_fn(s->func),
 		       (unsigned long long)s->seq, s->nr, nhosts, s->lost_ns / 1e6);
-		if (s->cls == HVN_FLEET_ARRIVAL)
-			printf("     arrival stall: rank %d on %s entered %.3f ms after the other hosts' ranks (+- %.3f ms)\n",
-			       cc->rank, h->host, s->late_ns / 1e6, s->unc / 1e6);
-		else
-			printf("     in-flight stall: every rank entered within %.3f ms; ",
-			       s->spread_ns / 1e6);
-		if (!s->culprit) {
-			printf("%sno host noise explains this: the ranks were in compute, the network or the GPU\n",
-			       s->cls == HVN_FLEET_ARRIVAL ? "     " : "");
-		} else {
-			double share = hvn_fleet_share(s);
+		if (s->cls == HVN_FLEET_ARRIVAL) {
+			uint32_t last = 0;
 
-			printf("%sculprit: %s rank %d", s->cls == HVN_FLEET_ARRIVAL ? "     " : "",
-			       h->host, cc->rank);
-			if (pr && pr->pid > 0)
-				printf(" (pid %d)", pr->pid);
-			if (s->why.cause)
-				printf(": %s, %.0f%% of its %.3f ms\n", s->why.verdict,
-				       100 * share, (s->why_end - s->why_start) / 1e6);
-			else
-				printf(": no host noise on its CPUs explains it (%s): compute, the network or the GPU\n",
-				       cause_name[0]);
+			for (uint32_t k = 0; k < s->nr; k++)
+				if (s->r[k].arrive > s->r[last].arrive)
+					last = k;
+			printf("     arrival stall: rank %d on %s entered %.3f ms after the on-time hosts' ranks (+- %.3f ms)\n",
+			       f->h[s->r[last].host].x->coll[s->r[last].coll].rank,
+			       f->h[s->r[last].host].host, s->late_ns / 1e6, s->unc / 1e6);
+		} else {
+			printf("     in-flight stall: every rank entered within %.3f ms\n",
+			       s->spread_ns / 1e6);
 		}
-		printf("     %s:", s->culprit ? "waiting, not guilty" : "ranks");
-		print_ranks(f, s->r + s->culprit, s->nr - s->culprit);
-		printf("\n");
+		for (uint32_t k = 0; k < s->ncul; k++)
+			print_culprit(f, s, &s->cul[k]);
+		if (!s->culprit)
+			printf("     no host noise explains this: the ranks were in compute, the network or the GPU\n");
+		for (uint32_t k = s->ncul; k < s->nr; k++)
+			nlate += s->late[k];
+		if (nlate) {
+			printf("     late, not guilty (held by the collective before):");
+			for (uint32_t k = s->ncul, n = 0; k < s->nr; k++)
+				if (s->late[k])
+					printf("%s %s rank %d", n++ ? "," : "",
+					       f->h[s->r[k].host].host,
+					       f->h[s->r[k].host].x->coll[s->r[k].coll].rank);
+			printf("\n");
+		}
+		if (s->nr > s->ncul + nlate) {
+			printf("     %s:", s->culprit ? "waiting, not guilty" : "ranks");
+			print_ranks(f, s->r + s->ncul, s->nr - s->ncul);
+			printf("\n");
+		}
 		for (uint32_t k = 0; k < s->nnoisy; k++)
-			printf("     also noisy then: %s (a shared hypervisor or co-tenant?)\n",
+			printf("     also noisy then: %s (noise while it waited, not what held the job)\n",
 			       f->h[s->noisy[k]].host);
+		for (uint32_t k = 0; k < s->nunseen; k++)
+			printf("     unseen: hvnoise saw nothing on %s: its noise is unknown, not absent\n",
+			       f->h[s->unseen[k]].host);
 	}
 	if (!f->nst)
 		printf("  none\n");

@@ -12,10 +12,30 @@
 #include "tracedat/meta.h"
 #include "tracedat/tracedat.h"
 
-/* Drift is fitted only over this span: below it an offset is all. */
-#define DRIFT_SPAN_NS	60000000000ll
 /* Fewer shared collectives than this align nothing. */
 #define MIN_SYNC	3
+/* A drift is kept only where it leaves the residuals this much smaller. */
+#define DRIFT_GAIN	0.75
+/* Clock pairs further apart than this: CLOCK_REALTIME stepped. */
+#define STEP_NS		1000000ll
+/* Noise is a host's guilt for an in-flight stall only where it explains
+ * at least this share of the time the job lost: less, and the rest of the
+ * delay had another cause that would have held the job anyway. */
+#define HOLD_SHARE	0.5
+/* How far back a wait is followed, collective to collective. */
+#define MAX_HOPS	64
+
+/* A collective across hosts: where its copies lie in hvn_fleet.all. */
+struct hvn_fleet_grp {
+	uint32_t first, n;
+	uint32_t host, coll;		/* its first copy, kept past the join */
+	uint32_t last;			/* its last arrival's entry */
+	uint32_t nhosts;
+	int64_t ok;			/* the on-time hosts' arrival */
+	double late;			/* its latest host after that */
+	uint64_t lost;			/* the most a copy's own stall lost */
+	int64_t min_dur;		/* its fastest copy */
+};
 
 static bool implicit_sync(const struct hvn_coll *c)
 {
@@ -24,18 +44,15 @@ static bool implicit_sync(const struct hvn_coll *c)
 		c->func == HVN_FN_REDUCESCATTER);
 }
 
-/* A rank's trace time on its host's CLOCK_REALTIME: its own clock pair
- * (taken when its communicator began), else the trace's nearest. */
-static int64_t real_of(const struct hvn_corr *x, const struct hvn_coll *c,
-		       uint64_t mono)
+/*
+ * A host's trace time on its CLOCK_REALTIME: one base for the whole host,
+ * so that a step of CLOCK_REALTIME (a clock pair taken before it, another
+ * after) moves no collective against another; the alignment then works
+ * on time that never steps.
+ */
+static int64_t real_of(const struct hvn_fleet_host *h, uint64_t mono)
 {
-	const struct hvn_proc *p = hvn_corr_proc_of(x, c->comm, c->rank);
-
-	if (p && p->real)
-		return (int64_t)(mono - p->mono + p->real);
-	if (x->an.nclk)
-		return (int64_t)hvn_an_mono_to_real(&x->an, mono);
-	return (int64_t)mono;
+	return (int64_t)(mono + (uint64_t)h->base);
 }
 
 /*
@@ -67,6 +84,40 @@ static int64_t wrap_sub(int64_t a, int64_t b)
 static int64_t aligned(const struct hvn_fleet_host *h, int64_t real)
 {
 	return wrap_sub(real, host_offset(h, real));
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The base most of the host's clock pairs agree on, and how far the
+ * others are from it: a CLOCK_REALTIME step. */
+static int host_base(struct hvn_fleet_host *h)
+{
+	const struct hvn_corr *x = h->x;
+	size_t n = 0;
+	int64_t *v = malloc((x->an.nclk + x->nproc + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (int i = 0; i < x->an.nclk; i++)
+		v[n++] = (int64_t)(x->an.clk[i].real - x->an.clk[i].mono);
+	for (size_t i = 0; i < x->nproc; i++)
+		if (x->proc[i].real)
+			v[n++] = (int64_t)(x->proc[i].real - x->proc[i].mono);
+	h->base = 0;
+	h->step_ns = 0;
+	if (n) {
+		qsort(v, n, sizeof(*v), cmp_i64);
+		h->base = v[(n - 1) / 2];
+		if ((uint64_t)v[n - 1] - (uint64_t)v[0] > (uint64_t)STEP_NS)
+			h->step_ns = (int64_t)((uint64_t)v[n - 1] - (uint64_t)v[0]);
+	}
+	free(v);
+	return 0;
 }
 
 /* --- the clock alignment ----------------------------------------------- */
@@ -117,7 +168,7 @@ static struct key_end *ends_of(const struct hvn_fleet_host *h, size_t *n)
 
 		if (implicit_sync(c) && c->end > c->start)
 			v[(*n)++] = (struct key_end){ c->comm, c->seq, c->func,
-						      real_of(x, c, c->end) };
+						      real_of(h, c->end) };
 	}
 	qsort(v, *n, sizeof(*v), cmp_key);
 	return v;
@@ -153,6 +204,16 @@ static int64_t ref_end(const struct key_end *v, size_t n, const struct key_end *
 	       v[b].seq == at->seq)
 		b++;
 	return v[a + (b - a - 1) / 2].end;	/* sorted by end within a key */
+}
+
+/* The residuals' 90th percentile of @d against a line. */
+static double q90(const double *d, const double *t, size_t m, double off,
+		  double drift, double mid, double *r)
+{
+	for (size_t i = 0; i < m; i++)
+		r[i] = fabs(d[i] - (off + drift * (t[i] - mid)));
+	qsort(r, m, sizeof(*r), cmp_double);
+	return r[(size_t)(0.9 * (m - 1))];
 }
 
 static int align_host(struct hvn_fleet_host *h, const struct key_end *ref,
@@ -194,6 +255,7 @@ static int align_host(struct hvn_fleet_host *h, const struct key_end *ref,
 		double *tmp = malloc(m * sizeof(*tmp));
 		int64_t mid = (int64_t)(((double)tmin + (double)tmax) / 2);
 		size_t n1 = 0, n2 = 0;
+		double unc0;
 
 		if (!tmp) {
 			free(v);
@@ -207,33 +269,42 @@ static int align_host(struct hvn_fleet_host *h, const struct key_end *ref,
 		memcpy(tmp, d, m * sizeof(*tmp));
 		h->offset = median(tmp, m);
 		h->drift = 0;
-		if ((double)tmax - (double)tmin >= DRIFT_SPAN_NS) {
-			/* Two halves' medians: a line the noise cannot bend. */
-			double m1, m2, c1 = 0, c2 = 0;
+		h->unc = unc0 = q90(d, t, m, h->offset, 0, mid, r);
+		/*
+		 * A drift wherever the samples show one, however short the
+		 * span: two halves' medians, a line the noise cannot bend,
+		 * kept if it leaves the residuals clearly smaller.
+		 */
+		if (m >= 2 * MIN_SYNC && tmax > tmin) {
+			double m1, m2, c1 = 0, c2 = 0, drift, off, unc1;
 
 			for (size_t i = 0; i < m; i++)
 				if (t[i] < mid) {
 					tmp[n1++] = d[i];
 					c1 += t[i];
 				}
-			m1 = median(tmp, n1);
+			m1 = n1 ? median(tmp, n1) : 0;
 			for (size_t i = 0; i < m; i++)
 				if (t[i] >= mid) {
 					tmp[n2++] = d[i];
 					c2 += t[i];
 				}
-			m2 = median(tmp, n2);
-			c1 /= n1;
-			c2 /= n2;
+			m2 = n2 ? median(tmp, n2) : 0;
+			if (n1 >= MIN_SYNC && n2 >= MIN_SYNC) {
+				c1 /= n1;
+				c2 /= n2;
+			}
 			if (n1 >= MIN_SYNC && n2 >= MIN_SYNC && c2 > c1) {
-				h->drift = (m2 - m1) / (c2 - c1);
-				h->offset = m1 + h->drift * (mid - c1);
+				drift = (m2 - m1) / (c2 - c1);
+				off = m1 + drift * (mid - c1);
+				unc1 = q90(d, t, m, off, drift, mid, r);
+				if (unc1 < DRIFT_GAIN * unc0) {
+					h->drift = drift;
+					h->offset = off;
+					h->unc = unc1;
+				}
 			}
 		}
-		for (size_t i = 0; i < m; i++)
-			r[i] = fabs(d[i] - (h->offset + h->drift * (t[i] - mid)));
-		qsort(r, m, sizeof(*r), cmp_double);
-		h->unc = r[(size_t)(0.9 * (m - 1))];
 		free(tmp);
 	}
 	free(v);
@@ -243,12 +314,46 @@ static int align_host(struct hvn_fleet_host *h, const struct key_end *ref,
 	return 0;
 }
 
+/* @h's ends, aligned, added to the table @ref: the next hosts may match
+ * them where they share nothing with the reference. */
+static int add_ends(struct key_end **ref, size_t *nref,
+		    const struct hvn_fleet_host *h)
+{
+	struct key_end *v, *g;
+	size_t n;
+
+	v = ends_of(h, &n);
+	if (!v)
+		return -ENOMEM;
+	g = realloc(*ref, (*nref + n + 1) * sizeof(*g));
+	if (!g) {
+		free(v);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		v[i].end = aligned(h, v[i].end);
+		g[(*nref)++] = v[i];
+	}
+	qsort(g, *nref, sizeof(*g), cmp_key);
+	*ref = g;
+	free(v);
+	return 0;
+}
+
 static int align(struct hvn_fleet *f)
 {
 	struct key_end *ref;
 	size_t nref, best = 0;
+	double chain_unc = 0;
+	bool more = true;
 	int ret = 0;
 
+	for (size_t i = 0; i < f->nh && !ret; i++) {
+		f->h[i].via = -1;
+		ret = host_base(&f->h[i]);
+	}
+	if (ret)
+		return ret;
 	/* The reference: the host with the most collectives to match. */
 	for (size_t i = 0; i < f->nh; i++) {
 		const struct hvn_corr *x = f->h[i].x;
@@ -265,20 +370,38 @@ static int align(struct hvn_fleet *f)
 	ref = ends_of(&f->h[f->ref], &nref);
 	if (!ref)
 		return -ENOMEM;
-	for (size_t i = 0; i < f->nh && !ret; i++) {
-		struct hvn_fleet_host *h = &f->h[i];
+	f->h[f->ref].aligned = true;
+	f->h[f->ref].nsamples = nref;
+	/*
+	 * Rounds: the hosts that share collectives with the reference, then
+	 * those that share them only with hosts aligned before (a chain of
+	 * data-parallel groups), each round's uncertainty added to the next.
+	 */
+	for (int round = 0; more && !ret; round++) {
+		double round_unc = 0;
+		size_t before = nref;
 
-		if (i == f->ref) {
-			h->aligned = true;
-			h->nsamples = nref;
-			continue;
-		}
-		ret = align_host(h, ref, nref);
-		if (h->aligned) {
+		more = false;
+		for (size_t i = 0; i < f->nh && !ret; i++) {
+			struct hvn_fleet_host *h = &f->h[i];
+
+			if (h->aligned)
+				continue;
+			ret = align_host(h, ref, before);
+			if (!h->aligned)
+				continue;
+			h->unc += chain_unc;
+			if (round)
+				h->via = (int32_t)f->ref;
 			f->nsync += h->nsamples;
 			/* NTP's word against the collectives': 1 ms slack. */
 			h->disagrees = fabs(h->offset) > 3 * h->unc + 1e6;
+			if (h->unc > round_unc)
+				round_unc = h->unc;
+			ret = ret ?: add_ends(&ref, &nref, h);
+			more = true;
 		}
+		chain_unc = round_unc;
 	}
 	free(ref);
 	return ret;
@@ -286,12 +409,17 @@ static int align(struct hvn_fleet *f)
 
 /* --- job stalls ------------------------------------------------------- */
 
+static const struct hvn_coll *coll_of(const struct hvn_fleet *f,
+				      const struct hvn_fleet_rank *r)
+{
+	return &f->h[r->host].x->coll[r->coll];
+}
+
 static int cmp_rank_key(const void *a, const void *b, void *arg)
 {
 	const struct hvn_fleet *f = arg;
 	const struct hvn_fleet_rank *p = a, *q = b;
-	int k = hvn_coll_key_cmp(&f->h[p->host].x->coll[p->coll],
-				 &f->h[q->host].x->coll[q->coll]);
+	int k = hvn_coll_key_cmp(coll_of(f, p), coll_of(f, q));
 
 	return k ? k : (p->arrive > q->arrive) - (p->arrive < q->arrive);
 }
@@ -300,18 +428,11 @@ static int cmp_host_rank(const void *a, const void *b, void *arg)
 {
 	const struct hvn_fleet *f = arg;
 	const struct hvn_fleet_rank *p = a, *q = b;
-	int32_t x = f->h[p->host].x->coll[p->coll].rank;
-	int32_t y = f->h[q->host].x->coll[q->coll].rank;
+	int32_t x = coll_of(f, p)->rank, y = coll_of(f, q)->rank;
 
 	if (p->host != q->host)
 		return p->host < q->host ? -1 : 1;
 	return (x > y) - (x < y);
-}
-
-static const struct hvn_coll *coll_of(const struct hvn_fleet *f,
-				      const struct hvn_fleet_rank *r)
-{
-	return &f->h[r->host].x->coll[r->coll];
 }
 
 static const struct hvn_stall *stall_of(const struct hvn_fleet *f,
@@ -322,94 +443,555 @@ static const struct hvn_stall *stall_of(const struct hvn_fleet *f,
 	return s ? &f->h[r->host].x->st[s - 1] : NULL;
 }
 
-/* Back from aligned time to @h's trace time, through rank @c's clock. */
-static uint64_t mono_of(const struct hvn_fleet_host *h,
-			const struct hvn_coll *c, int64_t al)
+/* Back from aligned time to @h's trace time. */
+static uint64_t mono_of(const struct hvn_fleet_host *h, int64_t al)
 {
 	/* real = al + offset(real): twice is exact to drift squared. */
 	int64_t real = wrap_sub(al, -host_offset(h, wrap_sub(al, -host_offset(h, al))));
 
-	return c->start + (uint64_t)real - (uint64_t)real_of(h->x, c, c->start);
+	return (uint64_t)real - (uint64_t)h->base;
 }
 
-static int judge(struct hvn_fleet *f, struct hvn_fleet_stall *s,
+/* A process: its pid where the records give one, else its rank. */
+static uint64_t proc_key(const struct hvn_corr *x, const struct hvn_coll *c)
+{
+	const struct hvn_proc *p = hvn_corr_proc_of(x, c->comm, c->rank);
+
+	if (p && p->pid > 0)
+		return (uint64_t)(uint32_t)p->pid;
+	return (1ull << 63) | ((c->comm * 0x9e3779b97f4a7c15ull) ^ (uint32_t)c->rank);
+}
+
+static bool sequenced(const struct hvn_coll *c)
+{
+	return !c->is_p2p && c->seq != UINT64_MAX;
+}
+
+struct ord {
+	uint64_t proc;
+	uint64_t start;
+	uint32_t i;
+};
+
+static int cmp_ord(const void *a, const void *b)
+{
+	const struct ord *x = a, *y = b;
+
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+/*
+ * For each collective of @h, the one its process ran before it (the
+ * latest to end before it began, among the last few: communicators on
+ * other streams overlap), and the process's usual time between them.
+ */
+static int host_order(struct hvn_fleet_host *h)
+{
+	const struct hvn_corr *x = h->x;
+	struct ord *o = malloc((x->ncoll + 1) * sizeof(*o));
+	int64_t *gaps = malloc((x->ncoll + 1) * sizeof(*gaps));
+
+	h->prev = malloc((x->ncoll + 1) * sizeof(*h->prev));
+	h->tgap = calloc(x->ncoll + 1, sizeof(*h->tgap));
+	if (!o || !gaps || !h->prev || !h->tgap) {
+		free(o);
+		free(gaps);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < x->ncoll; i++) {
+		o[i] = (struct ord){ proc_key(x, &x->coll[i]), x->coll[i].start, i };
+		h->prev[i] = UINT32_MAX;
+	}
+	qsort(o, x->ncoll, sizeof(*o), cmp_ord);
+	for (size_t g = 0; g < x->ncoll;) {
+		size_t e = g, ng = 0;
+		int64_t typ;
+
+		while (e < x->ncoll && o[e].proc == o[g].proc)
+			e++;
+		for (size_t k = g + 1; k < e; k++) {
+			const struct hvn_coll *c = &x->coll[o[k].i];
+			uint32_t best = UINT32_MAX;
+
+			for (size_t j = k; j > g && k - j < 16; j--) {
+				const struct hvn_coll *p = &x->coll[o[j - 1].i];
+
+				/* Never a later one of its communicator
+				 * (records of a rank's ops out of order). */
+				if (p->comm == c->comm && sequenced(p) &&
+				    sequenced(c) && p->seq >= c->seq)
+					continue;
+				if (p->end <= c->start &&
+				    (best == UINT32_MAX || p->end > x->coll[best].end))
+					best = o[j - 1].i;
+			}
+			h->prev[o[k].i] = best;
+			if (best != UINT32_MAX)
+				gaps[ng++] = (int64_t)(c->start - x->coll[best].end);
+		}
+		qsort(gaps, ng, sizeof(*gaps), cmp_i64);
+		typ = ng ? gaps[(ng - 1) / 2] : 0;
+		for (size_t k = g; k < e; k++)
+			h->tgap[o[k].i] = typ;
+		g = e;
+	}
+	free(o);
+	free(gaps);
+	return 0;
+}
+
+static double host_unc(const struct hvn_fleet_host *h)
+{
+	return h->aligned ? h->unc : INFINITY;
+}
+
+/* Every sequenced collective's copies, by collective, and the groups. */
+static int build_all(struct hvn_fleet *f)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < f->nh; i++)
+		n += f->h[i].x->ncoll;
+	f->all = malloc((n + 1) * sizeof(*f->all));
+	if (!f->all)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->nh; i++) {
+		struct hvn_fleet_host *h = &f->h[i];
+		const struct hvn_corr *x = h->x;
+
+		if (host_order(h))
+			return -ENOMEM;
+		for (size_t k = 0; k < x->ncoll; k++) {
+			const struct hvn_coll *c = &x->coll[k];
+
+			if (!sequenced(c))
+				continue;
+			f->all[f->nall++] = (struct hvn_fleet_rank){
+				.host = i, .coll = k,
+				/* Entered: when its proxy work began (NCCL's
+				 * start when none): queued ahead is not there. */
+				.arrive = aligned(h, real_of(h, c->start)),
+				.end = aligned(h, real_of(h, c->end)),
+			};
+		}
+	}
+	qsort_r(f->all, f->nall, sizeof(*f->all), cmp_rank_key, f);
+	for (size_t i = 0; i < f->nh; i++) {
+		struct hvn_fleet_host *h = &f->h[i];
+
+		h->at = malloc((h->x->ncoll + 1) * sizeof(*h->at));
+		if (!h->at)
+			return -ENOMEM;
+		memset(h->at, 0xff, (h->x->ncoll + 1) * sizeof(*h->at));
+	}
+	for (size_t i = 0; i < f->nall;) {
+		size_t j = i;
+		struct hvn_fleet_grp *g;
+		void *grown = realloc(f->grp, (f->ngrp + 1) * sizeof(*f->grp));
+
+		if (!grown)
+			return -ENOMEM;
+		f->grp = grown;
+		g = &f->grp[f->ngrp];
+		memset(g, 0, sizeof(*g));
+		g->first = i;
+		g->last = i;
+		g->min_dur = INT64_MAX;
+		while (j < f->nall && !hvn_coll_key_cmp(coll_of(f, &f->all[j]),
+							coll_of(f, &f->all[i]))) {
+			struct hvn_fleet_rank *r = &f->all[j];
+			const struct hvn_stall *st = stall_of(f, r);
+			int64_t dur = wrap_sub(r->end, r->arrive);
+
+			r->grp = f->ngrp;
+			f->h[r->host].at[r->coll] = j;
+			if (r->arrive >= f->all[g->last].arrive)
+				g->last = j;
+			if (st && st->lost_ns > g->lost)
+				g->lost = st->lost_ns;
+			if (dur < g->min_dur)
+				g->min_dur = dur;
+			j++;
+		}
+		g->n = j - i;
+		g->host = f->all[i].host;
+		g->coll = f->all[i].coll;
+		f->ngrp++;
+		i = j;
+	}
+	return 0;
+}
+
+/* A host's arrival in a group: its last rank in. */
+struct harr {
+	uint32_t host, e;		/* e: that rank's entry */
+	int64_t arrive;
+};
+
+static int cmp_harr(const void *a, const void *b)
+{
+	const struct harr *x = a, *y = b;
+
+	return (x->arrive > y->arrive) - (x->arrive < y->arrive);
+}
+
+static int cmp_harr_host(const void *a, const void *b)
+{
+	const struct harr *x = a, *y = b;
+
+	if (x->host != y->host)
+		return x->host < y->host ? -1 : 1;
+	return (x->arrive > y->arrive) - (x->arrive < y->arrive);
+}
+
+/*
+ * Group @g's hosts by arrival into @v (room for g->n): the count.  The
+ * on-time arrival is the first quarter's (the first of up to 4 hosts):
+ * a few late hosts move it not at all.
+ */
+static uint32_t host_arrivals(const struct hvn_fleet *f,
+			      const struct hvn_fleet_grp *g, struct harr *v)
+{
+	uint32_t n = 0;
+
+	for (uint32_t k = 0; k < g->n; k++) {
+		const struct hvn_fleet_rank *r = &f->all[g->first + k];
+
+		v[k] = (struct harr){ r->host, g->first + k, r->arrive };
+	}
+	qsort(v, g->n, sizeof(*v), cmp_harr_host);
+	for (uint32_t k = 0; k < g->n; k++)
+		if (k + 1 == g->n || v[k + 1].host != v[k].host)
+			v[n++] = v[k];		/* each host's last */
+	qsort(v, n, sizeof(*v), cmp_harr);
+	return n;
+}
+
+/* The interval [a0, a1) of aligned time on @h's trace time, probed on the
+ * CPUs of its copy @coll: 0 or -ENOMEM. */
+static int probe(struct hvn_fleet *f, uint32_t host, uint32_t coll,
+		 int64_t a0, int64_t a1, const struct hvn_corr_params *p,
+		 struct hvn_fleet_culprit *out)
+{
+	struct hvn_fleet_host *h = &f->h[host];
+
+	out->host = host;
+	out->coll = coll;
+	out->why_start = mono_of(h, a0);
+	out->why_end = mono_of(h, a1);
+	if (out->why_end <= out->why_start)
+		out->why_start = out->why_end - 1;
+	return hvn_corr_probe(h->x, NULL, p, coll, out->why_start, out->why_end,
+			      &out->why);
+}
+
+/* What of it host noise explains, by the probe's own verdict. */
+static double explained(const struct hvn_fleet_culprit *c)
+{
+	return c->why.cause ? c->why.explained : 0;
+}
+
+/*
+ * The hosts of group @g whose noise over [a0, a1) stalled its transfer:
+ * each explaining HOLD_SHARE of @excess or more, the most first, into
+ * @out (room for g->n).  The count, or -ENOMEM.
+ */
+static int holders(struct hvn_fleet *f, uint32_t g, int64_t a0, int64_t a1,
+		   double excess, const struct hvn_corr_params *p,
+		   struct hvn_fleet_culprit *out)
+{
+	const struct hvn_fleet_grp *gr = &f->grp[g];
+	int n = 0;
+
+	for (uint32_t k = 0; k < gr->n; k++) {
+		const struct hvn_fleet_rank *r = &f->all[gr->first + k];
+		struct hvn_fleet_culprit c = { 0 };
+		bool seen = false;
+
+		for (int j = 0; j < n && !seen; j++)
+			seen = out[j].host == r->host;
+		if (seen)
+			continue;
+		if (probe(f, r->host, r->coll, a0, a1, p, &c))
+			return -ENOMEM;
+		if (explained(&c) >= HOLD_SHARE * excess && explained(&c) > 0) {
+			c.how = HVN_HOLD_TRANSFER;
+			c.root = g;
+			c.delay_ns = explained(&c) < excess ? explained(&c) : excess;
+			out[n++] = c;
+		} else {
+			hvn_stall_release(&c.why);
+		}
+	}
+	/* The most first. */
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && explained(&out[j]) > explained(&out[j - 1]); j--) {
+			struct hvn_fleet_culprit t = out[j];
+
+			out[j] = out[j - 1];
+			out[j - 1] = t;
+		}
+	return n;
+}
+
+/* The usual time of entry @e's collective on its host. */
+static double usual(const struct hvn_fleet *f, uint32_t e)
+{
+	const struct hvn_coll *c = coll_of(f, &f->all[e]);
+	const struct hvn_fleet_grp *g = &f->grp[f->all[e].grp];
+
+	if (c->median)
+		return (double)c->median;
+	return g->min_dur == INT64_MAX ? 0 : (double)g->min_dur;
+}
+
+/*
+ * Who made entry @e (a rank's copy) enter @late ns late: its wait
+ * followed back.  Fills @out (its noise probed) and returns 0, or
+ * -ENOMEM.  out->carried says whether the wait led to an earlier
+ * collective; out->how is 0 when it led to a stalled transfer no host
+ * noise explains (compute, the network or a GPU held it).
+ */
+static int resolve(struct hvn_fleet *f, uint32_t e, double late,
+		   const struct hvn_corr_params *p, struct hvn_fleet_culprit *out)
+{
+	uint32_t first = e;
+
+	memset(out, 0, sizeof(*out));
+	for (int hop = 0; hop < MAX_HOPS; hop++) {
+		const struct hvn_fleet_rank *r = &f->all[e];
+		struct hvn_fleet_host *h = &f->h[r->host];
+		const struct hvn_coll *c = coll_of(f, r);
+		uint32_t pc = h->prev[r->coll], pe;
+		double gap;
+
+		pe = pc == UINT32_MAX ? UINT32_MAX : h->at[pc];
+		gap = pc == UINT32_MAX ? 0 :
+		      (double)c->start - (double)h->x->coll[pc].end;
+		if (getenv("HVN_DEBUG"))
+			fprintf(stderr, "resolve hop %d host %u coll %u seq %llu rank %d pc %u pe %u gap %.0f tgap %lld late %.0f\n",
+				hop, r->host, r->coll, (unsigned long long)c->seq, c->rank, pc, pe, gap,
+				(long long)h->tgap[r->coll], late);
+		/* Its own lateness: no collective before it ended late
+		 * enough, or its process took its time after. */
+		if (pe == UINT32_MAX || gap - (double)h->tgap[r->coll] >= late / 2) {
+			int ret = probe(f, r->host, r->coll,
+					wrap_sub(r->arrive, (int64_t)late),
+					r->arrive, p, out);
+
+			out->how = HVN_HOLD_LATE;
+			out->root = r->grp;
+			out->carried = e != first;
+			out->delay_ns = late;
+			return ret;
+		}
+		/* Held by the collective before: its transfer, or its last
+		 * arrival (followed back in turn). */
+		{
+			const struct hvn_fleet_grp *g = &f->grp[f->all[pe].grp];
+			const struct hvn_fleet_rank *last = &f->all[g->last];
+			double inflight = (double)f->all[pe].end -
+					  (double)last->arrive - usual(f, pe);
+
+			if (inflight >= late / 2) {
+				struct hvn_fleet_culprit *v = calloc(g->n, sizeof(*v));
+				int n;
+
+				if (!v)
+					return -ENOMEM;
+				n = holders(f, f->all[pe].grp, last->arrive,
+					    f->all[pe].end, inflight, p, v);
+				if (n < 0) {
+					free(v);
+					return -ENOMEM;
+				}
+				if (n > 0)
+					*out = v[0];
+				else
+					out->root = f->all[pe].grp;
+				for (int k = 1; k < n; k++)
+					hvn_stall_release(&v[k].why);
+				free(v);
+				out->carried = true;
+				out->delay_ns = late;
+				return 0;
+			}
+			if (getenv("HVN_DEBUG"))
+				fprintf(stderr, "  pe %u = host %u coll %u grp %u (seq %llu) last %u = host %u coll %u inflight %.0f\n",
+					pe, f->all[pe].host, f->all[pe].coll, f->all[pe].grp,
+					(unsigned long long)coll_of(f, &f->all[pe])->seq, g->last,
+					f->all[g->last].host, f->all[g->last].coll, inflight);
+			e = g->last;
+		}
+	}
+	/* A wait longer than that: judged where the following stopped. */
+	out->carried = true;
+	out->root = f->all[e].grp;
+	return 0;
+}
+
+static int add_culprit(struct hvn_fleet_stall *s, const struct hvn_fleet_culprit *c)
+{
+	void *g;
+
+	/* The same host holding it twice (two of its ranks late): once,
+	 * with the larger share. */
+	for (uint32_t i = 0; i < s->ncul; i++)
+		if (s->cul[i].host == c->host) {
+			if (c->delay_ns > s->cul[i].delay_ns) {
+				hvn_stall_release(&s->cul[i].why);
+				s->cul[i] = *c;
+			} else {
+				struct hvn_stall w = c->why;
+
+				hvn_stall_release(&w);
+			}
+			return 0;
+		}
+	g = realloc(s->cul, (s->ncul + 1) * sizeof(*s->cul));
+	if (!g)
+		return -ENOMEM;
+	s->cul = g;
+	s->cul[s->ncul++] = *c;
+	return 0;
+}
+
+static int judge(struct hvn_fleet *f, struct hvn_fleet_stall *s, uint32_t gi,
 		 const struct hvn_corr_params *p)
 {
-	struct hvn_fleet_rank *r = s->r, *last = &r[s->nr - 1];
-	double unc = 0, best = 0;
-	int64_t second = INT64_MIN;
-	uint32_t culprit = UINT32_MAX;
+	const struct hvn_fleet_grp *g = &f->grp[gi];
+	struct harr *v = malloc(g->n * sizeof(*v));
+	uint32_t nh, nlate = 0;
+	double unc = 0;
+	int ret = 0;
 
-	/* Late after the other hosts: a paused host's ranks are all late
-	 * together, and compare only with each other's clock. */
-	for (uint32_t i = 0; i < s->nr; i++) {
-		const struct hvn_fleet_host *h = &f->h[r[i].host];
-
-		if (r[i].host != last->host && r[i].arrive > second)
-			second = r[i].arrive;
-		/* A host not aligned has NTP's word only: no bound. */
-		if (!h->aligned)
-			unc = INFINITY;
-		else if (h->unc > unc)
-			unc = h->unc;
-	}
-	s->arrive = r[0].arrive;
+	if (!v)
+		return -ENOMEM;
+	nh = host_arrivals(f, g, v);
+	for (uint32_t i = 0; i < s->nr; i++)
+		if (host_unc(&f->h[s->r[i].host]) > unc)
+			unc = host_unc(&f->h[s->r[i].host]);
 	s->unc = unc;
-	s->late_ns = (double)last->arrive - (double)second;
-	s->spread_ns = (double)last->arrive - (double)r[0].arrive;
-	if (s->late_ns >= p->min_ms * 1e6 && s->late_ns > 3 * unc &&
-	    s->late_ns >= p->min_share * s->lost_ns) {
-		s->cls = HVN_FLEET_ARRIVAL;
-		culprit = s->nr - 1;
-	} else {
-		s->cls = HVN_FLEET_INFLIGHT;
-		for (uint32_t i = 0; i < s->nr; i++) {
-			const struct hvn_stall *st = stall_of(f, &r[i]);
+	s->arrive = v[0].arrive;
+	for (uint32_t i = 0; i < s->nr; i++)
+		if (s->r[i].arrive < s->arrive)
+			s->arrive = s->r[i].arrive;
+	s->late_ns = g->late;
+	s->spread_ns = (double)f->all[g->last].arrive - (double)s->arrive;
+	/* Late hosts, the latest first: each may have held the job. */
+	for (uint32_t i = nh; i-- > 0;) {
+		double l = (double)v[i].arrive - (double)g->ok;
 
-			if (st && st->cause && st->explained > best) {
-				best = st->explained;
-				culprit = i;
+		if (!(l >= p->min_ms * 1e6 && l > 3 * unc &&
+		      l >= p->min_share * s->lost_ns))
+			break;
+		nlate++;
+	}
+	s->cls = nlate ? HVN_FLEET_ARRIVAL : HVN_FLEET_INFLIGHT;
+	for (uint32_t k = 0; k < nlate && !ret; k++) {
+		/* v[nh - 1 - k]: late by l; what it alone cost the job is
+		 * its lead over the next late host (or the on-time ones). */
+		const struct harr *a = &v[nh - 1 - k];
+		double l = (double)a->arrive - (double)g->ok;
+		double next = k + 1 < nlate ?
+			      (double)v[nh - 2 - k].arrive - (double)g->ok : 0;
+		struct hvn_fleet_culprit c;
+
+		ret = resolve(f, a->e, l, p, &c);
+		if (ret)
+			break;
+		for (uint32_t i = 0; i < s->nr; i++)
+			if (s->r[i].host == a->host &&
+			    (double)s->r[i].arrive - (double)g->ok >= l / 2)
+				s->late[i] = true;
+		if (!c.how) {
+			hvn_stall_release(&c.why);
+			continue;	/* a stalled transfer nothing explains */
+		}
+		c.delay_ns = l - next;
+		ret = add_culprit(s, &c);
+	}
+	if (!ret && !nlate) {
+		/* In flight: whoever stalled the transfer, on any host. */
+		struct hvn_fleet_culprit *c = calloc(g->n, sizeof(*c));
+		int64_t end = f->all[g->last].arrive;
+		int n;
+
+		if (!c) {
+			free(v);
+			return -ENOMEM;
+		}
+		for (uint32_t i = 0; i < s->nr; i++)
+			if (stall_of(f, &s->r[i]) && s->r[i].end > end)
+				end = s->r[i].end;
+		n = holders(f, gi, f->all[g->last].arrive, end,
+			    (double)s->lost_ns, p, c);
+		if (n < 0)
+			ret = -ENOMEM;
+		for (int k = 0; k < n && !ret; k++)
+			ret = add_culprit(s, &c[k]);
+		free(c);
+	}
+	free(v);
+	return ret;
+}
+
+/* Culprits' ranks first (their order), then the others by host and rank;
+ * noisy and unseen hosts. */
+static int arrange(struct hvn_fleet *f, struct hvn_fleet_stall *s)
+{
+	uint32_t n = 0;
+
+	s->culprit = s->ncul > 0;
+	for (uint32_t k = 0; k < s->ncul; k++)
+		for (uint32_t i = n; i < s->nr; i++) {
+			const struct hvn_coll *a = coll_of(f, &s->r[i]);
+			const struct hvn_coll *b = &f->h[s->cul[k].host].x->coll[s->cul[k].coll];
+
+			if (s->r[i].host == s->cul[k].host && a->rank == b->rank) {
+				struct hvn_fleet_rank t = s->r[i];
+				bool l = s->late[i];
+
+				s->r[i] = s->r[n];
+				s->late[i] = s->late[n];
+				s->r[n] = t;
+				s->late[n] = l;
+				n++;
+				break;
 			}
 		}
-	}
-	if (culprit != UINT32_MAX) {
-		struct hvn_fleet_rank c = r[culprit];
-		struct hvn_fleet_host *h = &f->h[c.host];
-		const struct hvn_coll *cc = coll_of(f, &c);
-		const struct hvn_stall *own = stall_of(f, &c);
-
-		memmove(&r[1], &r[0], culprit * sizeof(*r));
-		r[0] = c;
-		s->culprit = true;
-		if (s->cls == HVN_FLEET_ARRIVAL) {
-			/* What it did while the others waited for it. */
-			s->why_start = mono_of(h, cc, second);
-			s->why_end = cc->start;
-			if (s->why_end <= s->why_start)
-				s->why_start = s->why_end - 1;
-			if (hvn_corr_probe(h->x, NULL, p, c.coll, s->why_start,
-					   s->why_end, &s->why) == -ENOMEM)
-				return -ENOMEM;
-		} else if (own) {
-			s->why = *own;
-			s->why_start = cc->start;
-			s->why_end = cc->end;
-		}
-	}
-	/* The others by host and rank, for people to read. */
-	qsort_r(&r[s->culprit], s->nr - s->culprit, sizeof(*r), cmp_host_rank, f);
-	/* Others whose own copy noise explains: a shared hypervisor? */
+	/* The rest by host and rank, their late marks along. */
+	for (uint32_t i = n; i < s->nr; i++)
+		s->r[i].grp = s->late[i];
+	qsort_r(&s->r[n], s->nr - n, sizeof(*s->r), cmp_host_rank, f);
+	for (uint32_t i = n; i < s->nr; i++)
+		s->late[i] = s->r[i].grp;
+	for (uint32_t i = 0; i < n; i++)
+		s->r[i].grp = 0;
 	s->noisy = calloc(s->nr, sizeof(*s->noisy));
-	if (!s->noisy)
+	s->unseen = calloc(s->nr, sizeof(*s->unseen));
+	if (!s->noisy || !s->unseen)
 		return -ENOMEM;
-	for (uint32_t i = s->culprit; i < s->nr; i++) {
-		const struct hvn_stall *st = stall_of(f, &r[i]);
-		bool seen = r[i].host == r[0].host && s->culprit;
+	for (uint32_t i = 0; i < s->nr; i++) {
+		const struct hvn_stall *st = stall_of(f, &s->r[i]);
+		uint32_t h = s->r[i].host;
+		bool seen = false;
 
+		for (uint32_t k = 0; k < s->ncul && !seen; k++)
+			seen = s->cul[k].host == h;
 		for (uint32_t k = 0; k < s->nnoisy && !seen; k++)
-			seen = s->noisy[k] == r[i].host;
+			seen = s->noisy[k] == h;
 		if (st && st->cause && !seen)
-			s->noisy[s->nnoisy++] = r[i].host;
+			s->noisy[s->nnoisy++] = h;
+		seen = false;
+		for (uint32_t k = 0; k < s->nunseen && !seen; k++)
+			seen = s->unseen[k] == h;
+		if (!seen && f->h[h].seen == HVN_SEEN_NOTHING)
+			s->unseen[s->nunseen++] = h;
 	}
 	return 0;
 }
@@ -423,105 +1005,171 @@ static int cmp_fleet_lost(const void *a, const void *b)
 	return (x->arrive > y->arrive) - (x->arrive < y->arrive);
 }
 
-static int job_stalls(struct hvn_fleet *f)
+static int cmp_double_desc(const void *a, const void *b)
 {
-	struct hvn_fleet_rank *all;
-	struct key_end *keys;
-	size_t n = 0, cap = 0, nkeys = 0;
+	return -cmp_double(a, b);
+}
 
-	/* Only the collectives some host's copy stalled in: their keys. */
-	for (size_t i = 0; i < f->nh; i++)
-		cap += f->h[i].x->nst;
-	keys = malloc((cap + 1) * sizeof(*keys));
-	if (!keys)
-		return -ENOMEM;
-	for (size_t i = 0; i < f->nh; i++)
-		for (size_t k = 0; k < f->h[i].x->nst; k++) {
-			const struct hvn_coll *c = &f->h[i].x->coll[f->h[i].x->st[k].coll];
+/*
+ * Each group's on-time arrival and lateness, and the job stalls: a group
+ * on two hosts or more where a copy stalled, or whose latest host came
+ * k times that communicator and function's usual lateness late.
+ */
+static int job_stalls(struct hvn_fleet *f, const struct hvn_corr_params *p)
+{
+	struct harr *v = malloc((f->nall + 1) * sizeof(*v));
+	double *lat = malloc((f->ngrp + 1) * sizeof(*lat));
+	int ret = 0;
 
-			if (!c->is_p2p && c->seq != UINT64_MAX)
-				keys[nkeys++] = (struct key_end){ c->comm, c->seq, c->func, 0 };
-		}
-	qsort(keys, nkeys, sizeof(*keys), cmp_key);
-	cap = 0;
-	for (size_t i = 0; i < f->nh; i++)
-		for (size_t k = 0; k < f->h[i].x->ncoll; k++) {
-			const struct hvn_coll *c = &f->h[i].x->coll[k];
-			struct key_end key = { c->comm, c->seq, c->func, 0 };
-
-			cap += !c->is_p2p && find_key(keys, nkeys, &key);
-		}
-	all = malloc((cap + 1) * sizeof(*all));
-	if (!all) {
-		free(keys);
+	if (!v || !lat) {
+		free(v);
+		free(lat);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < f->nh; i++) {
-		const struct hvn_corr *x = f->h[i].x;
+	for (size_t i = 0; i < f->ngrp; i++) {
+		struct hvn_fleet_grp *g = &f->grp[i];
+		uint32_t nh = host_arrivals(f, g, v);
 
-		for (size_t k = 0; k < x->ncoll; k++) {
-			const struct hvn_coll *c = &x->coll[k];
-			struct key_end key = { c->comm, c->seq, c->func, 0 };
-
-			if (c->is_p2p || c->seq == UINT64_MAX ||
-			    !find_key(keys, nkeys, &key))
-				continue;
-			all[n++] = (struct hvn_fleet_rank){
-				.host = i, .coll = k,
-				/* Entered: when its proxy work began (NCCL's
-				 * start when none): queued ahead is not there. */
-				.arrive = aligned(&f->h[i], real_of(x, c, c->start)),
-				.end = aligned(&f->h[i], real_of(x, c, c->end)),
-			};
-		}
+		g->nhosts = nh;
+		g->ok = v[(nh - 1) / 4].arrive;
+		g->late = (double)v[nh - 1].arrive - (double)g->ok;
 	}
-	qsort_r(all, n, sizeof(*all), cmp_rank_key, f);
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		const struct hvn_coll *a = coll_of(f, &all[i]);
-		uint64_t lost = 0;
-		bool hosts = false;
+	for (size_t i = 0; i < f->ngrp && !ret;) {
+		size_t j = i, n = 0;
+		const struct hvn_coll *a = coll_of(f, &f->all[f->grp[i].first]);
+		double usual_late;
 
-		while (j < n && !hvn_coll_key_cmp(coll_of(f, &all[j]), a)) {
-			const struct hvn_stall *st = stall_of(f, &all[j]);
+		/* One communicator and function: its usual lateness. */
+		while (j < f->ngrp) {
+			const struct hvn_coll *b = coll_of(f, &f->all[f->grp[j].first]);
 
-			if (st && st->lost_ns > lost)
-				lost = st->lost_ns;
-			hosts |= all[j].host != all[i].host;
+			if (b->comm != a->comm || b->func != a->func)
+				break;
+			if (f->grp[j].nhosts > 1)
+				lat[n++] = f->grp[j].late;
 			j++;
 		}
-		if (lost && hosts) {
+		qsort(lat, n, sizeof(*lat), cmp_double_desc);
+		usual_late = n ? lat[n / 2] : 0;
+		for (size_t k = i; k < j && !ret; k++) {
+			struct hvn_fleet_grp *g = &f->grp[k];
+			const struct hvn_coll *c = coll_of(f, &f->all[g->first]);
 			struct hvn_fleet_stall *s;
-			void *grown = realloc(f->st, (f->nst + 1) * sizeof(*f->st));
+			bool late = g->late >= p->min_ms * 1e6 &&
+				    g->late > p->k * usual_late && n >= 8;
+			void *grown;
 
+			if (g->nhosts < 2 || (!g->lost && !late))
+				continue;
+			grown = realloc(f->st, (f->nst + 1) * sizeof(*f->st));
 			if (!grown) {
-				free(all);
-				free(keys);
-				return -ENOMEM;
+				ret = -ENOMEM;
+				break;
 			}
 			f->st = grown;
 			s = &f->st[f->nst++];
 			memset(s, 0, sizeof(*s));
-			s->comm = a->comm;
-			s->seq = a->seq;
-			s->func = a->func;
-			s->lost_ns = lost;
-			s->arrive = all[i].arrive;	/* ties, by time */
-			s->nr = j - i;
+			s->comm = c->comm;
+			s->seq = c->seq;
+			s->func = c->func;
+			s->lost_ns = g->lost > g->late ? g->lost : (uint64_t)g->late;
+			s->nr = g->n;
 			s->r = malloc(s->nr * sizeof(*s->r));
-			if (!s->r) {
-				free(all);
-				free(keys);
-				return -ENOMEM;
+			s->late = calloc(s->nr, sizeof(*s->late));
+			if (!s->r || !s->late) {
+				ret = -ENOMEM;
+				break;
 			}
-			memcpy(s->r, &all[i], s->nr * sizeof(*s->r));
+			memcpy(s->r, &f->all[g->first], s->nr * sizeof(*s->r));
+			ret = judge(f, s, k, p);
+			ret = ret ?: arrange(f, s);
 		}
 		i = j;
 	}
-	free(all);
-	free(keys);
-	if (f->nst)
+	free(v);
+	free(lat);
+	if (!ret && f->nst)
 		qsort(f->st, f->nst, sizeof(*f->st), cmp_fleet_lost);
+	return ret;
+}
+
+/* --- which hosts to drain ---------------------------------------------- */
+
+struct held {
+	uint32_t host, root;
+	uint8_t how;
+	double delay;
+	uint32_t stall;
+};
+
+static int cmp_held(const void *a, const void *b)
+{
+	const struct held *x = a, *y = b;
+
+	if (x->host != y->host)
+		return x->host < y->host ? -1 : 1;
+	if (x->root != y->root)
+		return x->root < y->root ? -1 : 1;
+	if (x->how != y->how)
+		return x->how < y->how ? -1 : 1;
+	return cmp_double_desc(&x->delay, &y->delay);
+}
+
+static int cmp_blame(const void *a, const void *b)
+{
+	const struct hvn_fleet_blame *x = a, *y = b;
+
+	if (x->delay_ns != y->delay_ns)
+		return x->delay_ns < y->delay_ns ? 1 : -1;
+	return (x->host > y->host) - (x->host < y->host);
+}
+
+/*
+ * A host's holdings of the job, each counted once: a transfer it stalled
+ * and the later collectives whose ranks came late for it are one delay.
+ */
+static int blame(struct hvn_fleet *f)
+{
+	size_t n = 0, cap = 0;
+	struct held *v;
+
+	for (size_t i = 0; i < f->nst; i++)
+		cap += f->st[i].ncul;
+	v = malloc((cap + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->nst; i++)
+		for (uint32_t k = 0; k < f->st[i].ncul; k++) {
+			const struct hvn_fleet_culprit *c = &f->st[i].cul[k];
+
+			v[n++] = (struct held){ c->host, c->root, c->how,
+						c->delay_ns, i };
+		}
+	qsort(v, n, sizeof(*v), cmp_held);
+	f->blame = calloc(f->nh + 1, sizeof(*f->blame));
+	if (!f->blame) {
+		free(v);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct hvn_fleet_blame *b;
+
+		if (i && v[i].host == v[i - 1].host && v[i].root == v[i - 1].root &&
+		    v[i].how == v[i - 1].how)
+			continue;	/* the same holding, seen again later */
+		if (!f->nblame || f->blame[f->nblame - 1].host != v[i].host)
+			f->blame[f->nblame++] = (struct hvn_fleet_blame){
+				.host = v[i].host, .worst = v[i].stall };
+		b = &f->blame[f->nblame - 1];
+		b->delay_ns += v[i].delay;
+		b->nheld++;
+		if (v[i].delay > b->worst_ns) {
+			b->worst_ns = v[i].delay;
+			b->worst = v[i].stall;
+		}
+	}
+	free(v);
+	qsort(f->blame, f->nblame, sizeof(*f->blame), cmp_blame);
 	return 0;
 }
 
@@ -626,6 +1274,7 @@ int hvn_fleet_host_open(struct hvn_corr *x, struct hvn_schema *schema,
 		return HVN_EXIT_FAIL;
 	}
 	snprintf(host, hlen, "%s", meta.host[0] ? meta.host : t->path);
+	snprintf(x->source, sizeof(x->source), "%s", meta.source);
 	hvn_meta_free(&meta);
 	x->keep_episodes = true;
 	r = hvn_corr_open(x, schema, t);
@@ -633,6 +1282,13 @@ int hvn_fleet_host_open(struct hvn_corr *x, struct hvn_schema *schema,
 		hvn_err("out of memory");
 		return HVN_EXIT_FAIL;
 	}
+	x->detector_events = x->an.by_kind[HVN_EV_WATCH] +
+			     x->an.by_kind[HVN_EV_STEAL] +
+			     x->an.by_kind[HVN_EV_LOST] +
+			     x->an.by_kind[HVN_EV_STORM_BEGIN] +
+			     x->an.by_kind[HVN_EV_STORM] +
+			     x->an.by_kind[HVN_EV_MIGRATE];
+	x->irq_events = x->an.by_kind[HVN_EV_IRQ];
 	return 0;
 }
 
@@ -680,6 +1336,14 @@ int hvn_fleet_open(struct hvn_fleet *f, char **paths, size_t n,
 					f->h[k].path, h->path, h->host);
 				return HVN_EXIT_USAGE;
 			}
+		/* The detectors leave watch records at least; a recording of
+		 * the kernel's IRQ events sees storms and moves, no lost time. */
+		if (h->x->detector_events || h->x->nep)
+			h->seen = HVN_SEEN_DETECTORS;
+		else if (h->x->irq_events || !strcmp(h->x->source, "kernel"))
+			h->seen = HVN_SEEN_IRQ;
+		else
+			h->seen = HVN_SEEN_NOTHING;
 		shrink(h->x);
 		h->stall_of = calloc(h->x->ncoll + 1, sizeof(*h->stall_of));
 		if (!h->stall_of)
@@ -696,10 +1360,21 @@ int hvn_fleet_analyse(struct hvn_fleet *f, const struct hvn_corr_params *p)
 {
 	int ret = align(f);
 
-	ret = ret ?: job_stalls(f);
-	for (size_t i = 0; i < f->nst && !ret; i++)
-		ret = judge(f, &f->st[i], p);
+	ret = ret ?: build_all(f);
+	ret = ret ?: job_stalls(f, p);
+	ret = ret ?: blame(f);
 	ret = ret ?: missing(f);
+	/* The join's tables: not needed past the verdicts. */
+	free(f->all);
+	f->all = NULL;
+	f->nall = 0;
+	for (size_t i = 0; i < f->nh; i++) {
+		free(f->h[i].prev);
+		free(f->h[i].tgap);
+		free(f->h[i].at);
+		f->h[i].prev = f->h[i].at = NULL;
+		f->h[i].tgap = NULL;
+	}
 	if (ret == -ENOMEM) {
 		hvn_err("out of memory");
 		return HVN_EXIT_FAIL;
@@ -707,13 +1382,19 @@ int hvn_fleet_analyse(struct hvn_fleet *f, const struct hvn_corr_params *p)
 	return 0;
 }
 
-double hvn_fleet_share(const struct hvn_fleet_stall *s)
+double hvn_fleet_share(const struct hvn_fleet_culprit *c)
 {
-	double d = (double)(s->why_end - s->why_start);
+	double d = (double)(c->why_end - c->why_start);
 
-	if (!s->culprit || !s->why.cause || d <= 0)
+	if (!c->why.cause || d <= 0)
 		return 0;
-	return s->why.explained / d > 1 ? 1 : s->why.explained / d;
+	return c->why.explained / d > 1 ? 1 : c->why.explained / d;
+}
+
+const struct hvn_coll *hvn_fleet_grp_coll(const struct hvn_fleet *f, uint32_t g)
+{
+	/* Kept past the join: the group's first copy, by host and index. */
+	return g < f->ngrp ? &f->h[f->grp[g].host].x->coll[f->grp[g].coll] : NULL;
 }
 
 void hvn_fleet_free(struct hvn_fleet *f)
@@ -724,13 +1405,24 @@ void hvn_fleet_free(struct hvn_fleet *f)
 		free(f->h[i].x);
 		free(f->h[i].schema);
 		free(f->h[i].stall_of);
+		free(f->h[i].prev);
+		free(f->h[i].tgap);
+		free(f->h[i].at);
 	}
 	for (size_t i = 0; i < f->nst; i++) {
+		for (uint32_t k = 0; k < f->st[i].ncul; k++)
+			hvn_stall_release(&f->st[i].cul[k].why);
+		free(f->st[i].cul);
 		free(f->st[i].r);
+		free(f->st[i].late);
 		free(f->st[i].noisy);
+		free(f->st[i].unseen);
 	}
 	free(f->h);
 	free(f->st);
+	free(f->blame);
+	free(f->all);
+	free(f->grp);
 	free(f->miss);
 	memset(f, 0, sizeof(*f));
 }

@@ -11,11 +11,25 @@
  * the 90th percentile of the residuals is the stated uncertainty.
  *
  * A collective the ranks of several hosts ran is a job stall when any
- * rank's copy stalled.  If one rank entered it well after all the others
- * (an arrival stall), that rank is the culprit, and the noise on its CPUs
- * while the others waited says why; otherwise (an in-flight stall) the
- * culprit is the rank whose own stall the most host noise explains, if
- * any does.
+ * rank's copy stalled, or when a host's ranks entered it later than the
+ * others by k times that communicator's usual spread.  Its verdict follows
+ * the wait back to whoever held the job:
+ *
+ * - an arrival stall (some hosts entered late): each late rank is traced
+ *   back through the collectives it came from.  A rank that left its
+ *   previous collective late, and went on at its usual pace, was held by
+ *   that collective: by its last arrival (followed back in turn) or, when
+ *   every rank was in and the transfer stalled, by the host whose noise
+ *   stalled it.  Where the rank itself was slow to come, it is the
+ *   culprit, and its noise before it arrived says why.
+ * - an in-flight stall (every rank in): the hosts whose noise over the
+ *   stalled transfer explains most of the time lost, on any host of the
+ *   collective, whether or not its own copy still ran.
+ *
+ * Noise a rank had while it only waited is never its guilt.  Each culprit
+ * gets the share of the stall it caused; the hosts are ranked by what
+ * their noise cost the job over the whole window, a delay counted once
+ * however many later collectives it held up.
  */
 #ifndef HVNOISE_ANALYSIS_FLEET_H
 #define HVNOISE_ANALYSIS_FLEET_H
@@ -32,13 +46,27 @@ struct hvn_fleet_host {
 	struct hvn_schema *schema;
 	struct hvn_corr *x;
 	uint32_t *stall_of;		/* per collective: its stall + 1, or 0 */
-	/* Its CLOCK_REALTIME minus the reference's, at real time t:
-	 * offset + drift * (t - t0) ns. */
+	/* Trace time (CLOCK_MONOTONIC, which never steps) + base is this
+	 * host's CLOCK_REALTIME, as its clock pairs mostly say; aligned, on
+	 * the reference host's: real - (offset + drift * (real - t0)). */
+	int64_t base;
 	double offset, drift, unc;
 	int64_t t0;
 	size_t nsamples;
+	int32_t via;			/* aligned through this host, or -1 */
 	bool aligned;			/* else its own CLOCK_REALTIME is used */
 	bool disagrees;			/* its clock is off more than unc says */
+	/* CLOCK_REALTIME stepped within the recording (the clock pairs
+	 * disagree by more than 1 ms): by up to this much. */
+	int64_t step_ns;
+	/* What hvnoise could see there: the detectors (module or BPF), the
+	 * kernel's IRQ events only, or nothing at all. */
+	enum { HVN_SEEN_DETECTORS, HVN_SEEN_IRQ, HVN_SEEN_NOTHING } seen;
+	/* Per collective: the one its process ran before it (UINT32_MAX
+	 * none), and the process's usual time between the two. */
+	uint32_t *prev;
+	int64_t *tgap;
+	uint32_t *at;			/* its entry in hvn_fleet.all, or UINT32_MAX */
 };
 
 enum hvn_fleet_class {
@@ -46,10 +74,31 @@ enum hvn_fleet_class {
 	HVN_FLEET_INFLIGHT,		/* all entered; one made no progress */
 };
 
-/* One rank's copy of a job stall. */
+/* One rank's copy of a collective, the job's view. */
 struct hvn_fleet_rank {
 	uint32_t host, coll;		/* indexes into hosts, and its coll */
 	int64_t arrive, end;		/* aligned CLOCK_REALTIME ns */
+	uint32_t grp;			/* its collective across hosts */
+};
+
+enum hvn_fleet_how {
+	HVN_HOLD_LATE = 1,		/* its rank entered late */
+	HVN_HOLD_TRANSFER,		/* its noise stalled the transfer */
+};
+
+/* Who held the job in a stall, and what it cost the job there. */
+struct hvn_fleet_culprit {
+	uint32_t host, coll;		/* its rank's copy of the collective
+					 * where it held the job */
+	uint8_t how;			/* enum hvn_fleet_how */
+	bool carried;			/* held an earlier collective, whose
+					 * end made this one's ranks late */
+	uint32_t root;			/* that collective's group */
+	double delay_ns;		/* its share of the stall */
+	/* Its noise over the interval it held the job: before it arrived
+	 * (late), or over the stalled transfer. */
+	struct hvn_stall why;
+	uint64_t why_start, why_end;	/* that interval, its trace time */
 };
 
 struct hvn_fleet_stall {
@@ -58,18 +107,28 @@ struct hvn_fleet_stall {
 	enum hvn_fleet_class cls;
 	uint64_t lost_ns;		/* the most any rank's copy lost */
 	int64_t arrive;			/* the first arrival, aligned */
-	double late_ns;			/* the last arrival after the others */
+	double late_ns;			/* the last arrival after the on-time ones */
 	double spread_ns;		/* the last arrival after the first */
 	double unc;			/* its hosts' largest clock uncertainty */
-	struct hvn_fleet_rank *r;	/* all ranks, the culprit first */
+	struct hvn_fleet_rank *r;	/* all ranks, the culprits' first */
 	uint32_t nr;
-	bool culprit;			/* r[0] is the culprit */
-	/* Noise on the culprit's CPUs over its critical interval: while
-	 * the others waited for it (arrival), its own stall (in flight). */
-	struct hvn_stall why;
-	uint64_t why_start, why_end;	/* that interval, culprit's trace time */
+	bool culprit;			/* some host held it: cul[0] the most */
+	struct hvn_fleet_culprit *cul;
+	uint32_t ncul;
+	bool *late;			/* per rank: entered late */
 	uint32_t *noisy;		/* other hosts whose copy noise explains */
 	uint32_t nnoisy;
+	uint32_t *unseen;		/* its hosts hvnoise saw nothing on */
+	uint32_t nunseen;
+};
+
+/* Over the whole window: what each host's noise cost the job. */
+struct hvn_fleet_blame {
+	uint32_t host;
+	double delay_ns;		/* each holding counted once */
+	uint32_t nheld;			/* times it held the job */
+	uint32_t worst;			/* its largest: index into st */
+	double worst_ns;
 };
 
 /* A communicator's ranks that no trace holds. */
@@ -79,6 +138,8 @@ struct hvn_fleet_missing {
 	int32_t first_missing;
 };
 
+struct hvn_fleet_grp;
+
 struct hvn_fleet {
 	struct hvn_fleet_host *h;
 	size_t nh;
@@ -86,6 +147,14 @@ struct hvn_fleet {
 	size_t nsync;			/* collectives the alignment used */
 	struct hvn_fleet_stall *st;	/* by time lost */
 	size_t nst;
+	struct hvn_fleet_blame *blame;	/* the hosts to drain, worst first */
+	size_t nblame;
+	/* Every sequenced collective's copies, by collective (while
+	 * analysing): the waits are followed through them. */
+	struct hvn_fleet_rank *all;
+	size_t nall;
+	struct hvn_fleet_grp *grp;
+	size_t ngrp;
 	struct hvn_fleet_missing *miss;
 	size_t nmiss;
 	size_t ncoll, nranks;
@@ -111,7 +180,9 @@ int hvn_fleet_open(struct hvn_fleet *f, char **paths, size_t n,
 int hvn_fleet_analyse(struct hvn_fleet *f, const struct hvn_corr_params *p);
 void hvn_fleet_free(struct hvn_fleet *f);
 
-/* Its share of @s's interval that host noise explains (0..1). */
-double hvn_fleet_share(const struct hvn_fleet_stall *s);
+/* Its share of @c's interval that host noise explains (0..1). */
+double hvn_fleet_share(const struct hvn_fleet_culprit *c);
+/* The collective of group @g, for people: its key. */
+const struct hvn_coll *hvn_fleet_grp_coll(const struct hvn_fleet *f, uint32_t g);
 
 #endif

@@ -341,6 +341,44 @@ static void find_stalls(struct hvn_corr *x, const struct hvn_corr_params *p)
 	free(win);
 }
 
+int hvn_stall_reserve(struct hvn_stall *s, int n)
+{
+	struct hvn_contrib *c;
+	int cap = s->cpu_cap ? s->cpu_cap : 8;
+
+	if (n <= s->cpu_cap)
+		return 0;
+	while (cap < n)
+		cap *= 2;
+	c = realloc(s->c, cap * sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	memset(c + s->cpu_cap, 0, (cap - s->cpu_cap) * sizeof(*c));
+	s->c = c;
+	s->cpu_cap = cap;
+	return 0;
+}
+
+void hvn_stall_release(struct hvn_stall *s)
+{
+	free(s->c);
+	s->c = NULL;
+	s->ncpu = s->cpu_cap = 0;
+}
+
+int hvn_stall_copy(struct hvn_stall *d, const struct hvn_stall *s)
+{
+	*d = *s;
+	d->c = NULL;
+	d->ncpu = d->cpu_cap = 0;
+	if (hvn_stall_reserve(d, s->ncpu))
+		return -ENOMEM;
+	if (s->ncpu)
+		memcpy(d->c, s->c, s->ncpu * sizeof(*d->c));
+	d->ncpu = s->ncpu;
+	return 0;
+}
+
 static void add_cpu(struct hvn_stall *s, int32_t cpu, uint8_t why)
 {
 	if (cpu < 0)
@@ -350,11 +388,14 @@ static void add_cpu(struct hvn_stall *s, int32_t cpu, uint8_t why)
 			s->c[i].why |= why;
 			return;
 		}
-	if (s->ncpu < HVN_CORR_MAX_CPUS) {
-		s->c[s->ncpu].cpu = cpu;
-		s->c[s->ncpu].why = why;
-		s->ncpu++;
+	if (hvn_stall_reserve(s, s->ncpu + 1)) {
+		hvn_err("out of memory");
+		exit(HVN_EXIT_FAIL);
 	}
+	memset(&s->c[s->ncpu], 0, sizeof(s->c[0]));
+	s->c[s->ncpu].cpu = cpu;
+	s->c[s->ncpu].why = why;
+	s->ncpu++;
 }
 
 static struct hvn_corr *sort_ctx;
@@ -838,6 +879,8 @@ void hvn_corr_analyse(struct hvn_corr *x, struct hvn_tdat *t,
 
 void hvn_corr_free(struct hvn_corr *x)
 {
+	for (size_t i = 0; x->st && i < x->nst; i++)
+		hvn_stall_release(&x->st[i]);
 	hvn_an_free(&x->an);
 	free(x->coll);
 	free(x->agg);

@@ -24,8 +24,6 @@
 
 struct hvn_tdat;
 
-#define HVN_CORR_MAX_CPUS	16
-
 struct hvn_proc {
 	uint64_t comm;
 	int32_t rank, nranks, pid;
@@ -62,8 +60,10 @@ struct hvn_coll {
 struct hvn_stall {
 	uint32_t coll;
 	uint64_t lost_ns;		/* duration - median */
-	int ncpu;
-	struct hvn_contrib c[HVN_CORR_MAX_CPUS];
+	/* Every CPU that served it (proxy, enqueue, each watched IRQ's
+	 * CPU): no cap, a host may serve its NICs from any of them. */
+	int ncpu, cpu_cap;
+	struct hvn_contrib *c;
 	char verdict[160];
 	int cause;			/* 0 none, 1 hypervisor, 2 irq, 3 storm, 4 migration */
 	double explained;		/* ns of it the cause explains */
@@ -112,6 +112,11 @@ struct hvn_corr {
 	uint64_t max_stall_dur;
 	uint8_t irq_cpu[HVN_MAX_CPUS];
 	uint64_t nccl_records, nccl_bad, orphans;
+	/* What saw the host: the recording's source (module, bpf, kernel;
+	 * "" unknown), and the detectors' records (watch, steal, lost,
+	 * storms, moves) and the kernel's IRQ events read. */
+	char source[16];
+	uint64_t detector_events, irq_events;
 	struct hvn_late *late;
 	size_t nlate;
 	struct hvn_unfinished *unf;	/* by start */
@@ -164,6 +169,13 @@ void hvn_corr_trim_episodes(struct hvn_corr *x);
 int hvn_corr_probe(struct hvn_corr *x, struct hvn_tdat *t,
 		   const struct hvn_corr_params *p, uint32_t coll,
 		   uint64_t start, uint64_t end, struct hvn_stall *out);
+
+/* @s's CPUs, copied into @d (which owns its own): 0 or -ENOMEM. */
+int hvn_stall_copy(struct hvn_stall *d, const struct hvn_stall *s);
+/* What a stall owns (its CPUs), freed; the stall left empty of them. */
+void hvn_stall_release(struct hvn_stall *s);
+/* Room for @n CPUs in @s: 0 or -ENOMEM. */
+int hvn_stall_reserve(struct hvn_stall *s, int n);
 
 /* One collective on every rank: the order by communicator, function and
  * sequence number (rank left out); 0 for the same collective. */

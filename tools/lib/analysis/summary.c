@@ -21,8 +21,14 @@
 
 enum {
 	REC_HOST = 1, REC_CLOCK, REC_IRQCPU, REC_PROC, REC_COLL, REC_STALL,
-	REC_EPISODE, REC_COUNTS,
+	REC_EPISODE, REC_COUNTS, REC_SEEN,
 	REC_END,		/* last: what came before, counted */
+};
+
+/* What saw the host (hvn_corr.source and its counts). */
+struct __attribute__((packed)) rec_seen {
+	char source[16];
+	uint64_t detector_events, irq_events;
 };
 
 /* REC_END's body: a summary cut on a record boundary is still refused. */
@@ -121,12 +127,17 @@ int hvn_summary_write(const char *path, const char *host,
 	char tmp[4200], name[128] = "";
 	struct rec_end end = { .nproc = x->nproc, .nep = x->nep };
 	uint32_t *map = calloc(x->ncoll + 1, sizeof(*map));
-	struct rec_contrib *rc = calloc(HVN_CORR_MAX_CPUS, sizeof(*rc));
+	struct rec_contrib *rc;
+	size_t maxcpu = 1;
 	uint64_t counts[2] = { x->nccl_records, x->nccl_bad };
 	uint32_t n = 0;
 	int fd, err = 0;
 	FILE *f;
 
+	for (size_t i = 0; i < x->nst; i++)
+		if ((size_t)x->st[i].ncpu > maxcpu)
+			maxcpu = x->st[i].ncpu;
+	rc = calloc(maxcpu, sizeof(*rc));
 	snprintf(tmp, sizeof(tmp), "%s.hvnoise-tmp", path);
 	fd = map && rc ? hvn_create(tmp, true) : -1;
 	f = fd < 0 ? NULL : fdopen(fd, "wb");
@@ -142,6 +153,13 @@ int hvn_summary_write(const char *path, const char *host,
 	err |= fwrite(HVN_SUMMARY_MAGIC, 8, 1, f) != 1;
 	err |= put(f, REC_HOST, name, sizeof(name), NULL, 0);
 	err |= put(f, REC_COUNTS, counts, sizeof(counts), NULL, 0);
+	{
+		struct rec_seen r = { .detector_events = x->detector_events,
+				      .irq_events = x->irq_events };
+
+		memcpy(r.source, x->source, sizeof(r.source));
+		err |= put(f, REC_SEEN, &r, sizeof(r), NULL, 0);
+	}
 	for (int i = 0; i < x->an.nclk; i++)
 		err |= put(f, REC_CLOCK, &x->an.clk[i], 16, NULL, 0);
 	for (int32_t c = 0; c < HVN_MAX_CPUS; c++)
@@ -231,7 +249,7 @@ static int body(FILE *f, const char *path, uint64_t off, const struct rec_hdr *h
 {
 	uint8_t *b;
 
-	if (h->size < want || h->size > (1u << 20)) {
+	if (h->size < want || h->size > (1u << 24)) {
 		hvn_err("%s: bad summary record at offset %llu (type %u, %u bytes, want %zu)",
 			path, (unsigned long long)off, h->type, h->size, want);
 		return -1;
@@ -267,6 +285,7 @@ static int read_rec(FILE *f, const char *path, uint64_t off,
 		struct rec_coll c;
 		struct rec_stall s;
 		struct rec_episode e;
+		struct rec_seen seen;
 	} u;
 	void *rest = NULL;
 	const char *bad = NULL;
@@ -292,6 +311,14 @@ static int read_rec(FILE *f, const char *path, uint64_t off,
 			return -1;
 		x->nccl_records = u.counts[0];
 		x->nccl_bad = u.counts[1];
+		return 0;
+	case REC_SEEN:
+		if (body(f, path, off, h, &u.seen, sizeof(u.seen), NULL))
+			return -1;
+		snprintf(x->source, sizeof(x->source), "%.*s",
+			 (int)sizeof(u.seen.source) - 1, u.seen.source);
+		x->detector_events = u.seen.detector_events;
+		x->irq_events = u.seen.irq_events;
 		return 0;
 	case REC_CLOCK:
 		if (body(f, path, off, h, &u.clk, sizeof(u.clk), NULL))
@@ -341,8 +368,8 @@ static int read_rec(FILE *f, const char *path, uint64_t off,
 		if (body(f, path, off, h, &u.s, sizeof(u.s), &rest))
 			return -1;
 		if (u.s.coll >= x->ncoll || u.s.cause < 0 || u.s.cause > 4 ||
-		    u.s.ncpu < 0 || u.s.ncpu > HVN_CORR_MAX_CPUS ||
-		    h->size < sizeof(u.s) + u.s.ncpu * sizeof(*rc)) {
+		    u.s.ncpu < 0 || u.s.ncpu > HVN_MAX_CPUS ||
+		    h->size < sizeof(u.s) + (uint64_t)u.s.ncpu * sizeof(*rc)) {
 			bad = "a stall's collective, cause or CPUs";
 			break;
 		}
@@ -358,6 +385,11 @@ static int read_rec(FILE *f, const char *path, uint64_t off,
 		s->cause = u.s.cause;
 		s->lost_ns = u.s.lost_ns;
 		s->explained = u.s.explained;
+		if (hvn_stall_reserve(s, u.s.ncpu)) {
+			free(rest);
+			hvn_err("out of memory");
+			return -1;
+		}
 		s->ncpu = u.s.ncpu;
 		snprintf(s->verdict, sizeof(s->verdict), "%.159s", u.s.verdict);
 		rc = (const struct rec_contrib *)((uint8_t *)rest + sizeof(u.s));
@@ -390,7 +422,7 @@ static int read_rec(FILE *f, const char *path, uint64_t off,
 		ep_in(&x->ep[x->nep++], &u.e);
 		return 0;
 	default:			/* a newer writer's: skipped */
-		if (h->size > (1u << 20) || fseek(f, h->size, SEEK_CUR)) {
+		if (h->size > (1u << 24) || fseek(f, h->size, SEEK_CUR)) {
 			hvn_err("%s: bad summary record at offset %llu (type %u, %u bytes)",
 				path, (unsigned long long)off, h->type, h->size);
 			return -1;

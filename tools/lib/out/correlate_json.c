@@ -14,12 +14,19 @@
 /* A stall's (or a probe's) CPUs and what each saw of it. */
 static void write_cpus(FILE *o, const struct hvn_stall *s)
 {
+	int n = 0;
+
 	fprintf(o, "[");
 	for (int j = 0; j < s->ncpu; j++) {
 		const struct hvn_contrib *k = &s->c[j];
 
+		/* Every CPU is judged; an IRQ CPU that saw nothing is left
+		 * out of the document (a host may watch hundreds). */
+		if (!(k->why & 3) && !(k->unexpl + k->lsteal + k->lirq +
+				       k->steal + k->storm) && !k->nmig)
+			continue;
 		fprintf(o, "%s{\"cpu\":%d,\"proxy\":%s,\"enqueue\":%s,\"irq\":%s,\"lost_unexplained_ns\":%.0f,\"lost_steal_ns\":%.0f,\"lost_irq_ns\":%.0f,\"steal_ns\":%.0f,\"storm_ns\":%.0f,\"storm_irq\":%d,\"storm_name\":",
-			j ? "," : "", k->cpu, k->why & 1 ? "true" : "false",
+			n++ ? "," : "", k->cpu, k->why & 1 ? "true" : "false",
 			k->why & 2 ? "true" : "false",
 			k->why & 4 ? "true" : "false", k->unexpl,
 			k->lsteal, k->lirq, k->steal, k->storm,
@@ -120,11 +127,53 @@ void hvn_corr_write_json(FILE *o, const struct hvn_corr *x,
 	fprintf(o, "]}\n");
 }
 
+static const char *const fleet_causes[] = { "none", "hypervisor", "irq",
+					    "storm", "migration" };
+
+static void write_key(FILE *o, const struct hvn_coll *c)
+{
+	fprintf(o, "{\"comm\":\"%016llx\",\"func\":\"%s\",\"seq\":%llu}",
+		(unsigned long long)c->comm, hvn_nccl_fn(c->func),
+		(unsigned long long)c->seq);
+}
+
+static void write_culprit(FILE *o, const struct hvn_fleet *f,
+			  const struct hvn_fleet_stall *s,
+			  const struct hvn_fleet_culprit *c)
+{
+	const struct hvn_fleet_host *h = &f->h[c->host];
+	const struct hvn_coll *cc = &h->x->coll[c->coll];
+
+	fprintf(o, "{\"host\":");
+	hvn_json_str(o, h->host);
+	fprintf(o, ",\"rank\":%d,\"how\":\"%s\",\"delay_ns\":%.0f,\"carried_from\":",
+		cc->rank, c->how == HVN_HOLD_LATE ? "late" : "transfer",
+		c->delay_ns);
+	if (c->carried)
+		write_key(o, hvn_fleet_grp_coll(f, c->root));
+	else
+		fprintf(o, "null");
+	fprintf(o, ",\"cause\":\"%s\",\"verdict\":",
+		fleet_causes[c->why.cause]);
+	hvn_json_str(o, c->why.cause || h->seen != HVN_SEEN_NOTHING ?
+		     c->why.verdict : "hvnoise saw nothing on this host");
+	fprintf(o, ",\"interval_ns\":%llu,\"explained_ns\":%.0f,\"share\":%.3f,\"uncertainty_ns\":",
+		(unsigned long long)(c->why_end - c->why_start),
+		c->why.explained, hvn_fleet_share(c));
+	/* A host not aligned: no bound to give. */
+	if (isinf(s->unc))
+		fprintf(o, "null");
+	else
+		fprintf(o, "%.0f", s->unc);
+	fprintf(o, ",\"cpus\":");
+	write_cpus(o, &c->why);
+	fprintf(o, "}");
+}
+
 void hvn_fleet_write_json(FILE *o, const struct hvn_fleet *f,
 			  const struct hvn_corr_params *p)
 {
-	static const char *const causes[] = { "none", "hypervisor", "irq",
-					      "storm", "migration" };
+	static const char *const seen[] = { "detectors", "irq-events", "nothing" };
 
 	fprintf(o, "{\"schema\":\"hvnoise-correlate\",\"schema_version\":2,");
 	fprintf(o, "\"params\":{\"factor\":%g,\"window\":%ld,\"min_ms\":%g,\"min_share\":%g},",
@@ -140,11 +189,11 @@ void hvn_fleet_write_json(FILE *o, const struct hvn_fleet *f,
 		hvn_json_str(o, h->host);
 		fprintf(o, ",\"trace\":");
 		hvn_json_str(o, h->path);
-		fprintf(o, ",\"aligned\":%s,\"offset_at_realtime_ns\":%lld,\"offset_ns\":%.0f,\"drift_ppm\":%.3f,\"uncertainty_ns\":%.0f,\"samples\":%zu,\"clock_disagrees\":%s,\"collectives\":%zu,\"stalls\":%zu}",
-			h->aligned ? "true" : "false", (long long)h->t0, h->offset,
-			h->drift * 1e6,
+		fprintf(o, ",\"aligned\":%s,\"aligned_through_others\":%s,\"offset_at_realtime_ns\":%lld,\"offset_ns\":%.0f,\"drift_ppm\":%.3f,\"uncertainty_ns\":%.0f,\"samples\":%zu,\"clock_disagrees\":%s,\"clock_step_ns\":%lld,\"seen\":\"%s\",\"collectives\":%zu,\"stalls\":%zu}",
+			h->aligned ? "true" : "false", h->via >= 0 ? "true" : "false",
+			(long long)h->t0, h->offset, h->drift * 1e6,
 			h->unc, h->nsamples, h->disagrees ? "true" : "false",
-			h->x->ncoll, h->x->nst);
+			(long long)h->step_ns, seen[h->seen], h->x->ncoll, h->x->nst);
 	}
 	fprintf(o, "],\"missing\":[");
 	for (size_t i = 0, n = 0; i < f->nmiss; i++)
@@ -153,6 +202,18 @@ void hvn_fleet_write_json(FILE *o, const struct hvn_fleet *f,
 				n++ ? "," : "", (unsigned long long)f->miss[i].comm,
 				f->miss[i].nranks, f->miss[i].nseen,
 				f->miss[i].first_missing);
+	fprintf(o, "],\"drain\":[");
+	for (size_t i = 0; i < f->nblame; i++) {
+		const struct hvn_fleet_blame *b = &f->blame[i];
+		const struct hvn_fleet_stall *w = &f->st[b->worst];
+
+		fprintf(o, "%s{\"host\":", i ? "," : "");
+		hvn_json_str(o, f->h[b->host].host);
+		fprintf(o, ",\"delay_ns\":%.0f,\"held\":%u,\"worst\":{\"comm\":\"%016llx\",\"func\":\"%s\",\"seq\":%llu,\"delay_ns\":%.0f}}",
+			b->delay_ns, b->nheld, (unsigned long long)w->comm,
+			hvn_nccl_fn(w->func), (unsigned long long)w->seq,
+			b->worst_ns);
+	}
 	fprintf(o, "],\"job_stalls\":[");
 	for (size_t i = 0; i < f->nst; i++) {
 		const struct hvn_fleet_stall *s = &f->st[i];
@@ -163,44 +224,40 @@ void hvn_fleet_write_json(FILE *o, const struct hvn_fleet *f,
 			s->cls == HVN_FLEET_ARRIVAL ? "arrival" : "in-flight",
 			(long long)s->arrive, (unsigned long long)s->lost_ns,
 			s->late_ns);
-		if (s->culprit) {
-			const struct hvn_fleet_host *h = &f->h[s->r[0].host];
-			const struct hvn_coll *c = &h->x->coll[s->r[0].coll];
-
-			fprintf(o, "{\"host\":");
-			hvn_json_str(o, h->host);
-			fprintf(o, ",\"rank\":%d,\"cause\":\"%s\",\"verdict\":", c->rank,
-				causes[s->why.cause]);
-			hvn_json_str(o, s->why.verdict);
-			fprintf(o, ",\"interval_ns\":%llu,\"explained_ns\":%.0f,\"share\":%.3f,\"uncertainty_ns\":",
-				(unsigned long long)(s->why_end - s->why_start),
-				s->why.explained, hvn_fleet_share(s));
-			/* A host not aligned: no bound to give. */
-			if (isinf(s->unc))
-				fprintf(o, "null");
-			else
-				fprintf(o, "%.0f", s->unc);
-			fprintf(o, ",\"cpus\":");
-			write_cpus(o, &s->why);
-			fprintf(o, "}");
-		} else {
+		if (s->culprit)
+			write_culprit(o, f, s, &s->cul[0]);
+		else
 			fprintf(o, "null");
+		fprintf(o, ",\"culprits\":[");
+		for (uint32_t k = 0; k < s->ncul; k++) {
+			fprintf(o, "%s", k ? "," : "");
+			write_culprit(o, f, s, &s->cul[k]);
 		}
-		fprintf(o, ",\"ranks\":[");
+		fprintf(o, "],\"ranks\":[");
 		for (uint32_t k = 0; k < s->nr; k++) {
 			const struct hvn_fleet_host *h = &f->h[s->r[k].host];
+			int32_t rank = h->x->coll[s->r[k].coll].rank;
+			bool guilty = false;
 
+			for (uint32_t j = 0; j < s->ncul && !guilty; j++)
+				guilty = s->cul[j].host == s->r[k].host &&
+					 f->h[s->cul[j].host].x->coll[s->cul[j].coll].rank == rank;
 			fprintf(o, "%s{\"host\":", k ? "," : "");
 			hvn_json_str(o, h->host);
-			fprintf(o, ",\"rank\":%d,\"arrive_realtime_ns\":%lld,\"end_realtime_ns\":%lld,\"waiting\":%s}",
-				h->x->coll[s->r[k].coll].rank, (long long)s->r[k].arrive,
-				(long long)s->r[k].end,
-				k || !s->culprit ? "true" : "false");
+			fprintf(o, ",\"rank\":%d,\"arrive_realtime_ns\":%lld,\"end_realtime_ns\":%lld,\"late\":%s,\"waiting\":%s}",
+				rank, (long long)s->r[k].arrive,
+				(long long)s->r[k].end, s->late[k] ? "true" : "false",
+				guilty ? "false" : "true");
 		}
 		fprintf(o, "],\"also_noisy\":[");
 		for (uint32_t k = 0; k < s->nnoisy; k++) {
 			fprintf(o, "%s", k ? "," : "");
 			hvn_json_str(o, f->h[s->noisy[k]].host);
+		}
+		fprintf(o, "],\"unseen_hosts\":[");
+		for (uint32_t k = 0; k < s->nunseen; k++) {
+			fprintf(o, "%s", k ? "," : "");
+			hvn_json_str(o, f->h[s->unseen[k]].host);
 		}
 		fprintf(o, "]}");
 	}
