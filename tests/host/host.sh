@@ -308,6 +308,7 @@ grep -q "nccl-cut.bin: bad record at offset" "$d/err" && grep -q "on 1 communica
 check $? "... naming the file and offset, the other file still read"
 python3 "$here/inputs.py" "$hvn" "$d/live.dat" "$d/inputs"
 python3 "$here/fleet.py" "$hvn" "$d/fleet"
+python3 "$here/scenarios.py" "$hvn" "$d/scenarios"
 check_rc 3 "correlate of a missing trace" "$hvn" correlate "$d/nonexistent.dat"
 check_rc 2 "correlate with a bad factor" "$hvn" correlate -k 0.5 "$d/live.dat"
 

@@ -151,24 +151,16 @@ def one(kernel, initrd, outdir, hvn, victim, lines=16):
             f"{c and c['cause']}, {c and c['share']:.0%} of {c and c['interval_ns'] / 1e6:.1f} ms)")
     named = (st and st["lost_ns"] >= 0.6 * PAUSE_MS * 1e6 and c and c["host"] == f"vm-{victim}" and
              c["cause"] == "hypervisor")
-    # A known limitation, told apart exactly: the pause caught the victim
-    # after it had entered the next collective while the other host still
-    # waited for its last data of the one before (held in the paused
-    # QEMU).  The other host then enters late by the pause, with no noise
-    # of its own, and correlate blames it: an arrival carried over from the
-    # previous collective is not yet traced back to who held it.
-    carried = (not named and st and st["class"] == "arrival" and c and
-               c["host"] == f"vm-{other}" and c["cause"] == "none" and
-               f"vm-{victim}" in st.get("also_noisy", []))
-    why = ("known: a late arrival carried over from the previous collective, which the paused "
-           f"vm-{victim} held, is blamed on the rank that waited (correlate, issue 15)")
-    if carried:
-        check.xfail(name, why)
-        check.xfail(f"vm-{other}'s rank waited, not guilty ({tag})", why)
-    else:
-        check(named, name)
-        check(st and all(r["waiting"] for r in st["ranks"] if r["host"] == f"vm-{other}"),
-              f"vm-{other}'s rank waited, not guilty ({tag})")
+    # The victim is named however the pause caught it: in its compute,
+    # in a transfer, or just after it left an all-reduce with its last
+    # data still inside its QEMU (the other rank then comes late to the
+    # next one, and correlate follows that wait back to the victim).
+    check(named, name)
+    check(st and all(r["waiting"] for r in st["ranks"] if r["host"] == f"vm-{other}"),
+          f"vm-{other}'s rank waited, not guilty ({tag})")
+    drain = [b["host"] for b in doc.get("drain", [])]
+    check(drain[:1] == [f"vm-{victim}"] and f"vm-{other}" not in drain,
+          f"the hosts to drain: vm-{victim} only ({', '.join(drain) or 'none'}) ({tag})")
     # The offset the collectives give against the one TCP measured.
     m = re.search(r"^HVN-FLEET-CLOCK peer clock offset (-?\d+) ns rtt (\d+) ns",
                   console(vms["b"][1]), re.M)

@@ -348,8 +348,12 @@ static const char *const seen_name[] = {
 /* "comm 0123... AllReduce seq 76" */
 static void print_key(const struct hvn_coll *c)
 {
-	printf("comm %016llx %s seq %llu", (unsigned long long)c->comm,
-	       hvn_nccl_fn(c->func), (unsigned long long)c->seq);
+	if (!c) {
+		printf("a send or receive");
+		return;
+	}
+	printf("comm %016llx %s seq %lld", (unsigned long long)c->comm,
+	       hvn_nccl_fn(c->func), (long long)c->seq);
 }
 
 static void print_culprit(const struct hvn_fleet *f, const struct hvn_fleet_stall *s,
@@ -429,10 +433,10 @@ static void print_fleet(const struct hvn_fleet *f, const struct hvn_corr_params 
 		const struct hvn_fleet_blame *b = &f->blame[i];
 		const struct hvn_fleet_stall *w = &f->st[b->worst];
 
-		printf("%3zu. %-20s %.3f ms, held the job %u time%s; the most in comm %016llx %s seq %llu (%.3f ms)\n",
+		printf("%3zu. %-20s %.3f ms, held the job %u time%s; the most in comm %016llx %s seq %lld (%.3f ms)\n",
 		       i + 1, f->h[b->host].host, b->delay_ns / 1e6, b->nheld,
 		       b->nheld == 1 ? "" : "s", (unsigned long long)w->comm,
-		       hvn_nccl_fn(w->func), (unsigned long long)w->seq,
+		       hvn_nccl_fn(w->func), (long long)w->seq,
 		       b->worst_ns / 1e6);
 	}
 	if (!f->nblame)
@@ -451,9 +455,9 @@ static void print_fleet(const struct hvn_fleet *f, const struct hvn_corr_params 
 			nhosts += !seen;
 		}
 		fmt_real(s->arrive, when, sizeof(when));
-		printf("%3zu. %s  comm %016llx %s seq %llu: %u ranks on %u hosts, lost %.3f ms\n",
+		printf("%3zu. %s  comm %016llx %s seq %lld: %u ranks on %u hosts, lost %.3f ms\n",
 		       i + 1, when, (unsigned long long)s->comm, hvn_nccl_fn(s->func),
-		       (unsigned long long)s->seq, s->nr, nhosts, s->lost_ns / 1e6);
+		       (long long)s->seq, s->nr, nhosts, s->lost_ns / 1e6);
 		if (s->cls == HVN_FLEET_ARRIVAL) {
 			uint32_t last = 0;
 

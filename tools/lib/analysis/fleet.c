@@ -696,31 +696,37 @@ static double explained(const struct hvn_fleet_culprit *c)
 }
 
 /*
- * The hosts of group @g whose noise over [a0, a1) stalled its transfer:
- * each explaining HOLD_SHARE of @excess or more, the most first, into
- * @out (room for g->n).  The count, or -ENOMEM.
+ * Of the copies @cand (entries of hvn_fleet.all, or host and collective
+ * pairs), the hosts whose noise over [a0, a1) stalled the transfer: each
+ * explaining HOLD_SHARE of @excess or more, the most first, into @out
+ * (room for @n).  The count, or -ENOMEM.
  */
-static int holders(struct hvn_fleet *f, uint32_t g, int64_t a0, int64_t a1,
-		   double excess, const struct hvn_corr_params *p,
-		   struct hvn_fleet_culprit *out)
+struct copy {
+	uint32_t host, coll;
+};
+
+static int holders(struct hvn_fleet *f, const struct copy *cand, uint32_t nc,
+		   uint32_t root, int64_t a0, int64_t a1, double excess,
+		   const struct hvn_corr_params *p, struct hvn_fleet_culprit *out)
 {
-	const struct hvn_fleet_grp *gr = &f->grp[g];
 	int n = 0;
 
-	for (uint32_t k = 0; k < gr->n; k++) {
-		const struct hvn_fleet_rank *r = &f->all[gr->first + k];
+	for (uint32_t k = 0; k < nc; k++) {
 		struct hvn_fleet_culprit c = { 0 };
 		bool seen = false;
 
 		for (int j = 0; j < n && !seen; j++)
-			seen = out[j].host == r->host;
+			seen = out[j].host == cand[k].host;
+		for (uint32_t j = 0; j < k && !seen; j++)
+			seen = cand[j].host == cand[k].host;
 		if (seen)
 			continue;
-		if (probe(f, r->host, r->coll, a0, a1, p, &c))
+		if (probe(f, cand[k].host, cand[k].coll, a0, a1, p, &c))
 			return -ENOMEM;
 		if (explained(&c) >= HOLD_SHARE * excess && explained(&c) > 0) {
 			c.how = HVN_HOLD_TRANSFER;
-			c.root = g;
+			c.root = root;
+			c.judged_ns = excess;
 			c.delay_ns = explained(&c) < excess ? explained(&c) : excess;
 			out[n++] = c;
 		} else {
@@ -738,6 +744,18 @@ static int holders(struct hvn_fleet *f, uint32_t g, int64_t a0, int64_t a1,
 	return n;
 }
 
+/* Group @g's copies as candidates: a malloc'd array (NULL: no memory). */
+static struct copy *grp_copies(const struct hvn_fleet *f, uint32_t g)
+{
+	const struct hvn_fleet_grp *gr = &f->grp[g];
+	struct copy *v = malloc((gr->n + 1) * sizeof(*v));
+
+	for (uint32_t k = 0; v && k < gr->n; k++)
+		v[k] = (struct copy){ f->all[gr->first + k].host,
+				      f->all[gr->first + k].coll };
+	return v;
+}
+
 /* The usual time of entry @e's collective on its host. */
 static double usual(const struct hvn_fleet *f, uint32_t e)
 {
@@ -749,88 +767,191 @@ static double usual(const struct hvn_fleet *f, uint32_t e)
 	return g->min_dur == INT64_MAX ? 0 : (double)g->min_dur;
 }
 
-/*
- * Who made entry @e (a rank's copy) enter @late ns late: its wait
- * followed back.  Fills @out (its noise probed) and returns 0, or
- * -ENOMEM.  out->carried says whether the wait led to an earlier
- * collective; out->how is 0 when it led to a stalled transfer no host
- * noise explains (compute, the network or a GPU held it).
- */
-static int resolve(struct hvn_fleet *f, uint32_t e, double late,
-		   const struct hvn_corr_params *p, struct hvn_fleet_culprit *out)
+static int64_t arrive_of(const struct hvn_fleet *f, uint32_t host, uint32_t coll)
 {
-	uint32_t first = e;
+	const struct hvn_fleet_host *h = &f->h[host];
 
+	return aligned(h, real_of(h, h->x->coll[coll].start));
+}
+
+static int64_t end_of(const struct hvn_fleet *f, uint32_t host, uint32_t coll)
+{
+	const struct hvn_fleet_host *h = &f->h[host];
+
+	return aligned(h, real_of(h, h->x->coll[coll].end));
+}
+
+/*
+ * The other side of point-to-point op @coll of @host: the peer rank's op
+ * toward it whose time overlaps it most (the same op, seen from there).
+ */
+static bool p2p_peer(const struct hvn_fleet *f, uint32_t host, uint32_t coll,
+		     struct copy *out)
+{
+	const struct hvn_coll *c = &f->h[host].x->coll[coll];
+	int64_t a = arrive_of(f, host, coll), e = end_of(f, host, coll);
+	double best = -1;
+
+	if (c->peer < 0)
+		return false;
+	for (size_t i = 0; i < f->nh; i++) {
+		const struct hvn_corr *x = f->h[i].x;
+
+		for (size_t k = 0; k < x->ncoll; k++) {
+			const struct hvn_coll *q = &x->coll[k];
+			int64_t qa, qe;
+			double ov;
+
+			if (!q->is_p2p || q->comm != c->comm || q->rank != c->peer ||
+			    q->peer != c->rank)
+				continue;
+			qa = arrive_of(f, i, k);
+			qe = end_of(f, i, k);
+			ov = (double)(qe < e ? qe : e) - (double)(qa > a ? qa : a);
+			if (ov > best) {
+				best = ov;
+				*out = (struct copy){ i, k };
+			}
+		}
+	}
+	return best >= 0;
+}
+
+/*
+ * Rank @host/@coll itself came late by @late: its noise since it could
+ * have gone on (the end of the op before it) explains it, at least
+ * min_share of @late.
+ */
+static int own(struct hvn_fleet *f, uint32_t host, uint32_t coll, double late,
+	       bool carried, const struct hvn_corr_params *p,
+	       struct hvn_fleet_culprit *out)
+{
+	const struct hvn_fleet_host *h = &f->h[host];
+	int64_t a = arrive_of(f, host, coll), a0 = wrap_sub(a, (int64_t)late);
+	uint32_t e = h->at[coll], pc = h->prev[coll];
+	struct hvn_corr_params q = *p;
+	int ret;
+
+	if (pc != UINT32_MAX && end_of(f, host, pc) < a0)
+		a0 = end_of(f, host, pc);
+	q.min_share = p->min_share * late / ((double)a - (double)a0);
+	ret = probe(f, host, coll, a0, a, &q, out);
+	out->how = HVN_HOLD_LATE;
+	out->root = e == UINT32_MAX ? UINT32_MAX : f->all[e].grp;
+	out->carried = carried;
+	out->delay_ns = out->judged_ns = late;
+	return ret;
+}
+
+/* The holders of a stalled transfer into @out: its best, or none. */
+static int held_by(struct hvn_fleet *f, const struct copy *cand, uint32_t nc,
+		   uint32_t root, int64_t a0, int64_t a1, double excess,
+		   double late, const struct hvn_corr_params *p,
+		   struct hvn_fleet_culprit *out)
+{
+	struct hvn_fleet_culprit *v = calloc(nc + 1, sizeof(*v));
+	int n;
+
+	if (!v)
+		return -ENOMEM;
+	n = holders(f, cand, nc, root, a0, a1, excess, p, v);
+	if (n < 0) {
+		free(v);
+		return -ENOMEM;
+	}
+	if (n > 0)
+		*out = v[0];
+	else
+		out->root = root;
+	for (int k = 1; k < n; k++)
+		hvn_stall_release(&v[k].why);
+	free(v);
+	out->carried = true;
+	out->delay_ns = late;
+	return 0;
+}
+
+/*
+ * Who made rank @host/@coll enter @late ns late: its wait followed back,
+ * collective to collective (point-to-point ops too).  Fills @out (its
+ * noise probed) and returns 0, or -ENOMEM.  out->carried says whether the
+ * wait led to an earlier collective; out->how is 0 where it led to a
+ * stalled transfer no host noise explains (compute, the network or a GPU).
+ */
+static int resolve(struct hvn_fleet *f, uint32_t host, uint32_t coll,
+		   double late, const struct hvn_corr_params *p,
+		   struct hvn_fleet_culprit *out)
+{
 	memset(out, 0, sizeof(*out));
 	for (int hop = 0; hop < MAX_HOPS; hop++) {
-		const struct hvn_fleet_rank *r = &f->all[e];
-		struct hvn_fleet_host *h = &f->h[r->host];
-		const struct hvn_coll *c = coll_of(f, r);
-		uint32_t pc = h->prev[r->coll], pe;
-		double gap;
+		struct hvn_fleet_host *h = &f->h[host];
+		const struct hvn_coll *c = &h->x->coll[coll];
+		uint32_t pc = h->prev[coll];
+		double gap = pc == UINT32_MAX ? 0 :
+			     (double)c->start - (double)h->x->coll[pc].end;
 
-		pe = pc == UINT32_MAX ? UINT32_MAX : h->at[pc];
-		gap = pc == UINT32_MAX ? 0 :
-		      (double)c->start - (double)h->x->coll[pc].end;
-		if (getenv("HVN_DEBUG"))
-			fprintf(stderr, "resolve hop %d host %u coll %u seq %llu rank %d pc %u pe %u gap %.0f tgap %lld late %.0f\n",
-				hop, r->host, r->coll, (unsigned long long)c->seq, c->rank, pc, pe, gap,
-				(long long)h->tgap[r->coll], late);
-		/* Its own lateness: no collective before it ended late
-		 * enough, or its process took its time after. */
-		if (pe == UINT32_MAX || gap - (double)h->tgap[r->coll] >= late / 2) {
-			int ret = probe(f, r->host, r->coll,
-					wrap_sub(r->arrive, (int64_t)late),
-					r->arrive, p, out);
-
-			out->how = HVN_HOLD_LATE;
-			out->root = r->grp;
-			out->carried = e != first;
-			out->delay_ns = late;
-			return ret;
+		/* The first op its process recorded: whether it came late
+		 * or only began there, nothing says. */
+		if (pc == UINT32_MAX) {
+			out->carried = hop > 0;
+			out->root = UINT32_MAX;
+			return 0;
 		}
-		/* Held by the collective before: its transfer, or its last
-		 * arrival (followed back in turn). */
-		{
-			const struct hvn_fleet_grp *g = &f->grp[f->all[pe].grp];
+		/* Its own lateness: its process took its time after the op
+		 * before. */
+		if (gap - (double)h->tgap[coll] >= late / 2)
+			return own(f, host, coll, late, hop > 0, p, out);
+		if (h->at[pc] != UINT32_MAX) {
+			/* A collective: its stalled transfer, or its last
+			 * arrival (followed back in turn). */
+			uint32_t pe = h->at[pc];
+			uint32_t gi = f->all[pe].grp;
+			const struct hvn_fleet_grp *g = &f->grp[gi];
 			const struct hvn_fleet_rank *last = &f->all[g->last];
 			double inflight = (double)f->all[pe].end -
 					  (double)last->arrive - usual(f, pe);
 
 			if (inflight >= late / 2) {
-				struct hvn_fleet_culprit *v = calloc(g->n, sizeof(*v));
-				int n;
+				struct copy *cand = grp_copies(f, gi);
+				int ret;
 
-				if (!v)
+				if (!cand)
 					return -ENOMEM;
-				n = holders(f, f->all[pe].grp, last->arrive,
-					    f->all[pe].end, inflight, p, v);
-				if (n < 0) {
-					free(v);
-					return -ENOMEM;
-				}
-				if (n > 0)
-					*out = v[0];
-				else
-					out->root = f->all[pe].grp;
-				for (int k = 1; k < n; k++)
-					hvn_stall_release(&v[k].why);
-				free(v);
-				out->carried = true;
-				out->delay_ns = late;
-				return 0;
+				ret = held_by(f, cand, g->n, gi, last->arrive,
+					      f->all[pe].end, inflight, late, p, out);
+				free(cand);
+				return ret;
 			}
-			if (getenv("HVN_DEBUG"))
-				fprintf(stderr, "  pe %u = host %u coll %u grp %u (seq %llu) last %u = host %u coll %u inflight %.0f\n",
-					pe, f->all[pe].host, f->all[pe].coll, f->all[pe].grp,
-					(unsigned long long)coll_of(f, &f->all[pe])->seq, g->last,
-					f->all[g->last].host, f->all[g->last].coll, inflight);
-			e = g->last;
+			host = last->host;
+			coll = last->coll;
+			continue;
+		}
+		/* A send or receive: its peer came late, or the transfer
+		 * between the two stalled. */
+		{
+			struct copy pair[2] = { { host, pc } };
+			int64_t a0 = arrive_of(f, host, pc), e = end_of(f, host, pc);
+
+			if (!h->x->coll[pc].is_p2p || !p2p_peer(f, host, pc, &pair[1]))
+				return own(f, host, coll, late, hop > 0, p, out);
+			if ((double)arrive_of(f, pair[1].host, pair[1].coll) -
+			    (double)a0 >= late / 2) {
+				host = pair[1].host;
+				coll = pair[1].coll;
+				continue;
+			}
+			if (arrive_of(f, pair[1].host, pair[1].coll) > a0)
+				a0 = arrive_of(f, pair[1].host, pair[1].coll);
+			if ((double)e - (double)a0 -
+			    (double)h->x->coll[pc].median >= late / 2)
+				return held_by(f, pair, 2, UINT32_MAX, a0, e,
+					       (double)e - (double)a0, late, p, out);
+			return own(f, host, coll, late, hop > 0, p, out);
 		}
 	}
 	/* A wait longer than that: judged where the following stopped. */
 	out->carried = true;
-	out->root = f->all[e].grp;
+	out->root = UINT32_MAX;
 	return 0;
 }
 
@@ -838,10 +959,12 @@ static int add_culprit(struct hvn_fleet_stall *s, const struct hvn_fleet_culprit
 {
 	void *g;
 
-	/* The same host holding it twice (two of its ranks late): once,
-	 * with the larger share. */
+	/* The same host holding it twice (two late hosts' waits led to
+	 * it): one culprit, the shares added, the larger one's noise. */
 	for (uint32_t i = 0; i < s->ncul; i++)
 		if (s->cul[i].host == c->host) {
+			double sum = s->cul[i].delay_ns + c->delay_ns;
+
 			if (c->delay_ns > s->cul[i].delay_ns) {
 				hvn_stall_release(&s->cul[i].why);
 				s->cul[i] = *c;
@@ -850,6 +973,7 @@ static int add_culprit(struct hvn_fleet_stall *s, const struct hvn_fleet_culprit
 
 				hvn_stall_release(&w);
 			}
+			s->cul[i].delay_ns = sum;
 			return 0;
 		}
 	g = realloc(s->cul, (s->ncul + 1) * sizeof(*s->cul));
@@ -893,15 +1017,24 @@ static int judge(struct hvn_fleet *f, struct hvn_fleet_stall *s, uint32_t gi,
 	}
 	s->cls = nlate ? HVN_FLEET_ARRIVAL : HVN_FLEET_INFLIGHT;
 	for (uint32_t k = 0; k < nlate && !ret; k++) {
-		/* v[nh - 1 - k]: late by l; what it alone cost the job is
-		 * its lead over the next late host (or the on-time ones). */
+		/*
+		 * v[nh - 1 - k], late by l.  What each late host cost the job
+		 * is split as a runway is among the planes that need it: the
+		 * stretch from one lateness to the next is shared by the
+		 * hosts at least that late (two hosts stopped together share
+		 * the delay; one 18 ms late beside one 40 ms late gets 9).
+		 */
 		const struct harr *a = &v[nh - 1 - k];
-		double l = (double)a->arrive - (double)g->ok;
-		double next = k + 1 < nlate ?
-			      (double)v[nh - 2 - k].arrive - (double)g->ok : 0;
+		double l = (double)a->arrive - (double)g->ok, share = 0, below = 0;
 		struct hvn_fleet_culprit c;
 
-		ret = resolve(f, a->e, l, p, &c);
+		for (uint32_t j = nh - nlate; j <= nh - 1 - k; j++) {
+			double lj = (double)v[j].arrive - (double)g->ok;
+
+			share += (lj - below) / (nh - j);
+			below = lj;
+		}
+		ret = resolve(f, f->all[a->e].host, f->all[a->e].coll, l, p, &c);
 		if (ret)
 			break;
 		for (uint32_t i = 0; i < s->nr; i++)
@@ -910,9 +1043,9 @@ static int judge(struct hvn_fleet *f, struct hvn_fleet_stall *s, uint32_t gi,
 				s->late[i] = true;
 		if (!c.how) {
 			hvn_stall_release(&c.why);
-			continue;	/* a stalled transfer nothing explains */
+			continue;	/* nothing said who held it */
 		}
-		c.delay_ns = l - next;
+		c.delay_ns = share;
 		ret = add_culprit(s, &c);
 	}
 	if (!ret && !nlate) {
@@ -928,8 +1061,11 @@ static int judge(struct hvn_fleet *f, struct hvn_fleet_stall *s, uint32_t gi,
 		for (uint32_t i = 0; i < s->nr; i++)
 			if (stall_of(f, &s->r[i]) && s->r[i].end > end)
 				end = s->r[i].end;
-		n = holders(f, gi, f->all[g->last].arrive, end,
-			    (double)s->lost_ns, p, c);
+		struct copy *cand = grp_copies(f, gi);
+
+		n = cand ? holders(f, cand, g->n, gi, f->all[g->last].arrive,
+				   end, (double)s->lost_ns, p, c) : -ENOMEM;
+		free(cand);
 		if (n < 0)
 			ret = -ENOMEM;
 		for (int k = 0; k < n && !ret; k++)
@@ -1004,6 +1140,8 @@ static int cmp_fleet_lost(const void *a, const void *b)
 		return x->lost_ns < y->lost_ns ? 1 : -1;
 	return (x->arrive > y->arrive) - (x->arrive < y->arrive);
 }
+
+static int p2p_stalls(struct hvn_fleet *f, const struct hvn_corr_params *p);
 
 static int cmp_double_desc(const void *a, const void *b)
 {
@@ -1088,9 +1226,94 @@ static int job_stalls(struct hvn_fleet *f, const struct hvn_corr_params *p)
 	}
 	free(v);
 	free(lat);
+	ret = ret ?: p2p_stalls(f, p);
 	if (!ret && f->nst)
 		qsort(f->st, f->nst, sizeof(*f->st), cmp_fleet_lost);
 	return ret;
+}
+
+/*
+ * Sends and receives across hosts: a pair whose copy stalled is a job
+ * stall of two ranks, its late side followed back as a collective's, or
+ * its transfer judged on both hosts.
+ */
+static int p2p_stalls(struct hvn_fleet *f, const struct hvn_corr_params *p)
+{
+	for (size_t hi = 0; hi < f->nh; hi++) {
+		const struct hvn_corr *x = f->h[hi].x;
+
+		for (size_t k = 0; k < x->nst; k++) {
+			uint32_t ci = x->st[k].coll;
+			const struct hvn_coll *c = &x->coll[ci];
+			struct copy peer, side[2];
+			struct hvn_fleet_stall *s;
+			struct hvn_fleet_culprit cul;
+			double late, unc;
+			int64_t a[2];
+			void *grown;
+			int ret, l;
+
+			if (!c->is_p2p || !p2p_peer(f, hi, ci, &peer) || peer.host == hi)
+				continue;
+			/* Once a pair: from the stalled copy that sorts
+			 * first when both stalled. */
+			if (f->h[peer.host].stall_of[peer.coll] &&
+			    (peer.host < hi || (peer.host == hi && peer.coll < ci)))
+				continue;
+			side[0] = (struct copy){ hi, ci };
+			side[1] = peer;
+			a[0] = arrive_of(f, hi, ci);
+			a[1] = arrive_of(f, peer.host, peer.coll);
+			l = a[1] > a[0];
+			late = (double)a[l] - (double)a[!l];
+			unc = host_unc(&f->h[hi]) > host_unc(&f->h[peer.host]) ?
+			      host_unc(&f->h[hi]) : host_unc(&f->h[peer.host]);
+			grown = realloc(f->st, (f->nst + 1) * sizeof(*f->st));
+			if (!grown)
+				return -ENOMEM;
+			f->st = grown;
+			s = &f->st[f->nst++];
+			memset(s, 0, sizeof(*s));
+			s->comm = c->comm;
+			s->seq = c->seq;
+			s->func = c->func;
+			s->lost_ns = x->st[k].lost_ns;
+			s->unc = unc;
+			s->nr = 2;
+			s->r = calloc(2, sizeof(*s->r));
+			s->late = calloc(2, sizeof(*s->late));
+			if (!s->r || !s->late)
+				return -ENOMEM;
+			for (int i = 0; i < 2; i++)
+				s->r[i] = (struct hvn_fleet_rank){
+					side[i].host, side[i].coll, a[i],
+					end_of(f, side[i].host, side[i].coll), 0 };
+			s->arrive = a[!l];
+			s->spread_ns = s->late_ns = late;
+			if (late >= p->min_ms * 1e6 && late > 3 * unc &&
+			    late >= p->min_share * s->lost_ns) {
+				s->cls = HVN_FLEET_ARRIVAL;
+				s->late[l] = true;
+				ret = resolve(f, side[l].host, side[l].coll, late, p, &cul);
+			} else {
+				int64_t e = s->r[0].end > s->r[1].end ? s->r[0].end : s->r[1].end;
+
+				s->cls = HVN_FLEET_INFLIGHT;
+				ret = held_by(f, side, 2, UINT32_MAX, a[l], e,
+					      (double)s->lost_ns, (double)s->lost_ns, p, &cul);
+			}
+			if (ret)
+				return ret;
+			if (cul.how)
+				ret = add_culprit(s, &cul);
+			else
+				hvn_stall_release(&cul.why);
+			ret = ret ?: arrange(f, s);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
 }
 
 /* --- which hosts to drain ---------------------------------------------- */
@@ -1340,7 +1563,7 @@ int hvn_fleet_open(struct hvn_fleet *f, char **paths, size_t n,
 		 * the kernel's IRQ events sees storms and moves, no lost time. */
 		if (h->x->detector_events || h->x->nep)
 			h->seen = HVN_SEEN_DETECTORS;
-		else if (h->x->irq_events || !strcmp(h->x->source, "kernel"))
+		else if (h->x->irq_events)
 			h->seen = HVN_SEEN_IRQ;
 		else
 			h->seen = HVN_SEEN_NOTHING;
@@ -1384,7 +1607,7 @@ int hvn_fleet_analyse(struct hvn_fleet *f, const struct hvn_corr_params *p)
 
 double hvn_fleet_share(const struct hvn_fleet_culprit *c)
 {
-	double d = (double)(c->why_end - c->why_start);
+	double d = c->judged_ns;
 
 	if (!c->why.cause || d <= 0)
 		return 0;

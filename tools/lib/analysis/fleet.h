@@ -95,6 +95,8 @@ struct hvn_fleet_culprit {
 					 * end made this one's ranks late */
 	uint32_t root;			/* that collective's group */
 	double delay_ns;		/* its share of the stall */
+	double judged_ns;		/* what its noise had to explain: how
+					 * late it came, or the transfer's excess */
 	/* Its noise over the interval it held the job: before it arrived
 	 * (late), or over the stalled transfer. */
 	struct hvn_stall why;

@@ -6,6 +6,7 @@
  * that newer writers only add types, or fields at a body's end.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,7 @@ struct __attribute__((packed)) rec_coll {
 	uint64_t comm, seq, nccl_start, start, end, median;
 	int32_t rank, cpu, pcpu[4];
 	uint8_t npcpu, func, is_p2p, dtype;
+	int32_t peer;			/* added: older summaries lack it */
 };
 
 struct __attribute__((packed)) rec_episode {
@@ -176,7 +178,7 @@ int hvn_summary_write(const char *path, const char *host,
 		memcpy(r.name, p->name, sizeof(r.name));
 		err |= put(f, REC_PROC, &r, sizeof(r), NULL, 0);
 	}
-	/* The join reads collectives with a sequence number only. */
+	/* The join follows waits through sends and receives too. */
 	for (size_t i = 0; i < x->ncoll; i++) {
 		const struct hvn_coll *c = &x->coll[i];
 		struct rec_coll r = {
@@ -186,10 +188,8 @@ int hvn_summary_write(const char *path, const char *host,
 			.cpu = c->cpu,
 			.pcpu = { c->pcpu[0], c->pcpu[1], c->pcpu[2], c->pcpu[3] },
 			.npcpu = c->npcpu, .func = c->func,
-			.is_p2p = c->is_p2p, .dtype = c->dtype };
+			.is_p2p = c->is_p2p, .dtype = c->dtype, .peer = c->peer };
 
-		if (c->is_p2p || c->seq == UINT64_MAX)
-			continue;
 		map[i] = ++n;
 		end.ncoll++;
 		err |= put(f, REC_COLL, &r, sizeof(r), NULL, 0);
@@ -346,7 +346,10 @@ static int read_rec(FILE *f, const char *path, uint64_t off,
 		x->nproc++;
 		return 0;
 	case REC_COLL:
-		if (body(f, path, off, h, &u.c, sizeof(u.c), NULL))
+		u.c.peer = -1;
+		if (body(f, path, off, h, &u.c,
+			 h->size < sizeof(u.c) ? offsetof(struct rec_coll, peer) :
+			 sizeof(u.c), NULL))
 			return -1;
 		if (u.c.npcpu > 4 || u.c.end < u.c.start) {
 			bad = "a collective's CPUs or times";
@@ -359,7 +362,7 @@ static int read_rec(FILE *f, const char *path, uint64_t off,
 			.median = u.c.median, .rank = u.c.rank, .cpu = u.c.cpu,
 			.pcpu = { u.c.pcpu[0], u.c.pcpu[1], u.c.pcpu[2], u.c.pcpu[3] },
 			.npcpu = u.c.npcpu, .func = u.c.func,
-			.is_p2p = u.c.is_p2p, .dtype = u.c.dtype, .peer = -1 };
+			.is_p2p = u.c.is_p2p, .dtype = u.c.dtype, .peer = u.c.peer };
 		return 0;
 	case REC_STALL: {
 		struct hvn_stall *s;

@@ -132,9 +132,13 @@ static const char *const fleet_causes[] = { "none", "hypervisor", "irq",
 
 static void write_key(FILE *o, const struct hvn_coll *c)
 {
-	fprintf(o, "{\"comm\":\"%016llx\",\"func\":\"%s\",\"seq\":%llu}",
+	if (!c) {
+		fprintf(o, "{\"p2p\":true}");
+		return;
+	}
+	fprintf(o, "{\"comm\":\"%016llx\",\"func\":\"%s\",\"seq\":%lld}",
 		(unsigned long long)c->comm, hvn_nccl_fn(c->func),
-		(unsigned long long)c->seq);
+		(long long)c->seq);
 }
 
 static void write_culprit(FILE *o, const struct hvn_fleet *f,
@@ -209,18 +213,18 @@ void hvn_fleet_write_json(FILE *o, const struct hvn_fleet *f,
 
 		fprintf(o, "%s{\"host\":", i ? "," : "");
 		hvn_json_str(o, f->h[b->host].host);
-		fprintf(o, ",\"delay_ns\":%.0f,\"held\":%u,\"worst\":{\"comm\":\"%016llx\",\"func\":\"%s\",\"seq\":%llu,\"delay_ns\":%.0f}}",
+		fprintf(o, ",\"delay_ns\":%.0f,\"held\":%u,\"worst\":{\"comm\":\"%016llx\",\"func\":\"%s\",\"seq\":%lld,\"delay_ns\":%.0f}}",
 			b->delay_ns, b->nheld, (unsigned long long)w->comm,
-			hvn_nccl_fn(w->func), (unsigned long long)w->seq,
+			hvn_nccl_fn(w->func), (long long)w->seq,
 			b->worst_ns);
 	}
 	fprintf(o, "],\"job_stalls\":[");
 	for (size_t i = 0; i < f->nst; i++) {
 		const struct hvn_fleet_stall *s = &f->st[i];
 
-		fprintf(o, "%s{\"comm\":\"%016llx\",\"func\":\"%s\",\"seq\":%llu,\"class\":\"%s\",\"arrive_realtime_ns\":%lld,\"lost_ns\":%llu,\"late_ns\":%.0f,\"culprit\":",
+		fprintf(o, "%s{\"comm\":\"%016llx\",\"func\":\"%s\",\"seq\":%lld,\"class\":\"%s\",\"arrive_realtime_ns\":%lld,\"lost_ns\":%llu,\"late_ns\":%.0f,\"culprit\":",
 			i ? "," : "", (unsigned long long)s->comm,
-			hvn_nccl_fn(s->func), (unsigned long long)s->seq,
+			hvn_nccl_fn(s->func), (long long)s->seq,
 			s->cls == HVN_FLEET_ARRIVAL ? "arrival" : "in-flight",
 			(long long)s->arrive, (unsigned long long)s->lost_ns,
 			s->late_ns);

@@ -1,0 +1,425 @@
+#!/usr/bin/env python3
+"""hvnoise correlate over many hosts, on jobs simulated causally
+(tests/host/jobsim.py) whose truth is known: which hosts held the job,
+and which only waited.  Each scenario is a job layout (tensor-parallel
+all-reduces inside hosts, data-parallel reduce-scatters and all-gathers
+across all hosts or across narrow groups, pipeline sends and receives),
+clocks (offsets of seconds, drift, a CLOCK_REALTIME step) and what
+happened to the hosts.  The verdict checked is what an SRE acts on: the
+hosts to drain ("drain", in order), that no innocent host is among them,
+the largest job stall's culprit, and what correlate says it could not see.
+
+usage: scenarios.py HVNOISE WORKDIR [NAME...]
+Prints KTAP (tests/host/hvntest.py).
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import hvntest
+from jobsim import Host, Job
+
+check = hvntest.checker("scenarios/")
+MS = 1_000_000
+
+
+def layout(job, kind, dp_group=None):
+    """Communicators: tp<h> inside each host (ranks > 1), dp<r> across the
+    hosts for local rank r (in groups of @dp_group hosts if given), and
+    world."""
+    H, R = len(job.hosts), job.R
+    if R > 1:
+        for h in range(H):
+            job.comm("tp%d" % h, [h * R + r for r in range(R)])
+    groups = [list(range(H))] if not dp_group else \
+        [list(range(i, min(i + dp_group, H))) for i in range(0, H, dp_group)]
+    for r in range(R):
+        for gi, g in enumerate(groups):
+            job.comm("dp%d.%d" % (r, gi), [h * R + r for h in g])
+    if kind == "pipe":
+        job.comm("pp", list(range(H * R)))
+    return groups
+
+
+def step(job, s, groups, inj, pipe=False):
+    """One training step of the program: every op gets what @inj says for
+    (step, op)."""
+    H, R = len(job.hosts), job.R
+
+    def kw(op):
+        return inj.get((s, op), {})
+    if pipe:
+        # Stage h sends its activations to stage h+1, rank by rank.
+        for h in range(H - 1):
+            for r in range(R):
+                job.p2p("pp", h * R + r, (h + 1) * R + r, 1 << 20,
+                        **kw(("send", h)))
+    if R > 1:
+        for h in range(H):
+            job.coll("tp%d" % h, "AllReduce", 1 << 22, compute=800_000,
+                     transfer=300_000, **kw(("tp", h)))
+    for r in range(R):
+        for gi, g in enumerate(groups):
+            if len(g) > 1:
+                job.coll("dp%d.%d" % (r, gi), "ReduceScatter", 1 << 24,
+                         compute=2 * MS, transfer=1_500_000, **kw(("rs", r, gi)))
+    for r in range(R):
+        for gi, g in enumerate(groups):
+            if len(g) > 1:
+                job.coll("dp%d.%d" % (r, gi), "AllGather", 1 << 24,
+                         compute=200_000, transfer=1_500_000, **kw(("ag", r, gi)))
+
+
+def build(d, hosts, ranks, steps, inj, dp_group=None, pipe=False, seed=1,
+          only=None, before=None):
+    job = Job(hosts, ranks, seed)
+    groups = layout(job, "pipe" if pipe else "", dp_group)
+    for s in range(steps):
+        if before:
+            before(job, s)
+        step(job, s, groups, inj, pipe)
+    job.write(d, only)
+    return job
+
+
+def hosts(n, cfg=None):
+    """@n hosts, host1's CLOCK_REALTIME 2 s off; cfg: host -> Host args."""
+    return [Host(h, err=37_000 * h + (2 * 10**9 if h == 1 else 0), **(cfg or {}).get(h, {}))
+            for h in range(n)]
+
+
+def run(hvn, d, *extra):
+    p = subprocess.run([hvn, "correlate", "--json", *extra, d], capture_output=True,
+                       text=True, env=hvntest.sanitizer_env())
+    if hvntest.sanitizer_report(p.stderr):
+        print("  " + p.stderr[-2000:].replace("\n", "\n  "))
+    return p
+
+
+# Each: name, what it builds, and the truth: the hosts to drain (in order;
+# nobody if empty), and checks of its own.
+def late_noise(job, h, r, at):
+    """Rank r of host h is slow to come: its proxy CPU lost the time."""
+    def before(j, s):
+        if s == at:
+            g = h * j.R + r
+            j.noise(h, 1 + g % 2, j.t[g] + 100_000, 28 * MS)
+    return before
+
+
+SCEN = {}
+
+
+def scenario(name, truth, **extra):
+    def deco(fn):
+        SCEN[name] = (fn, truth, extra)
+        return fn
+    return deco
+
+
+@scenario("demo-stuck-b", ["host1"])
+def _(d):
+    # The demo's case: host1's VM stops just after its rank left the
+    # all-reduce, its last data to host0 still inside; host0 comes late
+    # to the next one.
+    return build(d, hosts(2), 1, 60, {(30, ("rs", 0, 0)): dict(stuck=(1, 300 * MS))})
+
+
+@scenario("demo-stuck-a", ["host0"])
+def _(d):
+    return build(d, hosts(2), 1, 60, {(30, ("rs", 0, 0)): dict(stuck=(0, 300 * MS))})
+
+
+@scenario("narrow-dp-stuck", ["host1"])
+def _(d):
+    # Data-parallel groups of two hosts: only host0 waits on host1.
+    return build(d, hosts(4), 2, 40, {(20, ("rs", 1, 0)): dict(stuck=(1, 120 * MS))},
+                 dp_group=2)
+
+
+@scenario("narrow-dp-stuck-tp-between", ["host2"])
+def _(d):
+    # The paused host's partner goes through its own tensor-parallel
+    # all-reduces before it comes late to the next data-parallel one.
+    return build(d, hosts(4), 4, 30, {(12, ("ag", 2, 1)): dict(stuck=(2, 90 * MS))},
+                 dp_group=2)
+
+
+@scenario("paused-in-compute", ["host2"])
+def _(d):
+    job = Job(hosts(4), 2)
+    groups = layout(job, "")
+    for s in range(40):
+        if s == 25:
+            job.pause(2, job.t[4] + 300_000, 60 * MS)
+        step(job, s, groups, {})
+    job.write(d)
+    return job
+
+
+@scenario("paused-in-transfer", ["host3"])
+def _(d):
+    return build(d, hosts(4), 2, 40, {(22, ("rs", 0, 0)): dict(hold=(3, 45 * MS))})
+
+
+@scenario("slow-gpu-noisy-innocent", [])
+def _(d):
+    # A slow GPU stalls a transfer 60 ms; host1 loses 10 ms meanwhile,
+    # waiting like everyone else: nobody's noise held the job.
+    def before(j, s):
+        if s == 20:
+            j.noise(1, 1, j.t[2] + 2 * MS + 3 * MS, 10 * MS)
+    return build(d, hosts(3), 2, 40, {(20, ("rs", 0, 0)): dict(slow=60 * MS)}, before=before)
+
+
+@scenario("late-rank-lost-time", ["host1"])
+def _(d):
+    return build(d, hosts(3), 2, 40, {(18, ("rs", 1, 0)): dict(late={3: 30 * MS})},
+                 before=late_noise(None, 1, 1, 18))
+
+
+@scenario("late-rank-compute", ["host2"], cause="none")
+def _(d):
+    # Slow to come with no noise at all: still the host that held it.
+    return build(d, hosts(3), 2, 40, {(18, ("rs", 0, 0)): dict(late={4: 30 * MS})})
+
+
+@scenario("storm-cpu-62", ["host2"], cause="storm")
+def _(d):
+    # The NIC's IRQs on CPU 62 of many: a storm there while the rank
+    # prepared its data.
+    hs = hosts(3, {2: dict(irq_cpus=tuple(range(3, 96)))})
+
+    def before(j, s):
+        if s == 15:
+            j.noise(2, 62, j.t[4] + 100_000, 28 * MS, kind="storm", irq=99, name=b"mlx5_comp59")
+    return build(d, hs, 2, 30, {(15, ("rs", 0, 0)): dict(late={4: 30 * MS})}, before=before)
+
+
+@scenario("repeated-moderate", ["host1"], cause="none")
+def _(d):
+    # 12 ms late on a ~5 ms reduce-scatter, five steps in a row: under
+    # 3 x the median per copy, but every step waited on host1.
+    inj = {(s, ("rs", 0, 0)): dict(late={2: 12 * MS}) for s in range(20, 25)}
+    return build(d, hosts(3), 2, 40, inj)
+
+
+@scenario("noise-while-waiting", ["host1"])
+def _(d):
+    # host0 loses 10 ms while it waits for host1, 30 ms late.
+    def before(j, s):
+        if s == 20:
+            j.noise(0, 1, j.t[0] + 4 * MS, 10 * MS)
+            j.noise(1, 1, j.t[2] + 100_000, 28 * MS)
+    return build(d, hosts(3), 2, 40, {(20, ("rs", 0, 0)): dict(late={2: 30 * MS})},
+                 before=before)
+
+
+@scenario("two-late-hosts", ["host2", "host1"])
+def _(d):
+    def before(j, s):
+        if s == 20:
+            j.noise(1, 1, j.t[2] + 100_000, 17 * MS)
+            j.noise(2, 1, j.t[4] + 100_000, 39 * MS)
+    return build(d, hosts(4), 2, 40, {(20, ("rs", 0, 0)): dict(late={2: 18 * MS, 4: 40 * MS})},
+                 before=before)
+
+
+@scenario("clock-step", ["host1"], step=True)
+def _(d):
+    hs = hosts(3)
+    hs[1].step = (T_STEP, 1_500 * MS)
+    return build(d, hs, 2, 60, {(45, ("rs", 0, 0)): dict(stuck=(1, 80 * MS))})
+
+
+@scenario("drift-100ppm-55s", ["host1"])
+def _(d):
+    # A 55 s window, host1's oscillator 100 ppm fast (5.5 ms over it),
+    # its rank 6 ms late once.
+    hs = hosts(2, {1: dict(drift=100e-6)})
+
+    def before(j, s):
+        if s == 700:
+            j.noise(1, 2, j.t[1] + 100_000, 5_800_000)   # rank 1's proxy CPU
+    job = Job(hs, 1)
+    job.comm("dp", [0, 1])
+    for s in range(1100):
+        if s == 700:
+            before(job, s)
+        job.coll("dp", "AllReduce", 1 << 24, compute=48 * MS, transfer=1 * MS,
+                 late={1: 6 * MS} if s == 700 else None)
+    job.write(d)
+    return job
+
+
+@scenario("offsets-drift-pause", ["host2"])
+def _(d):
+    hs = hosts(4, {h: dict(drift=(20e-6 * (h - 1.5))) for h in range(4)})
+    job = Job(hs, 2)
+    groups = layout(job, "")
+    for s in range(50):
+        if s == 30:
+            job.pause(2, job.t[4] + 300_000, 35 * MS)
+        step(job, s, groups, {})
+    job.write(d)
+    return job
+
+
+@scenario("pipeline-paused-stage", ["host1"])
+def _(d):
+    # Stage 1's VM stops before it sends: stage 2 waits on its receive,
+    # then comes late to the data-parallel collectives.
+    job = Job(hosts(3), 1)
+    groups = layout(job, "pipe")
+    for s in range(40):
+        if s == 20:
+            job.pause(1, job.t[1] + 50_000, 50 * MS)
+        step(job, s, groups, {}, pipe=True)
+    job.write(d)
+    return job
+
+
+@scenario("unseen-culprit", ["host3"], unseen="host3")
+def _(d):
+    # host3 has neither module nor BPF: its pause is invisible, but its
+    # lateness is not.
+    hs = hosts(4, {3: dict(seen=False)})
+    job = Job(hs, 2)
+    groups = layout(job, "")
+    for s in range(40):
+        if s == 20:
+            job.pause(3, job.t[6] + 300_000, 40 * MS)
+        step(job, s, groups, {})
+    job.write(d)
+    return job
+
+
+@scenario("unseen-innocent", ["host1"], unseen="host3")
+def _(d):
+    hs = hosts(4, {3: dict(seen=False)})
+    return build(d, hs, 2, 40, {(20, ("rs", 0, 0)): dict(stuck=(1, 70 * MS))})
+
+
+@scenario("chained-clocks", ["host3"], aligned=True)
+def _(d):
+    # hosts 0-1 share one group, 1-2 another, 2-3 a third: host3 shares
+    # nothing with the reference.
+    job = Job(hosts(4), 1)
+    for i in range(3):
+        job.comm("g%d" % i, [i, i + 1])
+    for s in range(40):
+        for i in range(3):
+            job.coll("g%d" % i, "AllReduce", 1 << 24, compute=2 * MS, transfer=MS,
+                     late={3: 30 * MS} if (s == 25 and i == 2) else None)
+        if s == 25:
+            job.noise(3, 2, job.t[3] - 31 * MS, 29 * MS)   # rank 3's proxy CPU
+    job.write(d)
+    return job
+
+
+@scenario("shared-hypervisor", ["host1", "host2"])
+def _(d):
+    # host1's and host2's VMs stop together during a transfer.
+    def before(j, s):
+        pass
+    job = Job(hosts(4), 2)
+    groups = layout(job, "")
+    for s in range(40):
+        if s == 20:
+            t0 = max(job.t) + 2 * MS + 700_000
+            job.pause(1, t0, 40 * MS)
+            job.pause(2, t0, 40 * MS)
+        step(job, s, groups, {})
+    job.write(d)
+    return job
+
+
+@scenario("wide-8x8-stuck", ["host5"])
+def _(d):
+    return build(d, hosts(8), 8, 12, {(6, ("rs", 3, 0)): dict(stuck=(5, 90 * MS))})
+
+
+@scenario("quiet-slow-network", [])
+def _(d):
+    return build(d, hosts(4), 2, 40, {(s, ("ag", 1, 0)): dict(slow=25 * MS) for s in (10, 20)})
+
+
+@scenario("two-incidents", ["host3", "host1"])
+def _(d):
+    return build(d, hosts(4), 2, 60, {(15, ("rs", 0, 0)): dict(stuck=(1, 30 * MS)),
+                                      (40, ("ag", 1, 0)): dict(stuck=(3, 80 * MS))})
+
+
+T_STEP = 100 * 10**9 + 200 * MS
+
+
+def judge(hvn, work, name):
+    fn, truth, extra = SCEN[name]
+    d = os.path.join(work, name)
+    fn(d)
+    p = run(hvn, d)
+    if not check(p.returncode == 0, f"{name}: correlate (exit {p.returncode})"):
+        print("  " + p.stderr[-800:])
+        return
+    doc = json.loads(p.stdout)
+    drain = [b["host"] for b in doc["drain"]]
+    top = doc["job_stalls"][0] if doc["job_stalls"] else None
+    c = top and top["culprit"]
+    ok = drain == truth
+    check(ok, f"{name}: the hosts to drain are {truth or 'none'} (said {drain or 'none'})")
+    if not ok:
+        txt = subprocess.run([hvn, "correlate", "--top", "4", d], capture_output=True, text=True).stdout
+        for line in txt.splitlines()[:40]:
+            print("  | " + line)
+    if truth:
+        check(c is not None and c["host"] in truth,
+              f"{name}: the largest job stall names {truth[0] if len(truth) == 1 else 'a culprit'} "
+              f"({c and c['host']}, {c and c['cause']})")
+        if "cause" in extra:
+            check(c is not None and c["cause"] == extra["cause"],
+                  f"{name}: ... its cause is {extra['cause']} ({c and c['cause']})")
+        elif "unseen" not in extra or extra["unseen"] != truth[0]:
+            check(c is not None and c["cause"] != "none",
+                  f"{name}: ... with the noise that explains it ({c and c['verdict']})")
+    else:
+        check(not any(s["culprit"] for s in doc["job_stalls"]),
+              f"{name}: no job stall names a culprit")
+    if "unseen" in extra:
+        h = next(x for x in doc["hosts"] if x["host"] == extra["unseen"])
+        check(h["seen"] == "nothing" and any(extra["unseen"] in s["unseen_hosts"]
+                                             for s in doc["job_stalls"]),
+              f"{name}: {extra['unseen']} is said to be unseen, not quiet ({h['seen']})")
+    if extra.get("step"):
+        h = next(x for x in doc["hosts"] if x["host"] == "host1")
+        check(1.4e9 <= h["clock_step_ns"] <= 1.6e9 and h["uncertainty_ns"] < 1e6,
+              f"{name}: the 1.5 s CLOCK_REALTIME step is reported ({h['clock_step_ns'] / 1e6:.1f} ms), "
+              f"the alignment untouched (+- {h['uncertainty_ns'] / 1e3:.1f} us)")
+    if extra.get("aligned"):
+        check(all(h["aligned"] for h in doc["hosts"]) and
+              any(h["aligned_through_others"] for h in doc["hosts"]),
+              f"{name}: every host aligned, through the hosts it shares collectives with")
+    # The same verdict from per-host summaries.
+    sums = os.path.join(work, name + "-sum")
+    os.makedirs(sums, exist_ok=True)
+    for f in sorted(os.listdir(d)):
+        subprocess.run([hvn, "correlate", "--summary", os.path.join(sums, f[:-4] + ".sum"),
+                        os.path.join(d, f)], capture_output=True)
+    q = run(hvn, sums)
+    sdoc = json.loads(q.stdout) if q.returncode == 0 else {}
+    check([b["host"] for b in sdoc.get("drain", [])] == drain,
+          f"{name}: the join of the hosts' summaries drains the same hosts")
+
+
+def main():
+    hvn, work = sys.argv[1:3]
+    names = sys.argv[3:] or list(SCEN)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    for name in names:
+        judge(hvn, work, name)
+
+
+if __name__ == "__main__":
+    main()
