@@ -352,6 +352,16 @@ def _(d):
                                       (40, ("ag", 1, 0)): dict(stuck=(3, 80 * MS))})
 
 
+@scenario("inflight-one-proxy-cpu", ["host0"])
+def _(d):
+    # Eight ranks a host; only rank 7's proxy CPU (CPU 2) is taken while
+    # its data-parallel reduce-scatter's transfer is under way.
+    def before(j, s):
+        if s == 20:
+            j.noise(0, 2, j.t[7] + 3_300_000, 29 * MS)
+    return build(d, hosts(3), 8, 30, {(20, ("rs", 7, 0)): dict(slow=30 * MS)}, before=before)
+
+
 T_STEP = 100 * 10**9 + 200 * MS
 
 

@@ -487,9 +487,17 @@ static void print_fleet(const struct hvn_fleet *f, const struct hvn_corr_params 
 			printf("\n");
 		}
 		if (s->nr > s->ncul + nlate) {
+			struct hvn_fleet_rank *w = malloc(s->nr * sizeof(*w));
+			uint32_t nw = 0;
+
+			for (uint32_t k = s->ncul; w && k < s->nr; k++)
+				if (!s->late[k])
+					w[nw++] = s->r[k];
 			printf("     %s:", s->culprit ? "waiting, not guilty" : "ranks");
-			print_ranks(f, s->r + s->ncul, s->nr - s->ncul);
+			if (w)
+				print_ranks(f, w, nw);
 			printf("\n");
+			free(w);
 		}
 		for (uint32_t k = 0; k < s->nnoisy; k++)
 			printf("     also noisy then: %s (noise while it waited, not what held the job)\n",

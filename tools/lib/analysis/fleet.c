@@ -715,14 +715,28 @@ static int holders(struct hvn_fleet *f, const struct copy *cand, uint32_t nc,
 		struct hvn_fleet_culprit c = { 0 };
 		bool seen = false;
 
-		for (int j = 0; j < n && !seen; j++)
-			seen = out[j].host == cand[k].host;
 		for (uint32_t j = 0; j < k && !seen; j++)
 			seen = cand[j].host == cand[k].host;
 		if (seen)
 			continue;
-		if (probe(f, cand[k].host, cand[k].coll, a0, a1, p, &c))
-			return -ENOMEM;
+		/* A host: the most any of its ranks' CPUs explain (its
+		 * ranks' proxy threads run on different CPUs). */
+		for (uint32_t j = k; j < nc; j++) {
+			struct hvn_fleet_culprit t = { 0 };
+
+			if (cand[j].host != cand[k].host)
+				continue;
+			if (probe(f, cand[j].host, cand[j].coll, a0, a1, p, &t)) {
+				hvn_stall_release(&c.why);
+				return -ENOMEM;
+			}
+			if (j == k || explained(&t) > explained(&c)) {
+				hvn_stall_release(&c.why);
+				c = t;
+			} else {
+				hvn_stall_release(&t.why);
+			}
+		}
 		if (explained(&c) >= HOLD_SHARE * excess && explained(&c) > 0) {
 			c.how = HVN_HOLD_TRANSFER;
 			c.root = root;
@@ -1037,8 +1051,9 @@ static int judge(struct hvn_fleet *f, struct hvn_fleet_stall *s, uint32_t gi,
 		ret = resolve(f, f->all[a->e].host, f->all[a->e].coll, l, p, &c);
 		if (ret)
 			break;
+		/* Late only because another host held them. */
 		for (uint32_t i = 0; i < s->nr; i++)
-			if (s->r[i].host == a->host &&
+			if (s->r[i].host == a->host && (!c.how || c.host != a->host) &&
 			    (double)s->r[i].arrive - (double)g->ok >= l / 2)
 				s->late[i] = true;
 		if (!c.how) {
