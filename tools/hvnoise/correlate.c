@@ -475,23 +475,23 @@ static void print_fleet(const struct hvn_fleet *f, const struct hvn_corr_params 
 			print_culprit(f, s, &s->cul[k]);
 		if (!s->culprit)
 			printf("     no host noise explains this: the ranks were in compute, the network or the GPU\n");
-		for (uint32_t k = s->ncul; k < s->nr; k++)
-			nlate += s->late[k];
+		for (uint32_t k = s->nguilty; k < s->nr; k++)
+			nlate += s->r[k].late;
 		if (nlate) {
 			printf("     late, not guilty (held by the collective before):");
-			for (uint32_t k = s->ncul, n = 0; k < s->nr; k++)
-				if (s->late[k])
+			for (uint32_t k = s->nguilty, n = 0; k < s->nr; k++)
+				if (s->r[k].late)
 					printf("%s %s rank %d", n++ ? "," : "",
 					       f->h[s->r[k].host].host,
 					       f->h[s->r[k].host].x->coll[s->r[k].coll].rank);
 			printf("\n");
 		}
-		if (s->nr > s->ncul + nlate) {
+		if (s->nr > s->nguilty + nlate) {
 			struct hvn_fleet_rank *w = malloc(s->nr * sizeof(*w));
 			uint32_t nw = 0;
 
-			for (uint32_t k = s->ncul; w && k < s->nr; k++)
-				if (!s->late[k])
+			for (uint32_t k = s->nguilty; w && k < s->nr; k++)
+				if (!s->r[k].late)
 					w[nw++] = s->r[k];
 			printf("     %s:", s->culprit ? "waiting, not guilty" : "ranks");
 			if (w)

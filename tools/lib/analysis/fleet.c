@@ -695,37 +695,41 @@ static double explained(const struct hvn_fleet_culprit *c)
 	return c->why.cause ? c->why.explained : 0;
 }
 
-/*
- * Of the copies @cand (entries of hvn_fleet.all, or host and collective
- * pairs), the hosts whose noise over [a0, a1) stalled the transfer: each
- * explaining HOLD_SHARE of @excess or more, the most first, into @out
- * (room for @n).  The count, or -ENOMEM.
- */
+/* A rank's copy of an op: its host, and the op's index there. */
 struct copy {
 	uint32_t host, coll;
 };
 
-static int holders(struct hvn_fleet *f, const struct copy *cand, uint32_t nc,
+static int cmp_copy(const void *a, const void *b)
+{
+	const struct copy *x = a, *y = b;
+
+	if (x->host != y->host)
+		return x->host < y->host ? -1 : 1;
+	return (x->coll > y->coll) - (x->coll < y->coll);
+}
+
+/*
+ * Of the copies @cand (sorted here by host), the hosts whose noise over
+ * [a0, a1) stalled the transfer: each explaining HOLD_SHARE of @excess or
+ * more, the most first, into @out (room for @nc).  The count, or -ENOMEM.
+ */
+static int holders(struct hvn_fleet *f, struct copy *cand, uint32_t nc,
 		   uint32_t root, int64_t a0, int64_t a1, double excess,
 		   const struct hvn_corr_params *p, struct hvn_fleet_culprit *out)
 {
 	int n = 0;
 
-	for (uint32_t k = 0; k < nc; k++) {
+	qsort(cand, nc, sizeof(*cand), cmp_copy);
+	for (uint32_t k = 0, next; k < nc; k = next) {
 		struct hvn_fleet_culprit c = { 0 };
-		bool seen = false;
 
-		for (uint32_t j = 0; j < k && !seen; j++)
-			seen = cand[j].host == cand[k].host;
-		if (seen)
-			continue;
 		/* A host: the most any of its ranks' CPUs explain (its
 		 * ranks' proxy threads run on different CPUs). */
-		for (uint32_t j = k; j < nc; j++) {
+		for (next = k; next < nc && cand[next].host == cand[k].host; next++) {
 			struct hvn_fleet_culprit t = { 0 };
+			uint32_t j = next;
 
-			if (cand[j].host != cand[k].host)
-				continue;
 			if (probe(f, cand[j].host, cand[j].coll, a0, a1, p, &t)) {
 				hvn_stall_release(&c.why);
 				return -ENOMEM;
@@ -857,15 +861,16 @@ static int own(struct hvn_fleet *f, uint32_t host, uint32_t coll, double late,
 	return ret;
 }
 
-/* The holders of a stalled transfer into @out: its best, or none. */
-static int held_by(struct hvn_fleet *f, const struct copy *cand, uint32_t nc,
+/* The holder of a stalled transfer into @out: the best, or none (how
+ * 0). */
+static int held_by(struct hvn_fleet *f, struct copy *cand, uint32_t nc,
 		   uint32_t root, int64_t a0, int64_t a1, double excess,
-		   double late, const struct hvn_corr_params *p,
-		   struct hvn_fleet_culprit *out)
+		   const struct hvn_corr_params *p, struct hvn_fleet_culprit *out)
 {
 	struct hvn_fleet_culprit *v = calloc(nc + 1, sizeof(*v));
 	int n;
 
+	memset(out, 0, sizeof(*out));
 	if (!v)
 		return -ENOMEM;
 	n = holders(f, cand, nc, root, a0, a1, excess, p, v);
@@ -880,9 +885,20 @@ static int held_by(struct hvn_fleet *f, const struct copy *cand, uint32_t nc,
 	for (int k = 1; k < n; k++)
 		hvn_stall_release(&v[k].why);
 	free(v);
+	return 0;
+}
+
+/* Held by a stalled transfer before it: what held that one held it. */
+static int held_before(struct hvn_fleet *f, struct copy *cand, uint32_t nc,
+		       uint32_t root, int64_t a0, int64_t a1, double excess,
+		       double late, const struct hvn_corr_params *p,
+		       struct hvn_fleet_culprit *out)
+{
+	int ret = held_by(f, cand, nc, root, a0, a1, excess, p, out);
+
 	out->carried = true;
 	out->delay_ns = late;
-	return 0;
+	return ret;
 }
 
 /*
@@ -931,8 +947,8 @@ static int resolve(struct hvn_fleet *f, uint32_t host, uint32_t coll,
 
 				if (!cand)
 					return -ENOMEM;
-				ret = held_by(f, cand, g->n, gi, last->arrive,
-					      f->all[pe].end, inflight, late, p, out);
+				ret = held_before(f, cand, g->n, gi, last->arrive,
+						  f->all[pe].end, inflight, late, p, out);
 				free(cand);
 				return ret;
 			}
@@ -958,8 +974,8 @@ static int resolve(struct hvn_fleet *f, uint32_t host, uint32_t coll,
 				a0 = arrive_of(f, pair[1].host, pair[1].coll);
 			if ((double)e - (double)a0 -
 			    (double)h->x->coll[pc].median >= late / 2)
-				return held_by(f, pair, 2, UINT32_MAX, a0, e,
-					       (double)e - (double)a0, late, p, out);
+				return held_before(f, pair, 2, UINT32_MAX, a0, e,
+						   (double)e - (double)a0, late, p, out);
 			return own(f, host, coll, late, hop > 0, p, out);
 		}
 	}
@@ -967,6 +983,36 @@ static int resolve(struct hvn_fleet *f, uint32_t host, uint32_t coll,
 	out->carried = true;
 	out->root = UINT32_MAX;
 	return 0;
+}
+
+/* Late enough to have held the job: over the threshold, the clocks'
+ * uncertainty and the share of what the job lost. */
+static bool is_late(const struct hvn_corr_params *p, double late, double unc,
+		    uint64_t lost)
+{
+	return late >= p->min_ms * 1e6 && late > 3 * unc &&
+	       late >= p->min_share * lost;
+}
+
+/* A new job stall of @nr ranks for @c's op, zeroed past its key: NULL
+ * when out of memory. */
+static struct hvn_fleet_stall *new_stall(struct hvn_fleet *f,
+					 const struct hvn_coll *c, uint32_t nr)
+{
+	struct hvn_fleet_stall *s;
+	void *grown = realloc(f->st, (f->nst + 1) * sizeof(*f->st));
+
+	if (!grown)
+		return NULL;
+	f->st = grown;
+	s = &f->st[f->nst++];
+	memset(s, 0, sizeof(*s));
+	s->comm = c->comm;
+	s->seq = c->seq;
+	s->func = c->func;
+	s->nr = nr;
+	s->r = calloc(nr, sizeof(*s->r));
+	return s->r ? s : NULL;
 }
 
 static int add_culprit(struct hvn_fleet_stall *s, const struct hvn_fleet_culprit *c)
@@ -1024,8 +1070,7 @@ static int judge(struct hvn_fleet *f, struct hvn_fleet_stall *s, uint32_t gi,
 	for (uint32_t i = nh; i-- > 0;) {
 		double l = (double)v[i].arrive - (double)g->ok;
 
-		if (!(l >= p->min_ms * 1e6 && l > 3 * unc &&
-		      l >= p->min_share * s->lost_ns))
+		if (!is_late(p, l, unc, s->lost_ns))
 			break;
 		nlate++;
 	}
@@ -1055,7 +1100,7 @@ static int judge(struct hvn_fleet *f, struct hvn_fleet_stall *s, uint32_t gi,
 		for (uint32_t i = 0; i < s->nr; i++)
 			if (s->r[i].host == a->host && (!c.how || c.host != a->host) &&
 			    (double)s->r[i].arrive - (double)g->ok >= l / 2)
-				s->late[i] = true;
+				s->r[i].late = true;
 		if (!c.how) {
 			hvn_stall_release(&c.why);
 			continue;	/* nothing said who held it */
@@ -1066,20 +1111,15 @@ static int judge(struct hvn_fleet *f, struct hvn_fleet_stall *s, uint32_t gi,
 	if (!ret && !nlate) {
 		/* In flight: whoever stalled the transfer, on any host. */
 		struct hvn_fleet_culprit *c = calloc(g->n, sizeof(*c));
+		struct copy *cand = grp_copies(f, gi);
 		int64_t end = f->all[g->last].arrive;
 		int n;
 
-		if (!c) {
-			free(v);
-			return -ENOMEM;
-		}
 		for (uint32_t i = 0; i < s->nr; i++)
 			if (stall_of(f, &s->r[i]) && s->r[i].end > end)
 				end = s->r[i].end;
-		struct copy *cand = grp_copies(f, gi);
-
-		n = cand ? holders(f, cand, g->n, gi, f->all[g->last].arrive,
-				   end, (double)s->lost_ns, p, c) : -ENOMEM;
+		n = c && cand ? holders(f, cand, g->n, gi, f->all[g->last].arrive,
+					end, (double)s->lost_ns, p, c) : -ENOMEM;
 		free(cand);
 		if (n < 0)
 			ret = -ENOMEM;
@@ -1105,24 +1145,15 @@ static int arrange(struct hvn_fleet *f, struct hvn_fleet_stall *s)
 
 			if (s->r[i].host == s->cul[k].host && a->rank == b->rank) {
 				struct hvn_fleet_rank t = s->r[i];
-				bool l = s->late[i];
 
 				s->r[i] = s->r[n];
-				s->late[i] = s->late[n];
-				s->r[n] = t;
-				s->late[n] = l;
-				n++;
+				s->r[n++] = t;
 				break;
 			}
 		}
-	/* The rest by host and rank, their late marks along. */
-	for (uint32_t i = n; i < s->nr; i++)
-		s->r[i].grp = s->late[i];
+	s->nguilty = n;
+	/* The rest by host and rank, for people to read. */
 	qsort_r(&s->r[n], s->nr - n, sizeof(*s->r), cmp_host_rank, f);
-	for (uint32_t i = n; i < s->nr; i++)
-		s->late[i] = s->r[i].grp;
-	for (uint32_t i = 0; i < n; i++)
-		s->r[i].grp = 0;
 	s->noisy = calloc(s->nr, sizeof(*s->noisy));
 	s->unseen = calloc(s->nr, sizeof(*s->unseen));
 	if (!s->noisy || !s->unseen)
@@ -1206,33 +1237,18 @@ static int job_stalls(struct hvn_fleet *f, const struct hvn_corr_params *p)
 		usual_late = n ? lat[n / 2] : 0;
 		for (size_t k = i; k < j && !ret; k++) {
 			struct hvn_fleet_grp *g = &f->grp[k];
-			const struct hvn_coll *c = coll_of(f, &f->all[g->first]);
 			struct hvn_fleet_stall *s;
 			bool late = g->late >= p->min_ms * 1e6 &&
 				    g->late > p->k * usual_late && n >= 8;
-			void *grown;
 
 			if (g->nhosts < 2 || (!g->lost && !late))
 				continue;
-			grown = realloc(f->st, (f->nst + 1) * sizeof(*f->st));
-			if (!grown) {
+			s = new_stall(f, coll_of(f, &f->all[g->first]), g->n);
+			if (!s) {
 				ret = -ENOMEM;
 				break;
 			}
-			f->st = grown;
-			s = &f->st[f->nst++];
-			memset(s, 0, sizeof(*s));
-			s->comm = c->comm;
-			s->seq = c->seq;
-			s->func = c->func;
 			s->lost_ns = g->lost > g->late ? g->lost : (uint64_t)g->late;
-			s->nr = g->n;
-			s->r = malloc(s->nr * sizeof(*s->r));
-			s->late = calloc(s->nr, sizeof(*s->late));
-			if (!s->r || !s->late) {
-				ret = -ENOMEM;
-				break;
-			}
 			memcpy(s->r, &f->all[g->first], s->nr * sizeof(*s->r));
 			ret = judge(f, s, k, p);
 			ret = ret ?: arrange(f, s);
@@ -1265,7 +1281,6 @@ static int p2p_stalls(struct hvn_fleet *f, const struct hvn_corr_params *p)
 			struct hvn_fleet_culprit cul;
 			double late, unc;
 			int64_t a[2];
-			void *grown;
 			int ret, l;
 
 			if (!c->is_p2p || !p2p_peer(f, hi, ci, &peer) || peer.host == hi)
@@ -1283,39 +1298,28 @@ static int p2p_stalls(struct hvn_fleet *f, const struct hvn_corr_params *p)
 			late = (double)a[l] - (double)a[!l];
 			unc = host_unc(&f->h[hi]) > host_unc(&f->h[peer.host]) ?
 			      host_unc(&f->h[hi]) : host_unc(&f->h[peer.host]);
-			grown = realloc(f->st, (f->nst + 1) * sizeof(*f->st));
-			if (!grown)
+			s = new_stall(f, c, 2);
+			if (!s)
 				return -ENOMEM;
-			f->st = grown;
-			s = &f->st[f->nst++];
-			memset(s, 0, sizeof(*s));
-			s->comm = c->comm;
-			s->seq = c->seq;
-			s->func = c->func;
 			s->lost_ns = x->st[k].lost_ns;
 			s->unc = unc;
-			s->nr = 2;
-			s->r = calloc(2, sizeof(*s->r));
-			s->late = calloc(2, sizeof(*s->late));
-			if (!s->r || !s->late)
-				return -ENOMEM;
 			for (int i = 0; i < 2; i++)
 				s->r[i] = (struct hvn_fleet_rank){
-					side[i].host, side[i].coll, a[i],
-					end_of(f, side[i].host, side[i].coll), 0 };
+					.host = side[i].host, .coll = side[i].coll,
+					.arrive = a[i],
+					.end = end_of(f, side[i].host, side[i].coll) };
 			s->arrive = a[!l];
 			s->spread_ns = s->late_ns = late;
-			if (late >= p->min_ms * 1e6 && late > 3 * unc &&
-			    late >= p->min_share * s->lost_ns) {
+			if (is_late(p, late, unc, s->lost_ns)) {
 				s->cls = HVN_FLEET_ARRIVAL;
-				s->late[l] = true;
 				ret = resolve(f, side[l].host, side[l].coll, late, p, &cul);
+				s->r[l].late = !ret && (!cul.how || cul.host != side[l].host);
 			} else {
 				int64_t e = s->r[0].end > s->r[1].end ? s->r[0].end : s->r[1].end;
 
 				s->cls = HVN_FLEET_INFLIGHT;
 				ret = held_by(f, side, 2, UINT32_MAX, a[l], e,
-					      (double)s->lost_ns, (double)s->lost_ns, p, &cul);
+					      (double)s->lost_ns, p, &cul);
 			}
 			if (ret)
 				return ret;
@@ -1334,8 +1338,8 @@ static int p2p_stalls(struct hvn_fleet *f, const struct hvn_corr_params *p)
 /* --- which hosts to drain ---------------------------------------------- */
 
 struct held {
-	uint32_t host, root;
-	uint8_t how;
+	uint32_t host;
+	uint64_t start, end;		/* the interval judged, its trace time */
 	double delay;
 	uint32_t stall;
 };
@@ -1346,11 +1350,7 @@ static int cmp_held(const void *a, const void *b)
 
 	if (x->host != y->host)
 		return x->host < y->host ? -1 : 1;
-	if (x->root != y->root)
-		return x->root < y->root ? -1 : 1;
-	if (x->how != y->how)
-		return x->how < y->how ? -1 : 1;
-	return cmp_double_desc(&x->delay, &y->delay);
+	return (x->start > y->start) - (x->start < y->start);
 }
 
 static int cmp_blame(const void *a, const void *b)
@@ -1363,13 +1363,18 @@ static int cmp_blame(const void *a, const void *b)
 }
 
 /*
- * A host's holdings of the job, each counted once: a transfer it stalled
- * and the later collectives whose ranks came late for it are one delay.
+ * A host's holdings of the job, each counted once: the stalls that one
+ * stop of its held (a transfer it stalled, and the later collectives and
+ * receives whose ranks came late for it) were judged over the same time
+ * of that host, so holdings whose intervals overlap are one delay, the
+ * largest of them.
  */
 static int blame(struct hvn_fleet *f)
 {
 	size_t n = 0, cap = 0;
 	struct held *v;
+	uint64_t end = 0;		/* the current holding's, so far */
+	double cur = 0;			/* and its delay */
 
 	for (size_t i = 0; i < f->nst; i++)
 		cap += f->st[i].ncul;
@@ -1380,7 +1385,7 @@ static int blame(struct hvn_fleet *f)
 		for (uint32_t k = 0; k < f->st[i].ncul; k++) {
 			const struct hvn_fleet_culprit *c = &f->st[i].cul[k];
 
-			v[n++] = (struct held){ c->host, c->root, c->how,
+			v[n++] = (struct held){ c->host, c->why_start, c->why_end,
 						c->delay_ns, i };
 		}
 	qsort(v, n, sizeof(*v), cmp_held);
@@ -1391,16 +1396,24 @@ static int blame(struct hvn_fleet *f)
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct hvn_fleet_blame *b;
+		bool same = i && v[i].host == v[i - 1].host && v[i].start < end;
 
-		if (i && v[i].host == v[i - 1].host && v[i].root == v[i - 1].root &&
-		    v[i].how == v[i - 1].how)
-			continue;	/* the same holding, seen again later */
 		if (!f->nblame || f->blame[f->nblame - 1].host != v[i].host)
 			f->blame[f->nblame++] = (struct hvn_fleet_blame){
 				.host = v[i].host, .worst = v[i].stall };
 		b = &f->blame[f->nblame - 1];
-		b->delay_ns += v[i].delay;
-		b->nheld++;
+		if (!same) {
+			b->nheld++;
+			b->delay_ns += v[i].delay;
+			end = v[i].end;
+			cur = v[i].delay;
+		} else if (v[i].delay > cur) {
+			/* The same stop: its largest delay counts. */
+			b->delay_ns += v[i].delay - cur;
+			cur = v[i].delay;
+		}
+		if (v[i].end > end)
+			end = v[i].end;
 		if (v[i].delay > b->worst_ns) {
 			b->worst_ns = v[i].delay;
 			b->worst = v[i].stall;
@@ -1652,7 +1665,6 @@ void hvn_fleet_free(struct hvn_fleet *f)
 			hvn_stall_release(&f->st[i].cul[k].why);
 		free(f->st[i].cul);
 		free(f->st[i].r);
-		free(f->st[i].late);
 		free(f->st[i].noisy);
 		free(f->st[i].unseen);
 	}

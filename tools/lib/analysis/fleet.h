@@ -79,6 +79,8 @@ struct hvn_fleet_rank {
 	uint32_t host, coll;		/* indexes into hosts, and its coll */
 	int64_t arrive, end;		/* aligned CLOCK_REALTIME ns */
 	uint32_t grp;			/* its collective across hosts */
+	bool late;			/* in a job stall: entered late only
+					 * because another host held it */
 };
 
 enum hvn_fleet_how {
@@ -114,10 +116,10 @@ struct hvn_fleet_stall {
 	double unc;			/* its hosts' largest clock uncertainty */
 	struct hvn_fleet_rank *r;	/* all ranks, the culprits' first */
 	uint32_t nr;
+	uint32_t nguilty;		/* r[0..nguilty): the culprits' ranks */
 	bool culprit;			/* some host held it: cul[0] the most */
 	struct hvn_fleet_culprit *cul;
 	uint32_t ncul;
-	bool *late;			/* per rank: entered late */
 	uint32_t *noisy;		/* other hosts whose copy noise explains */
 	uint32_t nnoisy;
 	uint32_t *unseen;		/* its hosts hvnoise saw nothing on */

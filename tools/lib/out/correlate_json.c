@@ -241,17 +241,13 @@ void hvn_fleet_write_json(FILE *o, const struct hvn_fleet *f,
 		for (uint32_t k = 0; k < s->nr; k++) {
 			const struct hvn_fleet_host *h = &f->h[s->r[k].host];
 			int32_t rank = h->x->coll[s->r[k].coll].rank;
-			bool guilty = false;
 
-			for (uint32_t j = 0; j < s->ncul && !guilty; j++)
-				guilty = s->cul[j].host == s->r[k].host &&
-					 f->h[s->cul[j].host].x->coll[s->cul[j].coll].rank == rank;
 			fprintf(o, "%s{\"host\":", k ? "," : "");
 			hvn_json_str(o, h->host);
 			fprintf(o, ",\"rank\":%d,\"arrive_realtime_ns\":%lld,\"end_realtime_ns\":%lld,\"late\":%s,\"waiting\":%s}",
 				rank, (long long)s->r[k].arrive,
-				(long long)s->r[k].end, s->late[k] ? "true" : "false",
-				guilty ? "false" : "true");
+				(long long)s->r[k].end, s->r[k].late ? "true" : "false",
+				k < s->nguilty ? "false" : "true");
 		}
 		fprintf(o, "],\"also_noisy\":[");
 		for (uint32_t k = 0; k < s->nnoisy; k++) {
