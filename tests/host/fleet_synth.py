@@ -22,7 +22,6 @@ Prints the truth as JSON: hosts, their clock errors, the stalls.
 """
 import json
 import os
-import struct
 import sys
 
 import synth_events as se
@@ -75,11 +74,10 @@ def host_events(h, nhosts, nranks, ncoll, seed, period):
     for r in range(nranks):
         rank = h * nranks + r
         m = mono(h, T0 - 5 * 10**9)
-        ev.append((T0 - 5 * 10**9, 0, "raw_data", se.nccl(1, struct.pack(
-            "<Q4i2Q32s32s", COMM, rank, nhosts * nranks, nhosts, 1000 + r,
+        ev.append((T0 - 5 * 10**9, 0, "raw_data", se.nccl(1, se.NCCL_COMM.pack(
+            COMM, rank, nhosts * nranks, nhosts, 1000 + r,
             m, real(h, m), b"fleet-job", b"host%d" % h))))
-    pack_coll = struct.Struct("<QQQQQQiIiiBBBB8s8s4x").pack
-    pack_prox = struct.Struct("<QQQQQ6QiIiiiiiBBBB").pack
+    pack_coll, pack_prox = se.NCCL_COLL.pack, se.NCCL_PROXY.pack
     for i in range(ncoll):
         t = T0 + i * period
         work = 1_000_000 + (STUCK if i == INFLIGHT else 0) + (SLOW if i == QUIET else 0)
@@ -151,16 +149,10 @@ def write_host(path, h, events):
     first = mono(h, min(e[0] for e in events) - 10**6)
     for i, w in enumerate(watch):
         cpus[0].add(first, se.payload(fmts["watch"], dict(gen=1, idx=i, count=len(watch), **w)))
-    for true_ts, cpu, name, vals in sorted(events, key=lambda e: e[0]):
-        ts = mono(h, true_ts)
-        vals = dict(vals)
-        if "start" in vals:
-            vals["start"] = mono(h, vals["start"])
-        if name == "raw_data":
-            data = se.payload(fmts[name], {"id": vals["id"]})[:12] + vals["buf"]
-        else:
-            data = se.payload(fmts[name], vals)
-        cpus[cpu].add(ts, data)
+    # Detector events' starts are true time here: on the host's clock.
+    events = [(t, cpu, name, dict(vals, start=mono(h, vals["start"])) if "start" in vals else vals)
+              for t, cpu, name, vals in events]
+    se.add_events(cpus, fmts, events, lambda t: mono(h, t))
     for c in cpus:
         c.flush()
     last = mono(h, max(e[0] for e in events))
@@ -168,7 +160,7 @@ def write_host(path, h, events):
     for m in (first, (first + last) // 2, last):
         meta += b"clock %d %d\n" % (m, real(h, m))
 
-    se.write_file(path, cpus, struct.pack("<HI", 0x4856, len(meta)) + meta)
+    se.write_file(path, cpus, se.meta_option(meta))
 
 
 def write(d, nhosts=2, nranks=2, ncoll=600, seed=1, period=PERIOD, drift=None,

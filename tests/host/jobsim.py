@@ -17,7 +17,7 @@ Times are true nanoseconds; host h's CLOCK_MONOTONIC is
 plus any step after the step's time.
 """
 import os
-import struct
+import zlib
 
 import synth_events as se
 
@@ -69,7 +69,7 @@ class Job:
         self.comms = {}
         self.seq = {}                 # (comm, func) -> next seq
         self.op_id = [0] * self.N
-        self.ops = []                 # per op: dict of what happened
+        self.ncoll = 0                # collectives so far: p2p jitter's salt
         self.cid = {}
 
     def host_of(self, g):
@@ -77,12 +77,13 @@ class Job:
 
     def comm(self, name, members):
         self.comms[name] = list(members)
-        self.cid[name] = (mix(hash(name) & 0xFFFFFFFF, 7) << 32) | mix(len(name), *members)
+        # The same ids every run (str's hash() is salted per process).
+        self.cid[name] = (mix(zlib.crc32(name.encode()), 7) << 32) | mix(len(name), *members)
         for g in members:
             hs = self.host_of(g)
             m = hs.mono(T0 - 5 * 10**9)
-            hs.events.append((T0 - 5 * 10**9, 0, "raw_data", se.nccl(1, struct.pack(
-                "<Q4i2Q32s32s", self.cid[name], members.index(g), len(members),
+            hs.events.append((T0 - 5 * 10**9, 0, "raw_data", se.nccl(1, se.NCCL_COMM.pack(
+                self.cid[name], members.index(g), len(members),
                 len(self.hosts), 1000 + g % self.R, m, hs.real(T0 - 5 * 10**9),
                 b"jobsim", b"host%d" % hs.h))))
 
@@ -157,12 +158,12 @@ class Job:
             e = end[g] + mix(self.seed, seq, g, 2) % 6_000
             self.record(g, name, FN[func], seq, arr[g], e, nbytes, members)
             self.t[g] = e
-        self.ops.append(dict(comm=name, func=func, seq=seq, arrive=arr, end=end))
+        self.ncoll += 1
         return seq
 
     def p2p(self, name, src, dst, nbytes, compute=300_000, transfer=400_000):
         members = self.comms[name]
-        a = {g: self.run_until(g, self.t[g], compute + mix(self.seed, g, len(self.ops)) % 20_000)
+        a = {g: self.run_until(g, self.t[g], compute + mix(self.seed, g, self.ncoll) % 20_000)
              for g in (src, dst)}
         end = max(a.values()) + transfer
         for g, fn, peer in ((src, "Send", dst), (dst, "Recv", src)):
@@ -177,12 +178,12 @@ class Job:
         rank = members.index(g)
         pcpu, ecpu = 1 + g % 2, 3
         ma, me = hs.mono(a), hs.mono(e)
-        hs.events.append((a + 20_000, ecpu, "raw_data", se.nccl(2, struct.pack(
-            "<QQQQQQiIiiBBBB8s8s4x", self.cid[name], op,
+        hs.events.append((a + 20_000, ecpu, "raw_data", se.nccl(2, se.NCCL_COLL.pack(
+            self.cid[name], op,
             0xFFFFFFFFFFFFFFFF if seq is None else seq, ma, ma + 20_000, nbytes // 4,
             rank, 4000 + g, ecpu, peer, fn, 4, 2, int(seq is None), b"RING", b"SIMPLE"))))
-        hs.events.append((e, pcpu, "raw_data", se.nccl(3, struct.pack(
-            "<QQQQQ6QiIiiiiiBBBB", self.cid[name], op,
+        hs.events.append((e, pcpu, "raw_data", se.nccl(3, se.NCCL_PROXY.pack(
+            self.cid[name], op,
             0xFFFFFFFFFFFFFFFF if seq is None else seq, ma + 30_000, me,
             0, 0, 0, 0, 0, 0, rank, 5000 + g, pcpu, pcpu, 1, 8, 4096, 0, 1, 2, 0))))
 
@@ -207,13 +208,7 @@ def write_host(path, hs):
         for i, w in enumerate(watch):
             cpus[0].add(hs.mono(first_t), se.payload(fmts["watch"], dict(
                 gen=1, idx=i, count=len(watch), **w)))
-    for true_ts, cpu, name, vals in sorted(hs.events, key=lambda e: e[0]):
-        ts = hs.mono(true_ts)
-        if name == "raw_data":
-            data = se.payload(fmts[name], {"id": vals["id"]})[:12] + vals["buf"]
-        else:
-            data = se.payload(fmts[name], vals)
-        cpus[cpu].add(ts, data)
+    se.add_events(cpus, fmts, hs.events, hs.mono)
     for c in cpus:
         c.flush()
     meta = b"hvnoise-record jobsim\nhost host%d\nkernel 6.1.0-synth\nsource %s\n" % (
@@ -222,4 +217,4 @@ def write_host(path, hs):
     for i in range(n + 1):
         t = first_t + (last_t - first_t) * i // n
         meta += b"clock %d %d\n" % (hs.mono(t), hs.real(t))
-    se.write_file(path, cpus, struct.pack("<HI", 0x4856, len(meta)) + meta)
+    se.write_file(path, cpus, se.meta_option(meta))

@@ -201,22 +201,22 @@ def want(t):
     if len(buf) < {1: 104, 2: 88, 3: 120, 4: 72}[typ]:
         return {"_text": f"nccl record type {typ}: {len(buf)} bytes, shorter than its"}
     if typ == 1:
-        comm, rank, nranks, nnodes, pid, mono, real, name, host = struct.unpack(
-            "<Q4i2Q32s32s", buf)
+        comm, rank, nranks, nnodes, pid, mono, real, name, host = \
+            synth_events.NCCL_COMM.unpack(buf)
         return {"_text": "nccl comm", "comm": f"{comm:016x}", "rank": str(rank),
                 "nranks": str(nranks), "nodes": str(nnodes), "pid": str(pid),
                 "host": host.rstrip(b"\0").decode(), "name": name.rstrip(b"\0").decode(),
                 "mono": s(mono), "real": s(real)}
     if typ == 2:
         (comm, op, seq, start, enq, count, rank, tid, cpu, peer, func, dtb, nch, _,
-         algo, proto) = struct.unpack("<QQQQQQiIiiBBBB8s8s4x", buf)
+         algo, proto) = synth_events.NCCL_COLL.unpack(buf)
         return {"_text": f"nccl coll {FN[func]}", "comm": f"{comm:016x}", "rank": str(rank),
                 "seq": str(seq), "op": str(op), "count": str(count), "bytes": str(count * dtb),
                 "start": s(start), "enqueue": ms(enq - start), "tid": str(tid),
                 "cpu": str(cpu), "peer": str(peer), "channels": str(nch),
                 "algo": algo.rstrip(b"\0").decode(), "proto": proto.rstrip(b"\0").decode()}
     if typ == 3:
-        v = struct.unpack("<QQQQQ6QiIiiiiiBBBB", buf)
+        v = synth_events.NCCL_PROXY.unpack(buf)
         comm, op, seq, start, end = v[:5]
         waits = v[5:11]
         rank, tid, cpu, cpu_end, peer, nsteps, chunk, ch, is_send, func = v[11:21]

@@ -98,15 +98,14 @@ def run(hvn, d, *extra):
     return p
 
 
+def at_step(at, fn):
+    """build()'s before-hook: fn(job) as step @at begins, with every
+    rank's time where the step before left it."""
+    return lambda j, s: fn(j) if s == at else None
+
+
 # Each: name, what it builds, and the truth: the hosts to drain (in order;
 # nobody if empty), and checks of its own.
-def late_noise(job, h, r, at):
-    """Rank r of host h is slow to come: its proxy CPU lost the time."""
-    def before(j, s):
-        if s == at:
-            g = h * j.R + r
-            j.noise(h, 1 + g % 2, j.t[g] + 100_000, 28 * MS)
-    return before
 
 
 SCEN = {}
@@ -149,14 +148,8 @@ def _(d):
 
 @scenario("paused-in-compute", ["host2"])
 def _(d):
-    job = Job(hosts(4), 2)
-    groups = layout(job, "")
-    for s in range(40):
-        if s == 25:
-            job.pause(2, job.t[4] + 300_000, 60 * MS)
-        step(job, s, groups, {})
-    job.write(d)
-    return job
+    return build(d, hosts(4), 2, 40, {},
+                 before=at_step(25, lambda j: j.pause(2, j.t[4] + 300_000, 60 * MS)))
 
 
 @scenario("paused-in-transfer", ["host3"])
@@ -168,16 +161,15 @@ def _(d):
 def _(d):
     # A slow GPU stalls a transfer 60 ms; host1 loses 10 ms meanwhile,
     # waiting like everyone else: nobody's noise held the job.
-    def before(j, s):
-        if s == 20:
-            j.noise(1, 1, j.t[2] + 2 * MS + 3 * MS, 10 * MS)
-    return build(d, hosts(3), 2, 40, {(20, ("rs", 0, 0)): dict(slow=60 * MS)}, before=before)
+    return build(d, hosts(3), 2, 40, {(20, ("rs", 0, 0)): dict(slow=60 * MS)},
+                 before=at_step(20, lambda j: j.noise(1, 1, j.t[2] + 5 * MS, 10 * MS)))
 
 
 @scenario("late-rank-lost-time", ["host1"])
 def _(d):
+    # Rank 3 (host1's second) slow to come: its proxy CPU lost the time.
     return build(d, hosts(3), 2, 40, {(18, ("rs", 1, 0)): dict(late={3: 30 * MS})},
-                 before=late_noise(None, 1, 1, 18))
+                 before=at_step(18, lambda j: j.noise(1, 2, j.t[3] + 100_000, 28 * MS)))
 
 
 @scenario("late-rank-compute", ["host2"], cause="none")
@@ -191,11 +183,9 @@ def _(d):
     # The NIC's IRQs on CPU 62 of many: a storm there while the rank
     # prepared its data.
     hs = hosts(3, {2: dict(irq_cpus=tuple(range(3, 96)))})
-
-    def before(j, s):
-        if s == 15:
-            j.noise(2, 62, j.t[4] + 100_000, 28 * MS, kind="storm", irq=99, name=b"mlx5_comp59")
-    return build(d, hs, 2, 30, {(15, ("rs", 0, 0)): dict(late={4: 30 * MS})}, before=before)
+    return build(d, hs, 2, 30, {(15, ("rs", 0, 0)): dict(late={4: 30 * MS})},
+                 before=at_step(15, lambda j: j.noise(2, 62, j.t[4] + 100_000, 28 * MS, kind="storm",
+                                                      irq=99, name=b"mlx5_comp59")))
 
 
 @scenario("repeated-moderate", ["host1"], cause="none")
@@ -209,22 +199,16 @@ def _(d):
 @scenario("noise-while-waiting", ["host1"])
 def _(d):
     # host0 loses 10 ms while it waits for host1, 30 ms late.
-    def before(j, s):
-        if s == 20:
-            j.noise(0, 1, j.t[0] + 4 * MS, 10 * MS)
-            j.noise(1, 1, j.t[2] + 100_000, 28 * MS)
     return build(d, hosts(3), 2, 40, {(20, ("rs", 0, 0)): dict(late={2: 30 * MS})},
-                 before=before)
+                 before=at_step(20, lambda j: (j.noise(0, 1, j.t[0] + 4 * MS, 10 * MS),
+                                               j.noise(1, 1, j.t[2] + 100_000, 28 * MS))))
 
 
 @scenario("two-late-hosts", ["host2", "host1"])
 def _(d):
-    def before(j, s):
-        if s == 20:
-            j.noise(1, 1, j.t[2] + 100_000, 17 * MS)
-            j.noise(2, 1, j.t[4] + 100_000, 39 * MS)
     return build(d, hosts(4), 2, 40, {(20, ("rs", 0, 0)): dict(late={2: 18 * MS, 4: 40 * MS})},
-                 before=before)
+                 before=at_step(20, lambda j: (j.noise(1, 1, j.t[2] + 100_000, 17 * MS),
+                                               j.noise(2, 1, j.t[4] + 100_000, 39 * MS))))
 
 
 @scenario("clock-step", ["host1"], step=True)
@@ -238,16 +222,11 @@ def _(d):
 def _(d):
     # A 55 s window, host1's oscillator 100 ppm fast (5.5 ms over it),
     # its rank 6 ms late once.
-    hs = hosts(2, {1: dict(drift=100e-6)})
-
-    def before(j, s):
-        if s == 700:
-            j.noise(1, 2, j.t[1] + 100_000, 5_800_000)   # rank 1's proxy CPU
-    job = Job(hs, 1)
+    job = Job(hosts(2, {1: dict(drift=100e-6)}), 1)
     job.comm("dp", [0, 1])
     for s in range(1100):
         if s == 700:
-            before(job, s)
+            job.noise(1, 2, job.t[1] + 100_000, 5_800_000)   # rank 1's proxy CPU
         job.coll("dp", "AllReduce", 1 << 24, compute=48 * MS, transfer=1 * MS,
                  late={1: 6 * MS} if s == 700 else None)
     job.write(d)
@@ -257,43 +236,24 @@ def _(d):
 @scenario("offsets-drift-pause", ["host2"])
 def _(d):
     hs = hosts(4, {h: dict(drift=(20e-6 * (h - 1.5))) for h in range(4)})
-    job = Job(hs, 2)
-    groups = layout(job, "")
-    for s in range(50):
-        if s == 30:
-            job.pause(2, job.t[4] + 300_000, 35 * MS)
-        step(job, s, groups, {})
-    job.write(d)
-    return job
+    return build(d, hs, 2, 50, {},
+                 before=at_step(30, lambda j: j.pause(2, j.t[4] + 300_000, 35 * MS)))
 
 
 @scenario("pipeline-paused-stage", ["host1"])
 def _(d):
     # Stage 1's VM stops before it sends: stage 2 waits on its receive,
     # then comes late to the data-parallel collectives.
-    job = Job(hosts(3), 1)
-    groups = layout(job, "pipe")
-    for s in range(40):
-        if s == 20:
-            job.pause(1, job.t[1] + 50_000, 50 * MS)
-        step(job, s, groups, {}, pipe=True)
-    job.write(d)
-    return job
+    return build(d, hosts(3), 1, 40, {}, pipe=True,
+                 before=at_step(20, lambda j: j.pause(1, j.t[1] + 50_000, 50 * MS)))
 
 
 @scenario("unseen-culprit", ["host3"], unseen="host3")
 def _(d):
     # host3 has neither module nor BPF: its pause is invisible, but its
     # lateness is not.
-    hs = hosts(4, {3: dict(seen=False)})
-    job = Job(hs, 2)
-    groups = layout(job, "")
-    for s in range(40):
-        if s == 20:
-            job.pause(3, job.t[6] + 300_000, 40 * MS)
-        step(job, s, groups, {})
-    job.write(d)
-    return job
+    return build(d, hosts(4, {3: dict(seen=False)}), 2, 40, {},
+                 before=at_step(20, lambda j: j.pause(3, j.t[6] + 300_000, 40 * MS)))
 
 
 @scenario("unseen-innocent", ["host1"], unseen="host3")
@@ -322,18 +282,11 @@ def _(d):
 @scenario("shared-hypervisor", ["host1", "host2"])
 def _(d):
     # host1's and host2's VMs stop together during a transfer.
-    def before(j, s):
-        pass
-    job = Job(hosts(4), 2)
-    groups = layout(job, "")
-    for s in range(40):
-        if s == 20:
-            t0 = max(job.t) + 2 * MS + 700_000
-            job.pause(1, t0, 40 * MS)
-            job.pause(2, t0, 40 * MS)
-        step(job, s, groups, {})
-    job.write(d)
-    return job
+    def both(j):
+        t0 = max(j.t) + 2 * MS + 700_000
+        j.pause(1, t0, 40 * MS)
+        j.pause(2, t0, 40 * MS)
+    return build(d, hosts(4), 2, 40, {}, before=at_step(20, both))
 
 
 @scenario("wide-8x8-stuck", ["host5"])
@@ -356,10 +309,8 @@ def _(d):
 def _(d):
     # Eight ranks a host; only rank 7's proxy CPU (CPU 2) is taken while
     # its data-parallel reduce-scatter's transfer is under way.
-    def before(j, s):
-        if s == 20:
-            j.noise(0, 2, j.t[7] + 3_300_000, 29 * MS)
-    return build(d, hosts(3), 8, 30, {(20, ("rs", 7, 0)): dict(slow=30 * MS)}, before=before)
+    return build(d, hosts(3), 8, 30, {(20, ("rs", 7, 0)): dict(slow=30 * MS)},
+                 before=at_step(20, lambda j: j.noise(0, 2, j.t[7] + 3_300_000, 29 * MS)))
 
 
 T_STEP = 100 * 10**9 + 200 * MS

@@ -93,8 +93,32 @@ class Cpu:
         self.ts = None
 
 
+# The NCCL plugin's records (include/hvnoise/nccl.h): a communicator, a
+# collective, a proxy operation.
+NCCL_COMM = struct.Struct("<Q4i2Q32s32s")
+NCCL_COLL = struct.Struct("<QQQQQQiIiiBBBB8s8s4x")
+NCCL_PROXY = struct.Struct("<QQQQQ6QiIiiiiiBBBB")
+
+
 def nccl(typ, rec):
     return {"id": 0x4E430000 | typ, "buf": rec}
+
+
+def meta_option(meta):
+    """Our option 0x4856 of text @meta ("KEY VALUE" lines), for write_file()."""
+    return struct.pack("<HI", 0x4856, len(meta)) + meta
+
+
+def add_events(cpus, fmts, events, ts_of):
+    """Events (true time, buffer CPU, event name, values) into @cpus'
+    buffers in time order, each stamped ts_of(true time); raw_data's
+    values are nccl()'s."""
+    for true_ts, cpu, name, vals in sorted(events, key=lambda e: e[0]):
+        if name == "raw_data":
+            data = payload(fmts[name], {"id": vals["id"]})[:12] + vals["buf"]
+        else:
+            data = payload(fmts[name], vals)
+        cpus[cpu].add(ts_of(true_ts), data)
 
 
 def events(seed):
@@ -140,10 +164,10 @@ def events(seed):
         else:
             op = i + 1
             s0 = rnd.randint(1, 10**6)
-            coll = struct.pack("<QQQQQQiIiiBBBB8s8s4x", 0x5EED, op, i, s0, s0 + 20_000,
+            coll = NCCL_COLL.pack(0x5EED, op, i, s0, s0 + 20_000,
                                262144, 0, 4242, cpu, -1, 2, 4, 2, 0, b"RING", b"SIMPLE")
             waits = [rnd.randint(0, 10**6) for _ in range(6)]
-            prox = struct.pack("<QQQQQ6QiIiiiiiBBBB", 0x5EED, op, i, s0 + 30_000,
+            prox = NCCL_PROXY.pack(0x5EED, op, i, s0 + 30_000,
                                s0 + 30_000 + 2_000_000, *waits, 0, 4343, cpu, cpu, 1, 8,
                                4096, 1, 1, 2, 0)
             kch = struct.pack("<QQQQQQQiIiBBBB", 0x5EED, op, i, s0 + 25_000, s0 + 1_999_000,
