@@ -1493,7 +1493,11 @@ static int missing(struct hvn_fleet *f)
 	return 0;
 }
 
-/* The join holds every host at once: no growth slack, no join tables. */
+/*
+ * The join holds every host at once: no growth slack, no join tables,
+ * but room for the one collective hvn_corr_probe() appends for its pass
+ * (without it, the first probe of a host doubled its collectives).
+ */
 static void shrink(struct hvn_corr *x)
 {
 	void *p;
@@ -1501,10 +1505,10 @@ static void shrink(struct hvn_corr *x)
 	free(x->agg);
 	x->agg = NULL;
 	x->agg_cap = x->nagg = 0;
-	p = x->ncoll ? realloc(x->coll, x->ncoll * sizeof(*x->coll)) : NULL;
+	p = realloc(x->coll, (x->ncoll + 1) * sizeof(*x->coll));
 	if (p) {
 		x->coll = p;
-		x->coll_cap = x->ncoll;
+		x->coll_cap = x->ncoll + 1;
 	}
 	p = x->nep ? realloc(x->ep, x->nep * sizeof(*x->ep)) : NULL;
 	if (p) {
