@@ -12,6 +12,7 @@ Prints KTAP (tests/host/hvntest.py).
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 
@@ -148,6 +149,23 @@ def main():
     fleet_synth.write(small, nranks=1, ncoll=200)
     for h in ("host0", "host1"):
         run(hvn, "--summary", os.path.join(small, h + ".sum"), os.path.join(small, h + ".dat"))
+    # An older writer's summary has no record of what saw its host (type
+    # 9): its host, quiet here (no episode), must not be called unseen.
+    with open(os.path.join(small, "host0.sum"), "rb") as f:
+        data = f.read()
+    old, off = bytearray(data[:8]), 8
+    while off < len(data):
+        typ, _, size = struct.unpack_from("<HHI", data, off)
+        if typ != 9:
+            old += data[off:off + 8 + size]
+        off += 8 + size
+    older = os.path.join(work, "older.sum")
+    with open(older, "wb") as f:
+        f.write(old)
+    p = run(hvn, "--json", older, os.path.join(small, "host1.sum"))
+    seen = p.returncode == 0 and {h["host"]: h["seen"] for h in json.loads(p.stdout)["hosts"]}
+    check(len(old) < len(data) and seen == {"host0": "detectors", "host1": "detectors"},
+          f"a summary from before the seen record: its quiet host is not called unseen ({seen})")
     cut = os.path.join(work, "cut.sum")
     with open(os.path.join(sums, "host1.sum"), "rb") as f:
         data = f.read()

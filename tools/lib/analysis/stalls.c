@@ -366,19 +366,6 @@ void hvn_stall_release(struct hvn_stall *s)
 	s->ncpu = s->cpu_cap = 0;
 }
 
-int hvn_stall_copy(struct hvn_stall *d, const struct hvn_stall *s)
-{
-	*d = *s;
-	d->c = NULL;
-	d->ncpu = d->cpu_cap = 0;
-	if (hvn_stall_reserve(d, s->ncpu))
-		return -ENOMEM;
-	if (s->ncpu)
-		memcpy(d->c, s->c, s->ncpu * sizeof(*d->c));
-	d->ncpu = s->ncpu;
-	return 0;
-}
-
 static void add_cpu(struct hvn_stall *s, int32_t cpu, uint8_t why)
 {
 	if (cpu < 0)

@@ -114,7 +114,8 @@ struct hvn_corr {
 	uint64_t nccl_records, nccl_bad, orphans;
 	/* What saw the host: the recording's source (module, bpf, kernel;
 	 * "" unknown), and the detectors' records (watch, steal, lost,
-	 * storms, moves) and the kernel's IRQ events read. */
+	 * storms, moves) and the kernel's IRQ events read; UINT64_MAX
+	 * detector events: not known (a summary older than the counts). */
 	char source[16];
 	uint64_t detector_events, irq_events;
 	struct hvn_late *late;
@@ -170,8 +171,6 @@ int hvn_corr_probe(struct hvn_corr *x, struct hvn_tdat *t,
 		   const struct hvn_corr_params *p, uint32_t coll,
 		   uint64_t start, uint64_t end, struct hvn_stall *out);
 
-/* @s's CPUs, copied into @d (which owns its own): 0 or -ENOMEM. */
-int hvn_stall_copy(struct hvn_stall *d, const struct hvn_stall *s);
 /* What a stall owns (its CPUs), freed; the stall left empty of them. */
 void hvn_stall_release(struct hvn_stall *s);
 /* Room for @n CPUs in @s: 0 or -ENOMEM. */

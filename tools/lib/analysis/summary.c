@@ -458,6 +458,9 @@ int hvn_summary_read(const char *path, struct hvn_corr *x,
 	x->trace = path;
 	x->schema = schema;
 	x->keep_episodes = true;
+	/* Until its REC_SEEN says: an older writer's has none, and its
+	 * host is not to be called unseen for that. */
+	x->detector_events = UINT64_MAX;
 	host[0] = '\0';
 	if (hvn_an_init(&x->an, schema)) {
 		fclose(f);
