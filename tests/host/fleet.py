@@ -18,6 +18,7 @@ import sys
 
 import fleet_synth
 import hvntest
+import jobsim
 import synth_events
 
 check = hvntest.checker("fleet/")
@@ -215,6 +216,76 @@ def main():
           "--nccl with many hosts' traces is refused (exit 2)")
     p = run(hvn, os.path.join(work, "empty-dir-that-is-not-there"), os.path.join(plain, "host0.dat"))
     check(p.returncode == 3, f"a missing trace among many: exit 3 ({p.returncode})")
+    pictures(hvn, work)
+
+
+def trace_events(path):
+    """The Chrome trace events of @path, or None if it is not JSON."""
+    try:
+        with open(path) as f:
+            return json.load(f)["traceEvents"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def pictures(hvn, work):
+    """--perfetto over many hosts, over one, and report --perfetto: valid
+    JSON whatever the names hold, named tracks, the culprit's arrow."""
+    d = os.path.join(work, "picture")
+    weird = b'we"ird\\q'                # a quote and a backslash
+    job = jobsim.Job([jobsim.Host(0), jobsim.Host(1, err=2 * 10**9)], 1)
+    job.comm("dp", [0, 1])
+    for s in range(40):
+        if s == 10:
+            job.noise(0, 3, job.t[0] + 100_000, 2_000_000, kind="storm", irq=40, name=weird)
+        job.coll("dp", "AllReduce", 1 << 24, compute=2_000_000,
+                 stuck=(1, 80_000_000) if s == 25 else None)
+    job.write(d)
+    out = os.path.join(work, "picture.json")
+    p = run(hvn, "--perfetto", out, d)
+    ev = trace_events(out) if p.returncode == 0 else None
+    if not check(ev is not None, f"correlate --perfetto over two hosts writes JSON (exit {p.returncode})"):
+        print("  " + p.stderr[-500:])
+        return
+    procs = {e["pid"]: e["args"]["name"] for e in ev if e.get("name") == "process_name"}
+    tracks = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev if e.get("name") == "thread_name"}
+    host = {v: k for k, v in procs.items()}
+    slices = [e for e in ev if e["ph"] == "X"]
+    ncoll = sum(1 for e in slices if e["tid"] < 1000000)
+    check({"host0", "host1"} <= set(procs.values()) and
+          tracks.get((host["host0"], 0)) == "rank 0" and tracks.get((host["host1"], 1)) == "rank 1" and
+          any(v.startswith("CPU ") for (pid, _), v in tracks.items() if pid == host["host1"]) and
+          ncoll == 80,
+          f"... a process per host, a named track per rank and per CPU, every collective ({ncoll} of 80)")
+    storm = [e["name"] for e in slices if e["name"].startswith("storm ")]
+    check(storm == ['storm we"ird\\q'],
+          f"... an IRQ named with a quote and a backslash comes back exactly ({storm})")
+    flows = [e for e in ev if e["ph"] in ("s", "f")]
+    src = [e for e in flows if e["ph"] == "s"]
+    dst = [e for e in flows if e["ph"] == "f"]
+    check(src and len(src) == len(dst) and all(e["pid"] == host["host1"] and
+                                                e["tid"] >= 1000000 for e in src) and
+          all(e["pid"] == host["host0"] and e["tid"] == 0 for e in dst),
+          f"... arrows from the paused host's noise to the rank that waited ({len(src)})")
+    one = os.path.join(work, "picture-one.json")
+    p = run(hvn, "--perfetto", one, os.path.join(d, "host0.dat"))
+    ev = trace_events(one) if p.returncode == 0 else None
+    check(ev is not None and ['storm we"ird\\q'] ==
+          [e["name"] for e in ev if e["ph"] == "X" and e["name"].startswith("storm ")],
+          "correlate --perfetto of one host: valid JSON, the storm's name exact")
+    noise = os.path.join(work, "noise.json")
+    r = subprocess.run([hvn, "report", "--perfetto", noise, os.path.join(d, "host1.dat")],
+                       capture_output=True, text=True, env=hvntest.sanitizer_env())
+    ev = trace_events(noise) if r.returncode == 0 else None
+    check(ev is not None and
+          {e["name"] for e in ev if e["ph"] == "X"} == {"lost"} and
+          {e["args"]["name"] for e in ev if e.get("name") == "thread_name"} ==
+          {"CPU 0", "CPU 1", "CPU 2", "CPU 3"},
+          f"report --perfetto: a host's noise without NCCL records, a track per CPU (exit {r.returncode})")
+    r = subprocess.run([hvn, "report", "--perfetto", noise, os.path.join(d, "host0.dat"),
+                        os.path.join(d, "host1.dat")], capture_output=True, text=True)
+    check(r.returncode == 2 and "--perfetto reads one file" in r.stderr,
+          f"report --perfetto of two files is refused (exit {r.returncode})")
 
 
 if __name__ == "__main__":

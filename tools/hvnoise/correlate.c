@@ -575,10 +575,6 @@ static int run_fleet(struct correlate_args *a)
 			hvn_err("--nccl, --fr, --kineto and --inspector take one host's trace; over many hosts, give each host's trace recorded with the plugin");
 			return HVN_EXIT_USAGE;
 		}
-	if (a->perfetto) {
-		hvn_err("--perfetto takes one host's trace");
-		return HVN_EXIT_USAGE;
-	}
 	ret = hvn_fleet_open(&f, a->traces, a->ntraces, &a->prm);
 	if (!ret)
 		ret = hvn_fleet_analyse(&f, &a->prm);
@@ -587,6 +583,8 @@ static int run_fleet(struct correlate_args *a)
 			hvn_fleet_write_json(stdout, &f, &a->prm);
 		else
 			print_fleet(&f, &a->prm);
+		if (a->perfetto)
+			ret = hvn_fleet_write_perfetto(&f, a->perfetto);
 	}
 	hvn_fleet_free(&f);
 	return ret;

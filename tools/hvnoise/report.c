@@ -17,6 +17,7 @@
 #include "out/prom.h"
 #include "out/human.h"
 #include "out/jsonw.h"
+#include "out/perfetto.h"
 #include "analysis/when.h"
 #include "tracedat/meta.h"
 #include "tracedat/tracedat.h"
@@ -52,7 +53,7 @@ struct gate {
 
 struct report_args {
 	bool json, prom;
-	const char *since, *until;
+	const char *since, *until, *perfetto;
 	long top;
 	const char *input[MAX_INPUTS];	/* -i FILE, as trace-cmd and perf */
 	int ninput;
@@ -162,6 +163,8 @@ static const struct hvn_opt report_opts[] = {
 			 "machine-readable output (schema \"hvnoise-report\" 1)"),
 	HVN_OPT_FLAG_ROW("prom", 0, struct report_args, prom,
 			 "per-CPU counters in Prometheus text format, for\nnode_exporter's textfile collector (one FILE)"),
+	HVN_OPT_STR_ROW("perfetto", 0, "FILE", struct report_args, perfetto,
+			"also write the noise as Chrome trace events for\nui.perfetto.dev, a track per CPU (one FILE)"),
 	HVN_OPT_STR_ROW("since", 0, "WHEN", struct report_args, since,
 			"only events from WHEN: +SECONDS after the start,\nHH:MM[:SS[.frac]] or 'YYYY-MM-DD HH:MM[:SS[.frac]]' local\ntime, @EPOCH seconds, or mono:SECONDS (a trace timestamp)"),
 	HVN_OPT_STR_ROW("until", 0, "WHEN", struct report_args, until,
@@ -177,8 +180,8 @@ static const struct hvn_opt report_opts[] = {
 
 static const struct hvn_cmd report_cmd = {
 	.name = "report",
-	.synopsis = "[--json | --prom] [--since WHEN] [--until WHEN] [--top N]\n"
-		    "                      [--fail-if COND]... [-i FILE]... [FILE...]\n"
+	.synopsis = "[--json | --prom] [--perfetto OUT] [--since WHEN] [--until WHEN]\n"
+		    "                      [--top N] [--fail-if COND]... [-i FILE]... [FILE...]\n"
 		    "  FILE          trace.dat from hvnoise record or trace-cmd record\n"
 		    "                (default trace.dat)",
 	.opts = report_opts,
@@ -601,6 +604,19 @@ static int report_file(const char *path, const struct report_args *a,
 		hvn_err("%s: %s", path, t.stopped[0] ? t.stopped : "read error");
 		ret = sret;
 	}
+	if (!ret && a->perfetto) {
+		struct hvn_pf p;
+		char name[160];
+
+		ret = hvn_pf_open(&p, a->perfetto);
+		if (!ret) {
+			snprintf(name, sizeof(name), "%s: CPUs (hvnoise)",
+				 cx.host[0] ? cx.host : path);
+			hvn_pf_name(&p, 1, -1, name);
+			hvn_pf_noise(&p, &t, schema, &an, 1);
+			ret = hvn_pf_close(&p);
+		}
+	}
 	if (!ret)
 		ret = gates(path, a, &an, cx.overrun + cx.dropped);
 out_an:
@@ -646,8 +662,8 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	/* One file: a metric family may appear only once in a text file. */
-	if (prom && nfiles > 1) {
-		hvn_err("--prom reads one file, not %d", nfiles);
+	if ((prom || a.perfetto) && nfiles > 1) {
+		hvn_err("--%s reads one file, not %d", prom ? "prom" : "perfetto", nfiles);
 		ret = HVN_EXIT_USAGE;
 		goto out;
 	}

@@ -1646,6 +1646,11 @@ double hvn_fleet_share(const struct hvn_fleet_culprit *c)
 	return c->why.explained / d > 1 ? 1 : c->why.explained / d;
 }
 
+int64_t hvn_fleet_time(const struct hvn_fleet *f, uint32_t host, uint64_t mono)
+{
+	return aligned(&f->h[host], real_of(&f->h[host], mono));
+}
+
 const struct hvn_coll *hvn_fleet_grp_coll(const struct hvn_fleet *f, uint32_t g)
 {
 	/* Kept past the join: the group's first copy, by host and index. */

@@ -186,6 +186,9 @@ void hvn_fleet_free(struct hvn_fleet *f);
 
 /* Its share of @c's interval that host noise explains (0..1). */
 double hvn_fleet_share(const struct hvn_fleet_culprit *c);
+/* Trace time @mono of host @host on the reference host's CLOCK_REALTIME
+ * (after hvn_fleet_analyse()). */
+int64_t hvn_fleet_time(const struct hvn_fleet *f, uint32_t host, uint64_t mono);
 /* The collective of group @g, for people: its key. */
 const struct hvn_coll *hvn_fleet_grp_coll(const struct hvn_fleet *f, uint32_t g);
 
