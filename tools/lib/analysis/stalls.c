@@ -517,11 +517,14 @@ static void pass2(void *vx, int cpu, uint64_t ts, const uint8_t *d,
  * IRQs, or steal), then time in interrupts, then a storm's presence (a
  * device IRQ's before a system vector's: the count says how busy, not how
  * long), then a migration.  Among CPUs, the proxy thread's wins a near tie:
- * it is the one whose delay stalls the collective.
+ * it is the one whose delay stalls the collective.  Near is within a tenth
+ * of the stall (@slack): episodes' edges are loose by a few ms (a whole VM
+ * paused 40 ms took 41.2 ms from CPU 0 and 37.0 from the proxy's CPU 1 of
+ * one 46 ms stall), whatever share of the stall they explain.
  */
 static const struct hvn_contrib *best_cpu(const struct hvn_stall *s,
 				      double (*val)(const struct hvn_contrib *),
-				      double *best)
+				      double slack, double *best)
 {
 	const struct hvn_contrib *b = NULL;
 
@@ -530,8 +533,9 @@ static const struct hvn_contrib *best_cpu(const struct hvn_stall *s,
 		double v = val(&s->c[j]);
 		bool proxy = s->c[j].why & 1, bproxy = b && (b->why & 1);
 
-		if ((!b && v > 0) || (b && proxy && !bproxy && v >= 0.9 * *best) ||
-		    (b && !(bproxy && !proxy && v < 1.1 * *best) && v > *best)) {
+		if ((!b && v > 0) ||
+		    (b && proxy && !bproxy && v > 0 && v >= *best - slack) ||
+		    (b && !(bproxy && !proxy && v <= *best + slack) && v > *best)) {
 			b = &s->c[j];
 			*best = v;
 		}
@@ -559,12 +563,13 @@ static double v_storm(const struct hvn_contrib *k)
 	return k->storm;
 }
 
-/* The CPU whose @fn explains the most of a stall, if at least @need. */
+/* The CPU whose @fn explains the most of a stall of @dur ns, if at
+ * least @need. */
 static const struct hvn_contrib *explains(const struct hvn_stall *s,
 					  double (*fn)(const struct hvn_contrib *),
-					  double need, double *v)
+					  double dur, double need, double *v)
 {
-	const struct hvn_contrib *b = best_cpu(s, fn, v);
+	const struct hvn_contrib *b = best_cpu(s, fn, 0.1 * dur, v);
 
 	return b && *v >= need ? b : NULL;
 }
@@ -579,16 +584,16 @@ static void verdicts(struct hvn_corr *x, const struct hvn_corr_params *p)
 		const struct hvn_contrib *b;
 
 		/* The first cause that explains enough, in this order. */
-		b = explains(s, v_hv, need, &v);
+		b = explains(s, v_hv, dur, need, &v);
 		s->cause = b ? 1 : 0;
 		if (!b) {
-			b = explains(s, v_irq, need, &v);
+			b = explains(s, v_irq, dur, need, &v);
 			s->cause = b ? 2 : 0;
 		}
 		if (!b) {
-			b = explains(s, v_dev_storm, need, &v);
+			b = explains(s, v_dev_storm, dur, need, &v);
 			if (!b)
-				b = explains(s, v_storm, need, &v);
+				b = explains(s, v_storm, dur, need, &v);
 			s->cause = b ? 3 : 0;
 		}
 		s->explained = s->cause ? v : 0;
