@@ -50,7 +50,6 @@ struct hvn_pcpu {
 	struct hvn_ivl_ring ivl;	/* irq/softirq/vector intervals */
 	struct hvn_ivl_ring nmi;	/* NMI intervals, written from NMI only */
 	struct hvn_lost_cpu lost;
-	u64 steal_snap;			/* steal counter at the last timer */
 	struct hvn_storm all;
 	struct hvn_storm vec[HVN_NR_VEC];
 	struct hvn_storm_slot slot[HVN_STORM_SLOTS];
@@ -136,13 +135,16 @@ void hvn_detect_cfg_changed(void)
 {
 	u64 win = (u64)READ_ONCE(hvn_dcfg.storm_window_ms) * NSEC_PER_MSEC_ULL;
 
-	storm_cfg.threshold = hvn_storm_threshold(READ_ONCE(hvn_dcfg.storm_rate), win);
-	storm_all_cfg.threshold = hvn_storm_threshold(READ_ONCE(hvn_dcfg.storm_all_rate),
-						      win);
+	/* Word-sized and read racily by the probes: no torn values. */
+	WRITE_ONCE(storm_cfg.threshold,
+		   hvn_storm_threshold(READ_ONCE(hvn_dcfg.storm_rate), win));
+	WRITE_ONCE(storm_all_cfg.threshold,
+		   hvn_storm_threshold(READ_ONCE(hvn_dcfg.storm_all_rate), win));
 	WRITE_ONCE(storm_cfg.window_ns, win);
 	WRITE_ONCE(storm_all_cfg.window_ns, win);
 	WRITE_ONCE(lost_cfg.threshold_ns,
 		   (u64)READ_ONCE(hvn_dcfg.lost_threshold_us) * 1000);
+	lost_cfg.tick_ns = TICK_NSEC;
 }
 
 static inline u64 hvn_clock(void)
@@ -343,7 +345,8 @@ static void probe_nmi(void *data, void *handler, s64 delta_ns, int handled)
 	if (!watched_here() || delta_ns <= 0)
 		return;
 	now = hvn_clock();
-	hvn_ivl_add(&this_cpu_ptr(hvn_pcpu)->nmi, now - delta_ns, now);
+	hvn_lost_nmi(&this_cpu_ptr(hvn_pcpu)->ivl, &this_cpu_ptr(hvn_pcpu)->nmi,
+		     now, delta_ns);
 }
 
 static void vec_entry(int i)
@@ -382,10 +385,35 @@ static void probe_vector_update(void *data, unsigned int irq,
 		migrate_seen(irq, cpu, HVN_MIG_VECTOR, 0);
 }
 
+/* The expiry of @t in CLOCK_MONOTONIC: its base's offset maps it. */
+static inline u64 mono_expiry(const struct hrtimer *t)
+{
+	return ktime_to_ns(ktime_sub(hrtimer_get_expires(t), t->base->offset));
+}
+
+/*
+ * A hard timer armed already due fires at once: hvn_lost_judge() counts
+ * its lateness from here.  Re-armed by its own callback (base->running is
+ * the timer) it is the timer's own period, judged from its expiry: the
+ * sampler, re-armed from a clock read before a stop, must show the stop.
+ */
+static void probe_hrtimer_start(void *data, struct hrtimer *t,
+				enum hrtimer_mode mode
+#if HVN_HAVE_HRTIMER_START_WAS_ARMED
+				, bool was_armed
+#endif
+				)
+{
+	if (!watched_here() || t->is_soft || t->base->running == t)
+		return;
+	hvn_lost_armed(&this_cpu_ptr(hvn_pcpu)->lost, (unsigned long)t,
+		       mono_expiry(t), hvn_clock());
+}
+
 static void probe_hrtimer_expire(void *data, struct hrtimer *t, ktime_t *now)
 {
+	struct hvn_lost_timer tm;
 	struct hvn_lost_report rep;
-	u64 mono, expiry, steal;
 	struct hvn_pcpu *p;
 	u8 src;
 	int cpu;
@@ -397,22 +425,25 @@ static void probe_hrtimer_expire(void *data, struct hrtimer *t, ktime_t *now)
 		return;
 	/*
 	 * The clock read here, not the interrupt's *now: a vCPU stopped
-	 * after the interrupt read the clock lost that time too.  The
-	 * expiry is in the timer's clock base; its offset maps it to
-	 * CLOCK_MONOTONIC.
+	 * after the interrupt read the clock lost that time too.
 	 */
-	mono = hvn_clock();
-	expiry = ktime_to_ns(ktime_sub(hrtimer_get_expires(t), t->base->offset));
-	if (t == &p->sampler)
-		p->sampler_now = mono;	/* it re-arms from this read */
 	cpu = smp_processor_id();
-	steal = hvn_steal_read_cpu(cpu, &src);
-	if (hvn_lost_check(&p->lost, &p->ivl, &lost_cfg, mono, expiry,
-			   steal - p->steal_snap, &rep)) {
-		hvn_lost_split_nmi(&rep, &p->nmi, mono);
+	tm.timer = (unsigned long)t;
+	tm.now = hvn_clock();
+	tm.expiry = mono_expiry(t);
+	tm.steal = hvn_steal_read_cpu(cpu, &src);
+	tm.from_tick = !t->base->cpu_base->hres_active;
+#ifdef CONFIG_HIGH_RES_TIMERS
+	tm.hangs = t->base->cpu_base->nr_hangs;
+	tm.max_hang_ns = t->base->cpu_base->max_hang_time;
+#else
+	tm.hangs = 0;
+	tm.max_hang_ns = 0;
+#endif
+	if (t == &p->sampler)
+		p->sampler_now = tm.now;	/* it re-arms from this read */
+	if (hvn_lost_judge(&p->lost, &p->ivl, &p->nmi, &lost_cfg, &tm, &rep))
 		trace_lost(cpu, &rep);
-	}
-	p->steal_snap = steal;
 }
 
 struct hvn_probe {
@@ -428,6 +459,7 @@ static struct hvn_probe hvn_probes[] = {
 	{ "irq_handler_exit", probe_irq_exit },
 	{ "softirq_entry", probe_softirq_entry },
 	{ "softirq_exit", probe_softirq_exit },
+	{ "hrtimer_start", probe_hrtimer_start },
 	{ "hrtimer_expire_entry", probe_hrtimer_expire },
 	{ "nmi_handler", probe_nmi, true },
 	{ "local_timer_entry", probe_timer_entry, true },
@@ -494,7 +526,8 @@ static void cpu_enter(void *unused)
 		}
 		p->nactive = 0;
 		p->expire_walk = 0;
-		p->steal_snap = hvn_steal_read_cpu(smp_processor_id(), NULL);
+		p->lost.steal_snap = hvn_steal_read_cpu(smp_processor_id(), NULL);
+		p->lost.snap_valid = true;
 		WRITE_ONCE(p->watched, true);
 	}
 	if (us && p->sampler_ready && !hrtimer_active(&p->sampler))

@@ -50,11 +50,12 @@ HVN_LIB u64 hvn_ivl_covered(const struct hvn_ivl_ring *r, u64 from, u64 to)
 	return sum > to - from ? to - from : sum;
 }
 
-HVN_LIB bool hvn_lost_check(struct hvn_lost_cpu *lc, const struct hvn_ivl_ring *r,
-			    const struct hvn_lost_cfg *c, u64 now, u64 expiry,
-			    u64 steal_ns, struct hvn_lost_report *rep)
+/* @nmi: NULL, or NMIs outside @r's intervals, counted before steal. */
+static bool lost_core(struct hvn_lost_cpu *lc, const struct hvn_ivl_ring *r,
+		      const struct hvn_ivl_ring *nmi, const struct hvn_lost_cfg *c,
+		      u64 now, u64 expiry, u64 steal_ns, struct hvn_lost_report *rep)
 {
-	u64 from = expiry, late, irq_ns, lost;
+	u64 from = expiry, late, irq_ns, nmi_ns = 0, lost;
 
 	if (from < lc->reported_until)
 		from = lc->reported_until;
@@ -65,17 +66,97 @@ HVN_LIB bool hvn_lost_check(struct hvn_lost_cpu *lc, const struct hvn_ivl_ring *
 		return false;
 	irq_ns = hvn_ivl_covered(r, from, now);
 	lost = late - irq_ns;
+	if (steal_ns > lost)
+		steal_ns = lost;
+	if (nmi) {
+		nmi_ns = hvn_ivl_covered(nmi, from, now);
+		if (nmi_ns > lost - steal_ns)
+			nmi_ns = lost - steal_ns;
+		lost -= nmi_ns;
+	}
 	if (lost < c->threshold_ns)
 		return false;
 	lc->reported_until = now;
-	if (steal_ns > lost)
-		steal_ns = lost;
 	rep->start = from;
 	rep->duration = late;
-	rep->irq_ns = irq_ns;
+	rep->irq_ns = irq_ns + nmi_ns;
 	rep->steal_ns = steal_ns;
 	rep->unexplained_ns = lost - steal_ns;
 	return true;
+}
+
+HVN_LIB bool hvn_lost_check(struct hvn_lost_cpu *lc, const struct hvn_ivl_ring *r,
+			    const struct hvn_lost_cfg *c, u64 now, u64 expiry,
+			    u64 steal_ns, struct hvn_lost_report *rep)
+{
+	return lost_core(lc, r, NULL, c, now, expiry, steal_ns, rep);
+}
+
+HVN_LIB void hvn_lost_nmi(const struct hvn_ivl_ring *ivl, struct hvn_ivl_ring *nmi,
+			  u64 now, u64 delta_ns)
+{
+	if (!ivl->depth && delta_ns && delta_ns <= now)
+		hvn_ivl_add(nmi, now - delta_ns, now);
+}
+
+HVN_LIB void hvn_lost_armed(struct hvn_lost_cpu *lc, u64 timer, u64 expiry, u64 now)
+{
+	u32 i;
+
+	for (i = 0; i < HVN_ARMED_SLOTS; i++)
+		if (lc->armed_timer[i] == timer) {
+			if (expiry <= now) {
+				lc->armed_at[i] = now;
+				return;
+			}
+			lc->armed_timer[i] = 0;
+		}
+	if (expiry > now)
+		return;
+	/* Oldest first: one armed due fires within microseconds. */
+	i = lc->armed_next++ & (HVN_ARMED_SLOTS - 1);
+	lc->armed_timer[i] = timer;
+	lc->armed_at[i] = now;
+}
+
+HVN_LIB bool hvn_lost_judge(struct hvn_lost_cpu *lc, const struct hvn_ivl_ring *ivl,
+			    const struct hvn_ivl_ring *nmi, const struct hvn_lost_cfg *c,
+			    const struct hvn_lost_timer *t, struct hvn_lost_report *rep)
+{
+	u64 due = t->expiry, steal = 0;
+	bool ret;
+	u32 i;
+
+	for (i = 0; i < HVN_ARMED_SLOTS; i++)
+		if (lc->armed_timer[i] == t->timer) {
+			if (lc->armed_at[i] > due)
+				due = lc->armed_at[i];
+			lc->armed_timer[i] = 0;
+		}
+	if (t->from_tick)
+		due += c->tick_ns;
+	/*
+	 * A hang since the last timer: it ended about then, and the kernel
+	 * put this CPU's next interrupt off by its length (at most the
+	 * longest hang, at most 100 ms).
+	 */
+	if (t->hangs != lc->hangs) {
+		if (lc->last_now)
+			lc->defer_until = lc->last_now +
+				(t->max_hang_ns < HVN_HANG_DEFER_MAX_NS ?
+				 t->max_hang_ns : HVN_HANG_DEFER_MAX_NS);
+		lc->hangs = t->hangs;
+	}
+	if (due < lc->defer_until)
+		due = lc->defer_until;
+	lc->last_now = t->now;
+	/* No snapshot yet after (re)joining: no steal to split off. */
+	if (lc->snap_valid && t->steal > lc->steal_snap)
+		steal = t->steal - lc->steal_snap;
+	ret = lost_core(lc, ivl, nmi, c, t->now, due, steal, rep);
+	lc->steal_snap = t->steal;
+	lc->snap_valid = true;
+	return ret;
 }
 
 HVN_LIB u64 hvn_lost_due(const struct hvn_lost_cpu *lc, u64 expires, u64 period)
@@ -83,17 +164,4 @@ HVN_LIB u64 hvn_lost_due(const struct hvn_lost_cpu *lc, u64 expires, u64 period)
 	u64 due = lc->sampler_seen + period;
 
 	return lc->sampler_seen && due < expires ? due : expires;
-}
-
-HVN_LIB void hvn_lost_split_nmi(struct hvn_lost_report *rep,
-				const struct hvn_ivl_ring *nmi, u64 now)
-{
-	u64 ns = hvn_ivl_covered(nmi, rep->start, now);
-
-	if (ns > rep->steal_ns + rep->unexplained_ns)
-		ns = rep->steal_ns + rep->unexplained_ns;
-	if (rep->unexplained_ns >= ns) {
-		rep->irq_ns += ns;
-		rep->unexplained_ns -= ns;
-	}
 }

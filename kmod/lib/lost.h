@@ -60,6 +60,12 @@ static inline bool hvn_lost_clock_judged(int clockid)
 
 struct hvn_lost_cfg {
 	u64 threshold_ns;	/* report when lateness - explained >= this */
+	/*
+	 * How late the kernel runs a hard timer by design where hrtimers
+	 * are not in high-resolution mode (highres=off, no oneshot clock
+	 * event device): from the tick, up to a tick late.  0: unknown.
+	 */
+	u64 tick_ns;
 };
 
 struct hvn_lost_report {
@@ -70,10 +76,24 @@ struct hvn_lost_report {
 	u64 unexplained_ns;	/* the rest */
 };
 
+/* Timers armed already due, remembered until they fire (see armed). */
+#define HVN_ARMED_SLOTS	4
+
 struct hvn_lost_cpu {
 	u64 reported_until;	/* lost time up to here has been reported */
 	u64 sampler_seen;	/* the probe's clock at the sampler's last expiry */
+	u64 steal_snap;		/* steal counter at the last hard timer */
+	bool snap_valid;	/* steal_snap read since the CPU was watched */
+	u32 armed_next;
+	u64 armed_timer[HVN_ARMED_SLOTS];	/* its address */
+	u64 armed_at[HVN_ARMED_SLOTS];		/* when it was armed */
+	u32 hangs;		/* the kernel's hang count at the last timer */
+	u64 last_now;		/* the probe's clock at the last timer */
+	u64 defer_until;	/* timers deferred by the kernel until then */
 };
+
+/* The longest the kernel defers a CPU's timers after a hang. */
+#define HVN_HANG_DEFER_MAX_NS	(100ULL * 1000 * 1000)
 
 /*
  * A hard timer due at @expiry (CLOCK_MONOTONIC) was seen expiring by a
@@ -83,20 +103,60 @@ struct hvn_lost_cpu {
  * stopped between the two lost that time too.  Time already reported is
  * not reported again, whatever timer or clock base saw it: several timers
  * due in one stop give one episode.  Returns true and fills @rep if the
- * time lost reaches the threshold.
+ * time lost reaches the threshold.  The core of hvn_lost_judge(), without
+ * NMIs, armed timers or the tick.
  */
 HVN_LIB bool hvn_lost_check(struct hvn_lost_cpu *lc, const struct hvn_ivl_ring *r,
 			    const struct hvn_lost_cfg *c, u64 now, u64 expiry,
 			    u64 steal_ns, struct hvn_lost_report *rep);
 
 /*
- * NMIs nest anywhere, also inside the intervals of the ring, so they are
- * kept in a ring of their own (@nmi) and moved here into @rep's irq_ns: the
- * part of [rep->start, @now] they cover, taken from the unexplained time
- * when it holds all of it (else the NMIs overlapped steal).
+ * NMIs nest anywhere.  One inside an interrupt-context interval is part of
+ * that interval already; one outside is kept in a ring of its own (@nmi).
+ * Call from the NMI: @delta_ns it ran, ending at @now.
  */
-HVN_LIB void hvn_lost_split_nmi(struct hvn_lost_report *rep,
-				const struct hvn_ivl_ring *nmi, u64 now);
+HVN_LIB void hvn_lost_nmi(const struct hvn_ivl_ring *ivl, struct hvn_ivl_ring *nmi,
+			  u64 now, u64 delta_ns);
+
+/*
+ * A hard timer @timer (its address) was armed at @now to expire at
+ * @expiry (CLOCK_MONOTONIC), not by its own callback.  One armed already
+ * due (an overrun absolute deadline, a past timerfd or POSIX timer) fires
+ * at once: its lateness counts from @now, not from a deadline that passed
+ * while the CPU ran.  Re-armed in the future, it is forgotten.
+ */
+HVN_LIB void hvn_lost_armed(struct hvn_lost_cpu *lc, u64 timer, u64 expiry, u64 now);
+
+/* What a probe saw of a hard timer expiring. */
+struct hvn_lost_timer {
+	u64 timer;		/* its address */
+	u64 expiry;		/* due, CLOCK_MONOTONIC (a sampler's: hvn_lost_due) */
+	u64 now;		/* the probe's clock read */
+	u64 steal;		/* the CPU's steal counter, read now */
+	bool from_tick;		/* low-resolution mode: run from the tick */
+	/*
+	 * hrtimer_interrupt() hangs of this CPU so far (nr_hangs), and the
+	 * longest one (max_hang_time): after a hang (a vCPU stopped inside
+	 * the interrupt makes one) the kernel defers the CPU's timers by
+	 * the hang's length, 100 ms at most, on purpose.
+	 */
+	u32 hangs;
+	u64 max_hang_ns;
+};
+
+/*
+ * The one lost-time judgement, for the module and the BPF programs: the
+ * timer's due time (armed already due: when armed; run from the tick: a
+ * tick after its expiry), steal since the last hard timer, the guest's
+ * interrupt and NMI time subtracted before the threshold, the kernel's
+ * own deferral after an interrupt hang not counted.  NMI time is
+ * taken only from what steal leaves: an NMI stopped by the host lasts the
+ * stop.  Returns true and fills @rep if the time lost reaches the
+ * threshold.
+ */
+HVN_LIB bool hvn_lost_judge(struct hvn_lost_cpu *lc, const struct hvn_ivl_ring *ivl,
+			    const struct hvn_ivl_ring *nmi, const struct hvn_lost_cfg *c,
+			    const struct hvn_lost_timer *t, struct hvn_lost_report *rep);
 
 /*
  * For a periodic sampler that re-arms itself from a clock read of its own

@@ -58,8 +58,6 @@ struct hvn_bpf_pcpu {
 	struct hvn_ivl_ring ivl;	/* irq/softirq/vector intervals */
 	struct hvn_ivl_ring nmi;	/* NMI intervals */
 	struct hvn_lost_cpu lost;
-	u64 steal_snap;			/* steal counter at the last timer */
-	bool snap_valid;		/* steal_snap taken since joining */
 	unsigned int gen;		/* enter_gen[] this state was reset for */
 	struct hvn_storm all;
 	struct hvn_storm vec[HVN_BPF_NR_VEC];

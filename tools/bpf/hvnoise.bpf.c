@@ -120,7 +120,6 @@ static __always_inline struct hvn_bpf_pcpu *this_pcpu(u32 cpu)
 	}
 	p->nactive = 0;
 	p->expire_walk = 0;
-	p->snap_valid = false;
 	p->sampler_timer = p->last_timer = 0;
 	p->gen = gen;
 	return p;
@@ -484,7 +483,7 @@ int BPF_PROG(nmi, void *handler, s64 delta_ns, int handled)
 	if (!p)
 		return 0;
 	now = bpf_ktime_get_ns();
-	hvn_ivl_add(&p->nmi, now - delta_ns, now);
+	hvn_lost_nmi(&p->ivl, &p->nmi, now, delta_ns);
 	return 0;
 }
 
@@ -533,8 +532,10 @@ int BPF_PROG(vector_update, unsigned int irq, unsigned int vector,
 static __always_inline void hrtimer_expire(struct hrtimer *t, bool ksyms)
 {
 	u32 cpu = bpf_get_smp_processor_id(), gen;
-	u64 now, expiry, steal, irqs;
+	struct hvn_lost_timer tm = { .timer = (u64)t };
 	struct hvn_lost_report rep;
+	struct hrtimer_cpu_base *cb;
+	u64 now, expiry, irqs;
 	struct perf_event *ev;
 	struct hvn_bpf_msg *m;
 	struct hvn_bpf_pcpu *p;
@@ -577,11 +578,21 @@ static __always_inline void hrtimer_expire(struct hrtimer *t, bool ksyms)
 		expiry = hvn_lost_due(&p->lost, expiry, sample_ns);
 	}
 	p->last_timer = (u64)t;
-	steal = read_steal(cpu, &src, ksyms);
-	/* No snapshot yet after (re)joining: no steal to split off. */
-	if (hvn_lost_check(&p->lost, &p->ivl, &lost_cfg, now, expiry,
-			   p->snap_valid ? steal - p->steal_snap : 0, &rep)) {
-		hvn_lost_split_nmi(&rep, &p->nmi, now);
+	tm.steal = read_steal(cpu, &src, ksyms);
+	tm.expiry = expiry;
+	tm.now = now;
+	/*
+	 * The loader sets lost_cfg.tick_ns only where hrtimers run from
+	 * the tick (clang 14 cannot relocate 6.1's hres_active bitfield).
+	 */
+	tm.from_tick = true;
+	cb = BPF_CORE_READ(t, base, cpu_base);
+	/* An unsigned int on 6.1, a short on 7.x: read by their size. */
+	if (bpf_core_field_exists(cb->nr_hangs)) {
+		tm.hangs = BPF_CORE_READ_BITFIELD_PROBED(cb, nr_hangs);
+		tm.max_hang_ns = BPF_CORE_READ_BITFIELD_PROBED(cb, max_hang_time);
+	}
+	if (hvn_lost_judge(&p->lost, &p->ivl, &p->nmi, &lost_cfg, &tm, &rep)) {
 		m = msg_new(cpu, HVN_EV_lost);
 		if (m) {
 			m->rec.lost.cpu = cpu;
@@ -593,8 +604,28 @@ static __always_inline void hrtimer_expire(struct hrtimer *t, bool ksyms)
 			bpf_ringbuf_submit(m, 0);
 		}
 	}
-	p->steal_snap = steal;
-	p->snap_valid = true;
+}
+
+/*
+ * A hard timer armed already due fires at once: hvn_lost_judge() counts
+ * its lateness from here.  Re-armed by its own callback (base->running is
+ * the timer) it is the timer's own period, judged from its expiry: a
+ * sampler re-armed from a clock read before a stop must show the stop.
+ */
+SEC("tp_btf/hrtimer_start")
+int BPF_PROG(hrtimer_start, struct hrtimer *t)
+{
+	u32 cpu = bpf_get_smp_processor_id();
+	struct hvn_bpf_pcpu *p;
+	u64 expiry;
+
+	p = watched_pcpu(cpu);
+	if (!p || BPF_CORE_READ(t, is_soft) ||
+	    (u64)BPF_CORE_READ(t, base, running) == (u64)t)
+		return 0;
+	expiry = BPF_CORE_READ(t, node.expires) - BPF_CORE_READ(t, base, offset);
+	hvn_lost_armed(&p->lost, (u64)t, expiry, bpf_ktime_get_ns());
+	return 0;
 }
 
 SEC("tp_btf/hrtimer_expire_entry")

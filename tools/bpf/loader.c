@@ -616,6 +616,30 @@ static bool have_data_ksyms(void)
 	return found;
 }
 
+/*
+ * The tick where hrtimers run from it (low-resolution mode: highres=off,
+ * no oneshot clock event device), else 0: /proc/timer_list gives each
+ * CPU's resolution, 1 ns in high-resolution mode and the tick otherwise.
+ * The collector adds it to every hard timer's due time.
+ */
+static u64 tick_ns(void)
+{
+	FILE *f = fopen("/proc/timer_list", "r");
+	unsigned long long res, max = 0;
+	char line[256];
+
+	if (!f) {
+		hvn_warn("BPF: cannot read /proc/timer_list (%s): hrtimers taken as high-resolution",
+			 strerror(errno));
+		return 0;
+	}
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, " .resolution: %llu nsecs", &res) == 1 && res > max)
+			max = res;
+	fclose(f);
+	return max > 1 ? max : 0;
+}
+
 static int steal_way(void)
 {
 	if (have_data_ksyms())
@@ -959,6 +983,7 @@ int hvn_bpf_start(struct hvn_bpf **out, const struct hvn_bpf_cfg *c)
 		hvn_storm_threshold(tval(c, "storm_all_rate"), win);
 	sk->data->lost_cfg.threshold_ns =
 		(u64)tval(c, "lost_threshold_us") * 1000;
+	sk->data->lost_cfg.tick_ns = tick_ns();
 	sk->data->steal_threshold_ns =
 		(u64)tval(c, "steal_threshold_us") * 1000;
 	sk->rodata->sample_ns = (u64)tval(c, "sample_us") * 1000;
