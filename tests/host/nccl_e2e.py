@@ -24,10 +24,25 @@ import tempfile
 
 import hvntest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "vm"))
+import inject  # noqa: E402
+
 check = hvntest.checker("nccl-e2e/")
-# correlate's --min-ms here: a stall is 25 ms over its median or more, and
-# an injection that took less (the 20 ms pauses) can make none.
+# correlate's --min-ms here: a stall is 25 ms over its median or more (the
+# job's injections are 40 ms and more).
 MIN_MS = 25
+
+
+def job_injections(text):
+    """The host's injections during the job (HVN-DO SEQ WHAT MS 500, the
+    500 ms the guest let the job run first) and their windows (HVN-WIN SEQ
+    T0 T1 SEQ MS-INJECTED, guest uptime): [(seq, what, ms injected, t0 ns,
+    t1 ns)]."""
+    job = {int(s): w for s, w in re.findall(r"^HVN-DO (\d+) (pause|hog) \d+ 500$", text, re.M)}
+    return [(int(s), job[int(s)], float(got), float(t0) * 1e9, float(t1) * 1e9)
+            for s, t0, t1, got in re.findall(r"^HVN-WIN (\d+) ([0-9.]+) ([0-9.]+) \d+ ([0-9.]+)",
+                                             text, re.M)
+            if int(s) in job]
 
 
 def main():
@@ -58,21 +73,35 @@ def main():
     span = (cor["first_ns"], cor["last_ns"])
     stalls = cor["stalls"]
     tc = subprocess.run(["trace-cmd", "report", "-i", rec], capture_output=True, text=True).stdout
-    lost, storms = [], []
+    cpu1, storms = [], []
     for line in tc.splitlines():
         f = dict(re.findall(r"(\w+)=([\w.-]+)", line))
         if " lost: " in line and f.get("cpu") == "1":
-            s, d = int(f["start"]), int(f["duration"])
-            # The injections (pauses and hogs of 40 ms and more), not
-            # TCG's own jitter near the 15 ms threshold.
-            if d >= 19_000_000 and span[0] <= s <= span[1]:
-                lost.append((s, d))
+            cpu1.append((int(f["start"]), int(f["duration"])))
         elif " irq_storm: " in line and f.get("cpu") == "1" and f.get("name") == "virtio1-req.1":
             s, d = int(f["start"]), int(f["duration"])
             if s + d >= span[0] and s <= span[1]:
                 storms.append((s, d))
+    # Each injection of the job is the one lost event of CPU 1 in its
+    # window as long as it (pauses stop every vCPU, hogs vCPU 1).  Other
+    # lost events there are this machine's own stops (a CI run's 19.24 ms
+    # one: its CPU 1 stopped 17.9 ms), no injection: correlate may or may
+    # not make a stall of them.
+    lost, missing = [], []
+    for seq, what, got, t0, t1 in job_injections(text):
+        mine = [(s, d) for s, d in cpu1 if t0 - inject.SLACK_NS <= s <= t1 + inject.SLACK_NS and
+                abs(d / 1e6 - got) <= inject.tol(got)]
+        (lost if len(mine) == 1 else missing).append(mine[0] if len(mine) == 1 else
+                                                     f"{what} {got:.1f} ms no. {seq}: {len(mine)}")
+    check(len(lost) >= 8 and not missing,
+          f"every injection during the job is one lost event on CPU 1 ({len(lost)} found" +
+          (f"; {', '.join(missing)}" if missing else "") + ")")
+    others = [(s, d) for s, d in cpu1 if (s, d) not in lost and span[0] <= s <= span[1] and
+              d >= MIN_MS * 1e6]
     print(f"  noisy run: {cor['collectives']} collectives, {len(stalls)} stalls; "
-          f"{len(lost)} injected lost events on CPU 1 during the job, {len(storms)} disk storms")
+          f"{len(lost)} injected lost events on CPU 1 during the job, {len(storms)} disk storms; "
+          f"{len(others)} lost events of {MIN_MS} ms or more on CPU 1 not injected (this host's stops): " +
+          ", ".join(f"{d / 1e6:.2f} ms" for _, d in others))
 
     def overl(a0, a1, b0, b1):
         return max(0, min(a1, b1) - max(a0, b0))
@@ -81,7 +110,7 @@ def main():
     offs = sorted(st["start_realtime_ns"] - st["start_ns"] for st in stalls)
     off = offs[len(offs) // 2] if offs else None
     print("  injected lost (ms)  stall (ms)  on CPU 1 (ms)  verdict")
-    hit = idle = under = 0
+    hit = idle = 0
     for s, d in lost:
         cand = [st for st in stalls if overl(st["start_ns"], st["start_ns"] + st["duration_ns"], s, s + d)]
         if not cand and off is not None:
@@ -101,10 +130,6 @@ def main():
             for w in on:
                 print(f"    not a stall: seq {w[2]}, work {(w[1] - w[0]) / 1e6:.2f} ms, "
                       f"{overl(w[0], w[1], r0, r1) / 1e6:.2f} ms of it in the lost time")
-        if not cand and d < MIN_MS * 1e6:
-            under += 1
-            print(f"  {d / 1e6:18.2f}  {'-':>10}  {'-':>13}  under --min-ms {MIN_MS}: no stall expected")
-            continue
         best = max(cand, key=lambda st: st["duration_ns"], default=None)
         cpu1 = None
         ok = False
@@ -115,10 +140,9 @@ def main():
         hit += ok
         print(f"  {d / 1e6:18.2f}  {best['duration_ns'] / 1e6 if best else 0:10.2f}  "
               f"{(cpu1 or 0) / 1e6:13.2f}  {best['verdict'] if best else 'NO STALL'}")
-    check(len(lost) >= 4, f"the injections took time from CPU 1 while the job ran ({len(lost)} lost events)")
-    check(hit == len(lost) - idle - under,
-          f"every injection of {MIN_MS} ms or more on a collective's work gives a stall blamed on "
-          f"time taken from CPU 1 ({hit} of {len(lost) - idle - under}; {under} under {MIN_MS} ms)")
+    check(hit == len(lost) - idle,
+          f"every injection on a collective's work gives a stall blamed on "
+          f"time taken from CPU 1 ({hit} of {len(lost) - idle})")
     # The proxy thread is between collectives ~1% of the time: one such
     # landing in a run is chance, more is the workload not doing its part.
     # Let through, it is an expected failure, and says so (KTAP XFAIL).

@@ -9,6 +9,7 @@ guest's quiet phases.  The module's pauses, then the BPF source's (the
 module watching nothing), each judged so.
 
 usage: arm64.py KERNEL INITRD OUTDIR HOSTSTOPS
+       arm64.py --again OUTDIR   judge a run's files again (no VM)
 """
 import os
 import sys
@@ -24,9 +25,15 @@ check = hvntest.checker("vm-arm64/")
 
 
 def main():
-    kernel, initrd, outdir, stopsbin = sys.argv[1:5]
-    env = dict(os.environ, HVN_VM_ARCH="aarch64", HVN_VM_CPUS=str(NCPU))
-    console = inject.run_vm("arm64", kernel, initrd, outdir, env, stopsbin, None, 600, check)
+    if sys.argv[1:2] == ["--again"]:
+        outdir = sys.argv[2]
+        inject.load_host(os.path.join(outdir, "arm64-host.json"))
+        console = open(os.path.join(outdir, "arm64-console.log"), errors="replace").read()
+    else:
+        kernel, initrd, outdir, stopsbin = sys.argv[1:5]
+        env = dict(os.environ, HVN_VM_ARCH="aarch64", HVN_VM_CPUS=str(NCPU))
+        console = inject.run_vm("arm64", kernel, initrd, outdir, env, stopsbin, None, 600,
+                                check)
     for line in console.splitlines():
         if hvntest.parse(line):
             hvntest.relay(line)
