@@ -368,6 +368,8 @@ if [ -z "$k61" ]; then
 elif [ -f build/kbuild-6.1/kmod/hvnoise.ko ] &&
 	gcc -O2 -Wall -Wextra -Werror -static -o "$out/rawsend" tests/vm/tools/rawsend.c &&
 	gcc -O2 -Wall -Wextra -Werror -static -o "$out/dread" tests/vm/tools/dread.c &&
+	gcc -O2 -Wall -Wextra -Werror -static -pthread -o "$out/pasttimers" \
+		tests/vm/tools/pasttimers.c &&
 	gcc -O2 -Wall -Wextra -Werror -o "$out/hog" tests/vm/tools/hog.c &&
 	gcc -O2 -Wall -Wextra -Werror -pthread -o "$out/hoststops" tests/vm/tools/hoststops.c; then
 	mkinitrd "$out/detect-initrd.gz" --kver "$kver" \
@@ -378,6 +380,7 @@ elif [ -f build/kbuild-6.1/kmod/hvnoise.ko ] &&
 		--file tests/vm/guest-detectors.sh=/lib/hvnoise/guest.sh \
 		--file "$out/rawsend=/lib/hvnoise/rawsend" \
 		--file "$out/dread=/lib/hvnoise/dread" \
+		--file "$out/pasttimers=/lib/hvnoise/pasttimers" \
 		--file build/kbuild-6.1/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko
 	collect "$out/detectors.log" tests/vm/detectors.py "/boot/vmlinuz-$kver" \
 		"$out/detect-initrd.gz" "$out" "$out/hog" "$out/hoststops"

@@ -53,7 +53,8 @@ def versus(mod, bpf):
 # the top-level buffer.
 BOOT_TRACEPOINTS = (
     "irq:irq_handler_entry", "irq:irq_handler_exit", "irq:softirq_entry",
-    "irq:softirq_exit", "timer:hrtimer_expire_entry", "nmi:nmi_handler",
+    "irq:softirq_exit", "timer:hrtimer_start", "timer:hrtimer_expire_entry",
+    "nmi:nmi_handler",
     "irq_vectors:local_timer_entry", "irq_vectors:local_timer_exit",
     "irq_vectors:reschedule_entry", "irq_vectors:reschedule_exit",
     "irq_vectors:call_function_entry", "irq_vectors:call_function_exit",
@@ -72,7 +73,8 @@ def main():
     for line in console.splitlines():
         if hvntest.parse(line):
             hvntest.relay(line)
-        elif line.startswith(("BASELINE", "QUIET", "STORM", "MIGRATE", "irq=", "BPF-VS-MODULE")):
+        elif line.startswith(("BASELINE", "QUIET", "STORM", "DRIVE", "MIGRATE", "irq=", "BPF-VS-MODULE",
+                                  "  OTHER")):
             print(line)
     clock = inject.guest_clock(console, ("anchor", "module", "bpf"))
     print(f"the guest's clock on this host's: {clock}")

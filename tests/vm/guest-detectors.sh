@@ -43,7 +43,7 @@ for e in $(sed -n 's/.*trace_event=\([^ ]*\).*/\1/p' /proc/cmdline | tr ',' ' ')
 	n=$((n + 1))
 	echo "common_pid < 0" >$f/filter && [ "$(cat $f/enable)" = 1 ] && on=$((on + 1))
 done
-[ "$n" -ge 15 ] && [ $on = $n ]
+[ "$n" -ge 16 ] && [ $on = $n ]
 check $? "the detectors' $n kernel tracepoints were enabled at boot ($on), filtered out of the top-level buffer"
 echo >$T/trace
 insmod $KO devices=$NIC,$BLK cpus=0-$((ncpu - 1)) sample_us=1000 \
@@ -56,7 +56,10 @@ clock_anchor
 # Judged by the host (tests/vm/detectors.py), which knows when it stopped
 # itself: the lateness from 2 ms is printed for it.  Detector events from
 # load on are counted before the trace is cleared.
-other0=$(grep -c " \(steal\|irq_storm\|irq_storm_begin\|irq_migrate\): " $T/trace)
+others() {	# the detector events of the trace, kept for the check below
+	grep " \(steal\|irq_storm\|irq_storm_begin\|irq_migrate\): " $T/trace >>/tmp/others.txt
+}
+others
 echo >$T/trace
 t0=$(cut -d' ' -f1 /proc/uptime)
 sleep 8
@@ -71,7 +74,7 @@ echo "HVN-END-EVENTS"
 
 # Storms, steal and moves are counted from load on: a storm that began
 # before the trace was cleared would show no event in the quiet window.
-other=$((other0 + $(grep -c " \(steal\|irq_storm\|irq_storm_begin\|irq_migrate\): " $T/trace)))
+others
 echo $TEST_LOST_US >$P/lost_threshold_us
 echo >$T/trace
 t0=$(cut -d' ' -f1 /proc/uptime)
@@ -82,9 +85,23 @@ echo "QUIET lost_events=$fp (threshold ${TEST_LOST_US} us, 8 s)"
 echo "HVN-EVENTS quiet"
 grep " lost: " $T/trace | sed 's/.* lost: */LOST /'
 echo "HVN-END-EVENTS"
-other=$((other + $(grep -c " \(steal\|irq_storm\|irq_storm_begin\|irq_migrate\): " $T/trace)))
+others
+other=$(grep -c . /tmp/others.txt)
 [ "$other" = 0 ]
 check $? "a quiet guest emits no detector events from load on, storms from $QUIET_STORM/s ($other in 16 s)"
+sed 's/^/  OTHER /' /tmp/others.txt | head -20
+
+# --- Busy but innocent: timers armed with deadlines already 30 ms gone -----
+# (clock_nanosleep TIMER_ABSTIME, timerfd), as overrunning real-time loops
+# arm them; each fires at once, none is lost time (judged by the host).
+echo >$T/trace
+t0=$(cut -d' ' -f1 /proc/uptime)
+/lib/hvnoise/pasttimers 8 30
+check $? "timers armed already due fired on every CPU"
+echo "HVN-SPAN busy $t0 $(cut -d' ' -f1 /proc/uptime)"
+echo "HVN-EVENTS busy"
+grep " lost: " $T/trace | sed 's/.* lost: */LOST /'
+echo "HVN-END-EVENTS"
 echo $STORM >$P/storm_rate
 
 # An NCCL-like job without noise: hvnoise correlate must find no stall.
@@ -133,44 +150,58 @@ bpf_stop() {
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 bpf_start /tmp/bpf1.dat $STORM
 
-# --- Interrupt storm from O_DIRECT reads on the disk, pinned to CPU 1 -----
+# --- Storms, each driven to its target --------------------------------------
+# The tool makes the IRQ fire N times on its CPU (watching
+# /sys/kernel/irq/IRQ/per_cpu_count) and says the fewest interrupts any
+# 100 ms window inside the drive held.  Where every window held a storm
+# (STORM/10, and a margin for its poll's timing), the storm is one episode
+# and counts every interrupt but those of its last window, if cold: fewer
+# than STORM/10.  Where one did not, the machine was too busy to drive the
+# storm: said, not judged.
+thr=$((STORM / 10))
+storm_judge() {	# storm_judge NAME IRQ CPU DEVNAME DRIVE-LINE DELTA
+	counted=$(grep " irq_storm: .*cpu=$3 source=irq irq=$2 " $T/trace |
+		sed -n 's/.* count=\([0-9]*\).*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
+	begins=$(grep -c " irq_storm_begin: .*cpu=$3 source=irq irq=$2 name=$4 " $T/trace)
+	least=$(echo "$5" | sed -n 's/.* least_per_window=\(-*[0-9]*\).*/\1/p')
+	echo "STORM $1 irq=$2 cpu=$3 injected(/proc/interrupts delta)=$6 detected(count)=$counted begins=$begins least_per_window=$least"
+	grep " irq_storm: " $T/trace | head -5
+	[ "$begins" -ge 1 ] && grep -q " irq_storm: .*cpu=$3 source=irq irq=$2 name=$4 " $T/trace
+	check $? "$1 storm named: IRQ $2 ($4) on CPU $3"
+	if [ "${least:--1}" -lt $((thr + 5)) ]; then
+		skip "$1 storm: one episode counting all but its last window's IRQs" \
+			"this machine was too busy to drive it: a 100 ms window of the drive held $least IRQs, a storm needs $thr"
+		return
+	fi
+	[ "$begins" = 1 ] && [ "$counted" -le "$6" ] && [ "$counted" -gt $(($6 - thr)) ]
+	check $? "$1 storm: one episode ($begins) counting all but its last window's IRQs ($counted of $6 made, at most $((thr - 1)) uncounted)"
+}
+
+# The disk: O_DIRECT reads pinned to the CPU of its IRQ.
 irq=$(irq_of virtio1-req.1)
 cpu=$(cat /proc/irq/$irq/effective_affinity_list)
 echo >$T/trace
 before=$(irq_count $irq $cpu)
-taskset -c "$cpu" /lib/hvnoise/dread /dev/vda 20000
-sleep 1
+drive=$(taskset -c "$cpu" /lib/hvnoise/dread /dev/vda 20000 --irq $irq $cpu 100)
+echo "$drive"
+# The storm ends two windows after its last interrupt.
+wait_until 10 'grep -q " irq_storm: .*cpu=$cpu source=irq irq=$irq " $T/trace'
 after=$(irq_count $irq $cpu)
-delta=$((after - before))
-counted=$(grep " irq_storm: .*cpu=$cpu source=irq irq=$irq " $T/trace |
-	sed -n 's/.* count=\([0-9]*\).*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
-begins=$(grep -c " irq_storm_begin: .*cpu=$cpu source=irq irq=$irq name=virtio1-req.1 " $T/trace)
-echo "STORM disk irq=$irq cpu=$cpu injected(/proc/interrupts delta)=$delta detected(count)=$counted begins=$begins"
-grep " irq_storm: " $T/trace | head -5
-[ "$begins" -ge 1 ] && grep -q " irq_storm: .*cpu=$cpu source=irq irq=$irq name=virtio1-req.1 " $T/trace
-check $? "disk storm named: IRQ $irq (virtio1-req.1) on CPU $cpu"
-[ "$delta" -gt 0 ] && [ $((counted * 100)) -ge $((delta * 95)) ] && [ $((counted * 100)) -le $((delta * 105)) ]
-check $? "disk storm count $counted within 5% of /proc/interrupts delta $delta"
+storm_judge disk $irq $cpu virtio1-req.1 "$drive" $((after - before))
 grep " irq_storm: .*cpu=$cpu source=irq irq=$irq " $T/trace >/tmp/mod-storm-disk.txt
 disk_irq=$irq
 disk_cpu=$cpu
 
-# --- Interrupt storm from raw frames into the NIC -----------------------
+# The NIC: raw frames from the other NIC, one interrupt each.
 irq=$(irq_of virtio0-input.0)
 cpu=$(cat /proc/irq/$irq/effective_affinity_list)
 echo >$T/trace
 before=$(irq_count $irq $cpu)
-/lib/hvnoise/rawsend "$peer" 60000 20000
-sleep 1
+drive=$(taskset -c $(((cpu + 1) % ncpu)) /lib/hvnoise/rawsend "$peer" --irq $irq $cpu 5000 100)
+echo "$drive"
+wait_until 10 'grep -q " irq_storm: .*cpu=$cpu source=irq irq=$irq " $T/trace'
 after=$(irq_count $irq $cpu)
-delta=$((after - before))
-counted=$(grep " irq_storm: .*cpu=$cpu source=irq irq=$irq " $T/trace |
-	sed -n 's/.* count=\([0-9]*\).*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
-echo "STORM nic irq=$irq cpu=$cpu injected(/proc/interrupts delta)=$delta detected(count)=$counted"
-grep -q " irq_storm: .*cpu=$cpu source=irq irq=$irq name=virtio0-input.0 " $T/trace
-check $? "NIC storm named: IRQ $irq (virtio0-input.0) on CPU $cpu"
-[ "$delta" -gt 0 ] && [ $((counted * 100)) -ge $((delta * 95)) ] && [ $((counted * 100)) -le $((delta * 105)) ]
-check $? "NIC storm count $counted within 5% of /proc/interrupts delta $delta"
+storm_judge NIC $irq $cpu virtio0-input.0 "$drive" $((after - before))
 grep " irq_storm: .*cpu=$cpu source=irq irq=$irq " $T/trace >/tmp/mod-storm-nic.txt
 
 # The BPF source's storms against the module's: same episodes, same

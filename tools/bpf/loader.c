@@ -54,6 +54,7 @@ struct hvn_timer {
 	struct bpf_link *link;
 	uint64_t period_ns;
 	uint64_t throttled_at;		/* CLOCK_MONOTONIC; 0: running */
+	uint64_t ran_ns;		/* its time running at the last sync */
 };
 #define MAX_AUTO		32
 
@@ -660,14 +661,34 @@ const char *hvn_bpf_steal_probe(void)
 
 static void timer_stop(struct hvn_timer *t)
 {
-	bpf_link__destroy(t->link);
-	t->link = NULL;
 	if (t->ring)
 		munmap(t->ring, TIMER_RING_PAGES * sysconf(_SC_PAGESIZE));
 	t->ring = NULL;
-	if (t->fd >= 0)
+	/* The link owns the perf fd: destroying it closes the fd. */
+	if (t->link)
+		bpf_link__destroy(t->link);
+	else if (t->fd >= 0)
 		close(t->fd);
+	t->link = NULL;
 	t->fd = -1;
+}
+
+/*
+ * Whether @t's event still runs.  perf takes a CPU's events off it when
+ * the CPU goes offline and does not put them back when it returns: the
+ * timer then never fires again, and its time running stops.  Checked
+ * between syncs (a CPU that went and came back meanwhile included).
+ */
+static bool timer_alive(struct hvn_timer *t)
+{
+	uint64_t v[2];	/* count, time running (PERF_FORMAT_TOTAL_TIME_RUNNING) */
+	bool alive;
+
+	if (read(t->fd, v, sizeof(v)) != (ssize_t)sizeof(v))
+		return false;
+	alive = !t->ran_ns || v[1] != t->ran_ns;
+	t->ran_ns = v[1];
+	return alive;
 }
 
 /* A cpu-clock timer on @cpu every @period_ns running @prog; 0 or -errno. */
@@ -682,11 +703,13 @@ static int timer_start(struct hvn_timer *t, int cpu, uint64_t period_ns,
 		/* Throttle records stamped in CLOCK_MONOTONIC. */
 		.use_clockid = 1,
 		.clockid = CLOCK_MONOTONIC,
+		.read_format = PERF_FORMAT_TOTAL_TIME_RUNNING,
 	};
 	int e;
 
 	t->period_ns = period_ns;
 	t->throttled_at = 0;
+	t->ran_ns = 0;
 	t->fd = syscall(__NR_perf_event_open, &a, -1, cpu, -1,
 			PERF_FLAG_FD_CLOEXEC);
 	if (t->fd < 0)
@@ -817,8 +840,11 @@ static int sync_timers(struct hvn_bpf *b)
 	int hk = -1, e;
 
 	for (unsigned int cpu = 0; cpu < b->ncpus; cpu++) {
-		bool want = us && sk->bss->watched[cpu];
+		bool want = us && sk->bss->watched[cpu] && cpu_online(cpu);
 
+		/* Dead since its CPU went offline (and maybe back): anew. */
+		if (want && b->sample[cpu].fd >= 0 && !timer_alive(&b->sample[cpu]))
+			timer_stop(&b->sample[cpu]);
 		if (want == (b->sample[cpu].fd >= 0))
 			continue;
 		if (!want) {
@@ -833,6 +859,8 @@ static int sync_timers(struct hvn_bpf *b)
 			return -1;
 		}
 	}
+	if (b->steal_t.fd >= 0 && (!cpu_online(b->steal_cpu) || !timer_alive(&b->steal_t)))
+		timer_stop(&b->steal_t);
 	if (!ms || (b->steal_t.fd >= 0 && !sk->bss->watched[b->steal_cpu]))
 		return 0;
 	for (unsigned int cpu = 0; cpu < b->ncpus && hk < 0; cpu++)

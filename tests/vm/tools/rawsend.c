@@ -5,6 +5,11 @@
  * RATE frames/s (0: as fast as possible).  For the VM tests: the frames
  * cross a QEMU-internal hub to the peer NIC and make it interrupt; nothing
  * leaves the VM.
+ *
+ * rawsend IFACE --irq IRQ CPU N WINDOW_MS: drive the receiving NIC's IRQ
+ * to N interrupts on CPU (irqdrive.h): a frame, then its interrupt, one
+ * at a time, so NAPI cannot take several frames an interrupt; then the
+ * DRIVE line.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -19,6 +24,48 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "irqdrive.h"
+
+static int send_frame(int fd, const unsigned char *frame, size_t len,
+		      const struct sockaddr_ll *to)
+{
+	if (sendto(fd, frame, len, 0, (const struct sockaddr *)to, sizeof(*to)) ==
+	    (ssize_t)len)
+		return 1;
+	if (errno != ENOBUFS)
+		perror("rawsend: sendto");
+	return 0;
+}
+
+/*
+ * One frame, then its interrupt (or 2 ms: NAPI still polling took it),
+ * then 200 us for NAPI to finish and re-enable the queue's interrupt.
+ */
+static int drive(int fd, const unsigned char *frame, size_t len,
+		 const struct sockaddr_ll *to, char **argv)
+{
+	struct irqdrive d;
+	long n = atol(argv[5]);
+
+	if (n <= 0 || irqdrive_open(&d, atoi(argv[3]), atoi(argv[4]), n))
+		return 2;
+	while (d.got < n) {
+		long long t = irqdrive_now();
+		long had = d.got;
+
+		send_frame(fd, frame, len, to);
+		while (irqdrive_poll(&d) == had && irqdrive_now() - t < 2000000)
+			;
+		if (d.got < 0)
+			return 1;
+		t = irqdrive_now();
+		while (irqdrive_now() - t < 200000)
+			;
+	}
+	irqdrive_report(&d, "rawsend", atol(argv[6]));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned char frame[128];
@@ -27,8 +74,9 @@ int main(int argc, char **argv)
 	struct timespec t0, now;
 	int fd;
 
-	if (argc < 3) {
-		fprintf(stderr, "usage: rawsend IFACE COUNT [RATE]\n");
+	if (argc < 3 || (!strcmp(argv[2], "--irq") && argc != 7)) {
+		fprintf(stderr, "usage: rawsend IFACE COUNT [RATE]\n"
+			"       rawsend IFACE --irq IRQ CPU N WINDOW_MS\n");
 		return 2;
 	}
 	count = atol(argv[2]);
@@ -52,13 +100,11 @@ int main(int argc, char **argv)
 	frame[6] = 0x02;				/* local MAC */
 	frame[12] = 0x88;
 	frame[13] = 0xb5;
+	if (!strcmp(argv[2], "--irq"))
+		return drive(fd, frame, sizeof(frame), &to, argv);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (i = 0; i < count; i++) {
-		if (sendto(fd, frame, sizeof(frame), 0, (struct sockaddr *)&to,
-			   sizeof(to)) == (ssize_t)sizeof(frame))
-			sent++;
-		else if (errno != ENOBUFS)
-			perror("rawsend: sendto");
+		sent += send_frame(fd, frame, sizeof(frame), &to);
 		if (rate) {
 			double due = (double)(i + 1) / (double)rate, el;
 
