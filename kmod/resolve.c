@@ -53,6 +53,10 @@ static int add_irq_rec(struct hvn_build *b, u32 dev, int irq, int cpu,
  * Record @irq of device @dev with each CPU of its effective affinity (one
  * record with cpu -1 when it has none yet).  A legacy INTx line counts only
  * with a handler (@need_action): its number is set even with no driver.
+ * A vector with no handler (freed by an ifdown) or not started (a managed
+ * IRQ whose CPUs all went offline) is on no CPU either: its effective
+ * affinity then names a CPU it never fires on (the first online one), which
+ * would be watched for nothing and read as a move there and back.
  * Returns 1 if recorded, 0 if not, or -ENOMEM.
  */
 static int add_irq(struct hvn_build *b, u32 dev, int irq, bool need_action)
@@ -61,7 +65,7 @@ static int add_irq(struct hvn_build *b, u32 dev, int irq, bool need_action)
 	struct irq_data *d;
 	struct irq_desc *desc;
 	unsigned long flags;
-	bool has_action;
+	bool has_action, live;
 	int cpu, ret;
 
 	rcu_read_lock();	/* irq descs are freed after a grace period */
@@ -75,6 +79,7 @@ static int add_irq(struct hvn_build *b, u32 dev, int irq, bool need_action)
 	raw_spin_lock_irqsave(&desc->lock, flags);
 	cpumask_copy(b->eff, irq_data_get_effective_affinity_mask(d));
 	has_action = desc->action;
+	live = has_action && irqd_is_started(d);
 	if (desc->action && desc->action->name)
 		strscpy(name, desc->action->name, sizeof(name));
 	raw_spin_unlock_irqrestore(&desc->lock, flags);
@@ -83,7 +88,7 @@ static int add_irq(struct hvn_build *b, u32 dev, int irq, bool need_action)
 	if (need_action && !has_action)
 		return 0;
 	cpumask_and(b->eff, b->eff, cpu_online_mask);
-	if (cpumask_empty(b->eff))
+	if (!live || cpumask_empty(b->eff))
 		return add_irq_rec(b, dev, irq, -1, name) ?: 1;
 	for_each_cpu(cpu, b->eff) {
 		ret = add_irq_rec(b, dev, irq, cpu, name);

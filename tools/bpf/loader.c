@@ -257,6 +257,12 @@ static int add_irq(struct hvn_watchset *ws, u32 dev, int irq,
 	irq_name(irq, name);
 	if (need_action && !name[0])
 		return 0;
+	/*
+	 * No handler (a vector an ifdown freed): on no CPU, as the module
+	 * has it; its effective affinity names a CPU it never fires on.
+	 */
+	if (!name[0])
+		return push_irq(ws, cap, dev, irq, -1, name) ? -1 : 1;
 	snprintf(path, sizeof(path), "/proc/irq/%d/effective_affinity_list",
 		 irq);
 	s = hvn_read_file(path, NULL);
