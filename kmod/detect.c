@@ -31,6 +31,13 @@
 #include <linux/smp.h>
 #include <linux/timekeeping.h>
 #include <linux/tracepoint.h>
+/* The tracepoints' prototypes, for check_probe_types() only. */
+#include <trace/events/irq.h>
+#include <trace/events/nmi.h>
+#include <trace/events/timer.h>
+#ifdef CONFIG_X86
+#include <asm/trace/irq_vectors.h>
+#endif
 #include "compat.h"
 #include "detect.h"
 #include "hvnoise.h"
@@ -410,7 +417,11 @@ static void probe_hrtimer_start(void *data, struct hrtimer *t,
 		       mono_expiry(t), hvn_clock());
 }
 
+#if HVN_HAVE_HRTIMER_EXPIRE_NOW_VALUE
+static void probe_hrtimer_expire(void *data, struct hrtimer *t, ktime_t now)
+#else
 static void probe_hrtimer_expire(void *data, struct hrtimer *t, ktime_t *now)
+#endif
 {
 	struct hvn_lost_timer tm;
 	struct hvn_lost_report rep;
@@ -472,6 +483,33 @@ static struct hvn_probe hvn_probes[] = {
 	{ "call_function_single_exit", probe_vec_exit, true },
 	{ "vector_update", probe_vector_update, true },
 };
+
+/*
+ * The probes attach by name, through void *: a tracepoint whose prototype
+ * changes in a new kernel would have its arguments misread.  Checked
+ * against the kernel's own declarations here, at build time.
+ */
+static void __maybe_unused check_probe_types(void)
+{
+	check_trace_callback_type_irq_handler_entry(probe_irq_entry);
+	check_trace_callback_type_irq_handler_exit(probe_irq_exit);
+	check_trace_callback_type_softirq_entry(probe_softirq_entry);
+	check_trace_callback_type_softirq_exit(probe_softirq_exit);
+	check_trace_callback_type_hrtimer_start(probe_hrtimer_start);
+	check_trace_callback_type_hrtimer_expire_entry(probe_hrtimer_expire);
+	check_trace_callback_type_nmi_handler(probe_nmi);
+#ifdef CONFIG_X86
+	check_trace_callback_type_local_timer_entry(probe_timer_entry);
+	check_trace_callback_type_local_timer_exit(probe_vec_exit);
+	check_trace_callback_type_reschedule_entry(probe_resched_entry);
+	check_trace_callback_type_reschedule_exit(probe_vec_exit);
+	check_trace_callback_type_call_function_entry(probe_callfunc_entry);
+	check_trace_callback_type_call_function_exit(probe_vec_exit);
+	check_trace_callback_type_call_function_single_entry(probe_callfunc1_entry);
+	check_trace_callback_type_call_function_single_exit(probe_vec_exit);
+	check_trace_callback_type_vector_update(probe_vector_update);
+#endif
+}
 
 static void find_tp(struct tracepoint *tp, void *priv)
 {

@@ -629,14 +629,14 @@ int BPF_PROG(hrtimer_start, struct hrtimer *t)
 }
 
 SEC("tp_btf/hrtimer_expire_entry")
-int BPF_PROG(hrtimer_ksyms, struct hrtimer *t, ktime_t *nowp)
+int BPF_PROG(hrtimer_ksyms, struct hrtimer *t)
 {
 	hrtimer_expire(t, true);
 	return 0;
 }
 
 SEC("tp_btf/hrtimer_expire_entry")
-int BPF_PROG(hrtimer_acct, struct hrtimer *t, ktime_t *nowp)
+int BPF_PROG(hrtimer_acct, struct hrtimer *t)
 {
 	hrtimer_expire(t, false);
 	return 0;

@@ -61,7 +61,8 @@ static int irqdrive_open(struct irqdrive *d, int irq, int cpu, long target)
 	d->got = 0;
 	d->fd = open(path, O_RDONLY);
 	d->t = calloc((size_t)target + 64, sizeof(*d->t));
-	if (d->fd < 0 || !d->t || (d->base = irqdrive_read(d)) < 0) {
+	d->base = d->fd < 0 || !d->t ? -1 : irqdrive_read(d);
+	if (d->base < 0) {
 		perror(path);
 		return -1;
 	}

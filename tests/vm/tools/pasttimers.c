@@ -88,7 +88,8 @@ int main(int argc, char **argv)
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN), i;
 	pthread_t *th;
 
-	if (argc != 3 || (secs = atol(argv[1])) <= 0 || atol(argv[2]) <= 0) {
+	secs = argc == 3 ? atol(argv[1]) : 0;
+	if (secs <= 0 || atol(argv[2]) <= 0) {
 		fprintf(stderr, "usage: pasttimers SECONDS AGE_MS\n");
 		return 2;
 	}
