@@ -444,6 +444,8 @@ static void probe_hrtimer_expire(void *data, struct hrtimer *t, ktime_t *now)
 	tm.expiry = mono_expiry(t);
 	tm.steal = hvn_steal_read_cpu(cpu, &src);
 	tm.from_tick = !t->base->cpu_base->hres_active;
+	tm.boottime = t->base->clockid == CLOCK_BOOTTIME;
+	tm.boot_off = ktime_to_ns(ktime_mono_to_any(0, TK_OFFS_BOOT));
 #ifdef CONFIG_HIGH_RES_TIMERS
 	tm.hangs = t->base->cpu_base->nr_hangs;
 	tm.max_hang_ns = t->base->cpu_base->max_hang_time;

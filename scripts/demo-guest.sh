@@ -100,4 +100,7 @@ hvnoise record --source bpf --devices $NIC,$DISK --cpus 1 \
 	--param lost_threshold_us=15000 --param sample_us=1000 \
 	-o /tmp/bpf.dat -d 6 2>&1 | sed 's/^/  /'
 hvnoise report --top 3 /tmp/bpf.dat | sed -n '/detector events/p; /^ CPU/,/^$/p; /^Top episodes/,$p'
+# For the host's check that every vCPU showed the pause (hidden from view).
+trace-cmd report -i /tmp/bpf.dat 2>/dev/null | grep " lost: " |
+	sed -n 's/.* cpu=\([0-9]*\) .* duration=\([0-9]*\) .*/HVN-DEMO-LOST \1 \2/p'
 dmesg | grep -E "WARNING|BUG|Oops" || echo "dmesg: no warnings"

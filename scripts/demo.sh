@@ -54,14 +54,28 @@ pauses() {	# pauses MARKER MS...
 		kill -CONT "$pid"
 		t1=$(date +%s%N)
 		echo "  host: paused the VM for $(( (t1 - t0) / 1000000 )) ms (asked $ms ms)"
+		echo "$marker $(( (t1 - t0) / 1000 ))" >>"$out/pauses.txt"
 	done
 }
+rm -f "$out/pauses.txt"
 # Under the NCCL-like job (the module), then without the module (BPF).
 ( pauses HVN-DEMO-PAUSE-JOB 50 120; pauses HVN-DEMO-PAUSE-BPF 80 ) &
 tail -n +1 -f --pid=$vm "$out/console.log" 2>/dev/null |
 	sed -u '/^\[ *[0-9.]*\] /d; /^HVN-DEMO-/d'
 wait $vm
 grep -q "HVNOISE-VM-DONE rc=0" "$out/console.log" || { echo "demo: the VM run failed; see $out/console.log" >&2; exit 1; }
+# The BPF source must have seen its pause on every vCPU: a lost event
+# within 20% of the pause (this host's own stops may add to it).
+us=$(sed -n 's/^HVN-DEMO-PAUSE-BPF \([0-9]*\)$/\1/p' "$out/pauses.txt" 2>/dev/null)
+[ -n "$us" ] || { echo "demo: the host did not pause the VM under the BPF source" >&2; exit 1; }
+# (The disk's queues put an IRQ on each vCPU: every one is watched.)
+for c in $(seq 0 $((${HVN_VM_CPUS:-4} - 1))); do
+	awk -v c="$c" -v us="$us" '$1 == "HVN-DEMO-LOST" && $2 == c &&
+		$3 / 1000 >= 0.8 * us && $3 / 1000 <= 1.2 * us { ok = 1 } END { exit !ok }' \
+		"$out/console.log" ||
+		{ echo "demo: the BPF source missed the $((us / 1000)) ms pause on vCPU $c (no lost event within 20%); see $out/console.log" >&2; exit 1; }
+done
+echo "  (every vCPU showed the $((us / 1000)) ms pause to the BPF source: checked)"
 
 # Which host?  Two VMs, one job across them; the hypervisor (this host)
 # pauses VM B; correlate over both hosts' recordings names it.

@@ -549,6 +549,23 @@ else
 	fail "vm-arm64/completed (no arm64 kernel, module build, tool build or witness)"
 fi
 
+stage vm-lowres "VM: hrtimers in low-resolution mode (highres=off), the module and BPF through the host's pauses"
+if [ -z "$k61" ]; then
+	skip "vm-lowres/completed" "$k61_why"
+elif [ -f build/kbuild-6.1/kmod/hvnoise.ko ] && mkdir -p "$out/vm-lowres" &&
+	{ [ -x "$out/hoststops" ] ||
+		gcc -O2 -Wall -Wextra -Werror -pthread -o "$out/hoststops" tests/vm/tools/hoststops.c; }; then
+	mkinitrd "$out/vm-lowres/initrd.gz" --kver "$kver" \
+		--bin /usr/bin/trace-cmd --bin build/tools/hvnoise=/usr/bin/hvnoise \
+		--file tests/vm/guest-lowres.sh=/lib/hvnoise/guest.sh \
+		--file build/kbuild-6.1/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko
+	collect "$out/vm-lowres.log" tests/vm/lowres.py "/boot/vmlinuz-$kver" \
+		"$out/vm-lowres/initrd.gz" "$out/vm-lowres" "$out/hoststops"
+	grep -E "^  " "$out/vm-lowres.log" | diag
+else
+	fail "vm-lowres/completed (no 6.1 kernel, module build or witness)"
+fi
+
 stage stress "stress on the test kernel (KASAN, lockdep, kmemleak), short form; make stress runs 500 cycles"
 if [ -n "$ktest" ] && [ -f build/kbuild-test/kmod/hvnoise.ko ] && [ -x "$out/dread" ]; then
 	collect "$out/stress.log" tests/vm/stress.sh 10 "$out" "$ktest" \

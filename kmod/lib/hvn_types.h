@@ -33,6 +33,7 @@ typedef uint32_t u32;
 typedef uint64_t u64;
 typedef int16_t s16;
 typedef int32_t s32;
+typedef int64_t s64;
 
 #ifndef BITS_PER_LONG
 #define BITS_PER_LONG	(CHAR_BIT * (int)sizeof(long))

@@ -133,8 +133,45 @@ HVN_LIB bool hvn_lost_judge(struct hvn_lost_cpu *lc, const struct hvn_ivl_ring *
 				due = lc->armed_at[i];
 			lc->armed_timer[i] = 0;
 		}
-	if (t->from_tick)
-		due += c->tick_ns;
+	if (t->from_tick && c->tick_ns) {
+		/*
+		 * Run from the tick: due at the first tick at or after the
+		 * expiry.  Ticks keep their grid through a stop (jiffies are
+		 * CLOCK_MONOTONIC multiples), so the last one seen on time
+		 * places it; none seen yet: a whole tick late is on time.
+		 */
+		u64 tick = c->tick_ns, seen = lc->tick_seen;
+
+		if (seen && due > seen)
+			due = seen + (due - seen + tick - 1) / tick * tick;
+		else
+			due += tick;
+		/* On time (its tick ran it): this tick's time is the grid. */
+		if (t->now >= t->expiry && t->now - t->expiry < tick)
+			lc->tick_seen = t->now;
+	}
+	/*
+	 * The boot clock ran ahead of the monotonic one since the last timer:
+	 * a suspend, which ended about now.  A BOOTTIME timer armed before it
+	 * was due suspended_ns after where the new offset maps it, and not
+	 * after the resume (one due during the suspend fires at the resume).
+	 */
+	if (t->boot_off) {
+		/* Read as two clocks by BPF: microseconds apart at most. */
+		if (lc->boot_off && t->boot_off > lc->boot_off + HVN_SUSPEND_MIN_NS) {
+			lc->suspended_ns = t->boot_off - lc->boot_off;
+			lc->resumed_at = t->now;
+			lc->boot_off = t->boot_off;
+		} else if (!lc->boot_off) {
+			lc->boot_off = t->boot_off;
+		}
+	}
+	/* (Signed: a long suspend maps such a timer before boot.) */
+	if (t->boottime && lc->resumed_at && (s64)(due - lc->resumed_at) < 0) {
+		u64 armed_before = due + lc->suspended_ns;
+
+		due = (s64)(armed_before - lc->resumed_at) < 0 ? armed_before : lc->resumed_at;
+	}
 	/*
 	 * A hang since the last timer: it ended about then, and the kernel
 	 * put this CPU's next interrupt off by its length (at most the

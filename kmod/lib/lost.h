@@ -51,6 +51,7 @@ HVN_LIB u64 hvn_ivl_covered(const struct hvn_ivl_ring *r, u64 from, u64 to);
  * judged: a clock step (NTP, a restored VM) makes them late by the step.
  */
 #define HVN_CLOCK_REALTIME	0
+#define HVN_CLOCK_BOOTTIME	7
 #define HVN_CLOCK_TAI		11
 
 static inline bool hvn_lost_clock_judged(int clockid)
@@ -87,10 +88,17 @@ struct hvn_lost_cpu {
 	u32 armed_next;
 	u64 armed_timer[HVN_ARMED_SLOTS];	/* its address */
 	u64 armed_at[HVN_ARMED_SLOTS];		/* when it was armed */
+	u64 tick_seen;		/* low-resolution mode: a tick ran timers then */
+	u64 boot_off;		/* CLOCK_BOOTTIME - CLOCK_MONOTONIC then */
+	u64 resumed_at;		/* when a suspend was last seen ended */
+	u64 suspended_ns;	/* how long that suspend lasted */
 	u32 hangs;		/* the kernel's hang count at the last timer */
 	u64 last_now;		/* the probe's clock at the last timer */
 	u64 defer_until;	/* timers deferred by the kernel until then */
 };
+
+/* The shortest suspend told from the offset's jitter. */
+#define HVN_SUSPEND_MIN_NS	(1000ULL * 1000)
 
 /* The longest the kernel defers a CPU's timers after a hang. */
 #define HVN_HANG_DEFER_MAX_NS	(100ULL * 1000 * 1000)
@@ -142,14 +150,25 @@ struct hvn_lost_timer {
 	 */
 	u32 hangs;
 	u64 max_hang_ns;
+	/*
+	 * CLOCK_BOOTTIME - CLOCK_MONOTONIC now (0: unknown): a suspend adds
+	 * its length.  A BOOTTIME timer armed before one is mapped to
+	 * MONOTONIC with the offset of after it, too early by the suspend.
+	 */
+	u64 boot_off;
+	bool boottime;		/* the timer is on CLOCK_BOOTTIME */
 };
 
 /*
  * The one lost-time judgement, for the module and the BPF programs: the
- * timer's due time (armed already due: when armed; run from the tick: a
- * tick after its expiry), steal since the last hard timer, the guest's
+ * timer's due time (armed already due: when armed; run from the tick: the
+ * first tick at or after its expiry, on the grid of the last tick seen to
+ * run timers on time, else a whole tick after it), steal since the last
+ * hard timer, the guest's
  * interrupt and NMI time subtracted before the threshold, the kernel's
- * own deferral after an interrupt hang not counted.  NMI time is
+ * own deferral after an interrupt hang not counted, nor a suspend (a
+ * BOOTTIME timer due before or during one is due at the latest when the
+ * suspend was seen ended).  NMI time is
  * taken only from what steal leaves: an NMI stopped by the host lasts the
  * stop.  Returns true and fills @rep if the time lost reaches the
  * threshold.

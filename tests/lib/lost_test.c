@@ -292,13 +292,21 @@ static void lost_from_tick(struct hvn_test *t)
 
 	judge_reset();
 	/* highres=off: a hard timer runs from the next 4 ms tick; 3.9 ms
-	 * late is on time.
+	 * late is on time.  With no tick seen yet it is due a whole tick
+	 * after its expiry.
 	 */
-	HT_EXPECT_FALSE(t, judge(1, 100 * MS, 103 * MS + 900000, 0, true, &rep));
-	/* Stopped 30 ms past the tick it was due at. */
-	HT_EXPECT_TRUE(t, judge(1, 200 * MS, 234 * MS, 0, true, &rep));
-	HT_EXPECT_EQ(t, rep.start, 204 * MS);
+	HT_EXPECT_FALSE(t, judge(1, 100 * MS + 100000, 104 * MS + 10000, 0, true, &rep));
+	/* That run placed the ticks (104 ms + 10 us, every 4 ms): a timer
+	 * due at 201 ms was due at the tick of 204 ms + 10 us.  Stopped
+	 * 30 ms past it: 30 ms lost, not 27.
+	 */
+	HT_EXPECT_TRUE(t, judge(1, 201 * MS, 234 * MS + 10000, 0, true, &rep));
+	HT_EXPECT_EQ(t, rep.start, 204 * MS + 10000);
 	HT_EXPECT_EQ(t, rep.duration, 30 * MS);
+	/* Due just after a tick: the next one. */
+	HT_EXPECT_FALSE(t, judge(1, 240 * MS + 20000, 244 * MS + 12000, 0, true, &rep));
+	HT_EXPECT_TRUE(t, judge(1, 252 * MS, 282 * MS + 12000, 0, true, &rep));
+	HT_EXPECT_EQ(t, rep.start, 252 * MS + 12000);
 	/* In high-resolution mode the same lateness is lost time. */
 	HT_EXPECT_TRUE(t, judge(1, 300 * MS, 303 * MS + 900000, 0, false, &rep));
 }
@@ -338,6 +346,54 @@ static void lost_hang_deferral(struct hvn_test *t)
 	HT_EXPECT_FALSE(t, judge_hang(10 * MS, 10 * MS, 1, 5 * MS, &rep));
 	HT_EXPECT_TRUE(t, judge_hang(12 * MS, 40 * MS, 2, 5 * MS, &rep));
 	HT_EXPECT_EQ(t, rep.start, 15 * MS);
+}
+
+static bool judge_boot(u64 timer, u64 expiry, u64 now, u64 boot_off, bool boottime,
+		       struct hvn_lost_report *rep)
+{
+	static const struct hvn_lost_cfg tcfg = { .threshold_ns = 2 * MS };
+	struct hvn_lost_timer tm = { .timer = timer, .expiry = expiry, .now = now,
+				     .boot_off = boot_off, .boottime = boottime };
+
+	return hvn_lost_judge(&lc_s, &ivl_s, &nmi_s, &tcfg, &tm, rep);
+}
+
+static void lost_suspend(struct hvn_test *t)
+{
+	struct hvn_lost_report rep;
+	const u64 off = 5000 * MS, s = 60000 * MS, b = 100000 * MS;
+
+	judge_reset();
+	HT_EXPECT_FALSE(t, judge_boot(1, b, b, off, false, &rep));
+	/* Suspended at MONOTONIC 100.2 s for 60 s (MONOTONIC stands still,
+	 * BOOTTIME runs on), resumed at 100.2 s.  A BOOTTIME timer due 30 s
+	 * into it fires at the resume; mapped with the new offset it looks
+	 * 30 s late.  It is on time.
+	 */
+	HT_EXPECT_FALSE(t, judge_boot(2, b + 200 * MS + 30000 * MS - s, b + 200 * MS + 50000,
+				      off + s, true, &rep));
+	/* One due before the suspend and not run then (the vCPU stopped 20
+	 * ms at 100.19 s, and the suspend began) is late by that, not by the
+	 * suspend.
+	 */
+	judge_reset();
+	HT_EXPECT_FALSE(t, judge_boot(1, b, b, off, false, &rep));
+	HT_EXPECT_TRUE(t, judge_boot(2, b + 190 * MS - s, b + 210 * MS, off + s, true, &rep));
+	HT_EXPECT_EQ(t, rep.start, b + 190 * MS);
+	HT_EXPECT_EQ(t, rep.duration, 20 * MS);
+	/* MONOTONIC timers are not moved by a suspend: it did not run. */
+	HT_EXPECT_TRUE(t, judge_boot(3, b + 300 * MS, b + 330 * MS, off + s, false, &rep));
+	HT_EXPECT_EQ(t, rep.start, b + 300 * MS);
+	/* A BOOTTIME timer armed after the resume maps as it is. */
+	HT_EXPECT_TRUE(t, judge_boot(4, b + 400 * MS, b + 430 * MS, off + s, true, &rep));
+	HT_EXPECT_EQ(t, rep.start, b + 400 * MS);
+	/* A suspend longer than the time since boot maps a timer due in
+	 * it before boot (a wrapped u64): still on time at the resume.
+	 */
+	judge_reset();
+	HT_EXPECT_FALSE(t, judge_boot(1, 10 * MS, 10 * MS, off, false, &rep));
+	HT_EXPECT_FALSE(t, judge_boot(2, 10 * MS + 30000 * MS - s, 10 * MS + 40000,
+				      off + s, true, &rep));
 }
 
 static void lost_steal_snapshot(struct hvn_test *t)
@@ -396,6 +452,7 @@ static struct ht_case lost_cases[] = {
 	HT_CASE(lost_from_tick),
 	HT_CASE(lost_steal_snapshot),
 	HT_CASE(lost_hang_deferral),
+	HT_CASE(lost_suspend),
 	HT_CASE(lost_clock_steps_not_judged),
 	HT_CASE(lost_ring_wraps),
 	{}

@@ -48,6 +48,8 @@ u32 enter_gen[HVN_BPF_MAX_CPUS];
  */
 const volatile u64 sample_ns;
 u32 sampler_gen[HVN_BPF_MAX_CPUS];
+/* Each CPU's sampler period now: a keeper lengthens it (loader.c). */
+u64 sample_period[HVN_BPF_MAX_CPUS];
 /* Written by the probes: the CPU has storms under way (to end on leaving). */
 u8 has_storms[HVN_BPF_MAX_CPUS];
 
@@ -533,6 +535,7 @@ static __always_inline void hrtimer_expire(struct hrtimer *t, bool ksyms)
 {
 	u32 cpu = bpf_get_smp_processor_id(), gen;
 	struct hvn_lost_timer tm = { .timer = (u64)t };
+	u64 period;
 	struct hvn_lost_report rep;
 	struct hrtimer_cpu_base *cb;
 	u64 now, expiry, irqs;
@@ -556,6 +559,7 @@ static __always_inline void hrtimer_expire(struct hrtimer *t, bool ksyms)
 	now = bpf_ktime_get_ns();
 	expiry = BPF_CORE_READ(t, node.expires) - BPF_CORE_READ(t, base, offset);
 	gen = sampler_gen[cpu & (HVN_BPF_MAX_CPUS - 1)];
+	period = sample_period[cpu & (HVN_BPF_MAX_CPUS - 1)] ?: sample_ns;
 	if (p->sampler_gen != gen) {
 		p->sampler_gen = gen;
 		p->lost.sampler_seen = 0;
@@ -570,17 +574,19 @@ static __always_inline void hrtimer_expire(struct hrtimer *t, bool ksyms)
 		 * zeroed the count; throttled: ~0.  No history either way. */
 		if (!irqs || irqs == ~0ULL)
 			p->lost.sampler_seen = 0;
-		expiry = hvn_lost_due(&p->lost, expiry, sample_ns);
+		expiry = hvn_lost_due(&p->lost, expiry, period);
 		p->lost.sampler_seen = now;
 	} else if (p->lost.sampler_seen && st &&
 		   (BPF_CORE_READ(st, state) & HRTIMER_STATE_ENQUEUED)) {
 		/* Only a sampler still queued is due (not a throttled one). */
-		expiry = hvn_lost_due(&p->lost, expiry, sample_ns);
+		expiry = hvn_lost_due(&p->lost, expiry, period);
 	}
 	p->last_timer = (u64)t;
 	tm.steal = read_steal(cpu, &src, ksyms);
 	tm.expiry = expiry;
 	tm.now = now;
+	tm.boottime = BPF_CORE_READ(t, base, clockid) == HVN_CLOCK_BOOTTIME;
+	tm.boot_off = bpf_ktime_get_boot_ns() - now;
 	/*
 	 * The loader sets lost_cfg.tick_ns only where hrtimers run from
 	 * the tick (clang 14 cannot relocate 6.1's hres_active bitfield).

@@ -11,9 +11,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <linux/perf_event.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -44,17 +49,29 @@ static void procstat_steal(struct hvn_bpf *b);
  * A perf cpu-clock event run as a timer.  perf throttles an event that
  * overflows more than perf_event_max_sample_rate / HZ times between two
  * ticks of its CPU, and only that CPU's tick lifts it: on a tickless idle
- * CPU the timer then stops until the CPU next ticks, silently.  The one
- * trace is a THROTTLE record in the event's ring, mapped here for that
- * (samples go to the BPF program, not the ring).
+ * CPU the timer then stops until the CPU next ticks, silently, and the
+ * BPF source is blind there.  The one trace is a THROTTLE record in the
+ * event's ring, mapped here for that (samples go to the BPF program, not
+ * the ring).  A keeper thread pinned to the timer's CPU sleeps on the
+ * ring and wakes at that record: running there takes the CPU out of idle,
+ * which restarts its tick, and it lifts the throttle at once (see
+ * keeper()).
  */
 struct hvn_timer {
 	int fd;				/* -1: none */
 	void *ring;			/* 1 + 1 pages */
 	struct bpf_link *link;
 	uint64_t period_ns;
+	uint64_t base_ns;		/* the period asked for */
 	uint64_t throttled_at;		/* CLOCK_MONOTONIC; 0: running */
 	uint64_t ran_ns;		/* its time running at the last sync */
+	uint64_t rearmed_at;		/* the keeper's last lift */
+	int cpu;
+	u32 *gen;			/* its CPU's sampler_gen[], or NULL */
+	u64 *period_out;		/* its CPU's sample_period[], or NULL */
+	struct hvn_bpf *b;
+	int stopfd;			/* eventfd: the keeper's stop; -1: none */
+	pthread_t keeper;
 };
 #define MAX_AUTO		32
 
@@ -67,7 +84,9 @@ struct hvn_bpf {
 	struct hvn_timer steal_t;	/* the steal sampler, on steal_cpu */
 	int steal_cpu;
 	uint64_t throttles, throttled_ns;	/* perf throttled a timer: how
-						 * often, how long in all */
+						 * often, how long in all
+						 * (atomic: keepers add) */
+	int slowed;			/* a keeper lengthened a period */
 	struct hvn_bpf_cfg cfg;
 	struct hvn_devlist devs;
 	unsigned long listed[HVN_BITS_TO_LONGS(HVN_BPF_MAX_CPUS)];
@@ -667,6 +686,14 @@ const char *hvn_bpf_steal_probe(void)
 
 static void timer_stop(struct hvn_timer *t)
 {
+	if (t->stopfd >= 0) {
+		uint64_t one = 1;
+
+		if (write(t->stopfd, &one, sizeof(one)) == sizeof(one))
+			pthread_join(t->keeper, NULL);
+		close(t->stopfd);
+		t->stopfd = -1;
+	}
 	if (t->ring)
 		munmap(t->ring, TIMER_RING_PAGES * sysconf(_SC_PAGESIZE));
 	t->ring = NULL;
@@ -697,9 +724,16 @@ static bool timer_alive(struct hvn_timer *t)
 	return alive;
 }
 
-/* A cpu-clock timer on @cpu every @period_ns running @prog; 0 or -errno. */
-static int timer_start(struct hvn_timer *t, int cpu, uint64_t period_ns,
-		       struct bpf_program *prog)
+static void keeper_start(struct hvn_timer *t);
+
+/*
+ * A cpu-clock timer on @cpu every @period_ns running @prog, its keeper
+ * beside it; @gen and @period_out: the CPU's sampler_gen[] and
+ * sample_period[] (NULL for the steal sampler).  0 or -errno.
+ */
+static int timer_start(struct hvn_bpf *b, struct hvn_timer *t, int cpu,
+		       uint64_t period_ns, struct bpf_program *prog, u32 *gen,
+		       u64 *period_out)
 {
 	struct perf_event_attr a = {
 		.type = PERF_TYPE_SOFTWARE,
@@ -710,12 +744,22 @@ static int timer_start(struct hvn_timer *t, int cpu, uint64_t period_ns,
 		.use_clockid = 1,
 		.clockid = CLOCK_MONOTONIC,
 		.read_format = PERF_FORMAT_TOTAL_TIME_RUNNING,
+		/* The keeper wakes at any record: a THROTTLE. */
+		.watermark = 1,
+		.wakeup_watermark = 1,
 	};
 	int e;
 
-	t->period_ns = period_ns;
-	t->throttled_at = 0;
+	t->period_ns = t->base_ns = period_ns;
+	t->throttled_at = t->rearmed_at = 0;
 	t->ran_ns = 0;
+	t->cpu = cpu;
+	t->gen = gen;
+	t->period_out = period_out;
+	t->b = b;
+	t->stopfd = -1;
+	if (period_out)
+		__atomic_store_n(period_out, period_ns, __ATOMIC_RELEASE);
 	t->fd = syscall(__NR_perf_event_open, &a, -1, cpu, -1,
 			PERF_FLAG_FD_CLOEXEC);
 	if (t->fd < 0)
@@ -734,6 +778,7 @@ static int timer_start(struct hvn_timer *t, int cpu, uint64_t period_ns,
 		timer_stop(t);
 		return e;
 	}
+	keeper_start(t);
 	return 0;
 }
 
@@ -765,11 +810,12 @@ static uint64_t timer_throttled(struct hvn_bpf *b, struct hvn_timer *t)
 				   i < sizeof(time); i++)
 			((char *)&time)[i] = data[(tail + sizeof(h) + i) % psz];
 		if (h.type == PERF_RECORD_THROTTLE && !t->throttled_at) {
-			b->throttles++;
+			__atomic_add_fetch(&b->throttles, 1, __ATOMIC_RELAXED);
 			t->throttled_at = time ? time : 1;
 		} else if (h.type == PERF_RECORD_UNTHROTTLE && t->throttled_at) {
 			if (time > t->throttled_at)
-				b->throttled_ns += time - t->throttled_at;
+				__atomic_add_fetch(&b->throttled_ns, time - t->throttled_at,
+						   __ATOMIC_RELAXED);
 			t->throttled_at = 0;
 		}
 		tail += h.size;
@@ -803,17 +849,88 @@ static void timer_rearm(struct hvn_bpf *b, struct hvn_timer *t, u32 *gen)
 		__atomic_add_fetch(gen, 1, __ATOMIC_SEQ_CST);
 	now = hvn_now(CLOCK_MONOTONIC);
 	if (now > at)
-		b->throttled_ns += now - at;
+		__atomic_add_fetch(&b->throttled_ns, now - at, __ATOMIC_RELAXED);
 	t->throttled_at = 0;
 }
 
+/*
+ * The keeper of @arg's timer, pinned to its CPU, woken by the THROTTLE
+ * record (a one-byte watermark).  A throttled sampler on a tickless idle
+ * CPU stays off until the CPU next ticks; the keeper running there takes
+ * the CPU out of idle, which restarts the tick, and while the sampler's
+ * period is under a tick the tick then keeps running.  Throttled again
+ * soon after a lift (within 50 ms), the CPU ticks and still takes more
+ * samples a tick than perf allows (perf_event_max_sample_rate, lowered
+ * by the kernel when perf interrupts run long): the period is doubled,
+ * up to 64 times the one asked for, and the BPF programs told.
+ */
+static void *keeper(void *arg)
+{
+	struct hvn_timer *t = arg;
+	struct pollfd p[2] = {
+		{ .fd = t->fd, .events = POLLIN },
+		{ .fd = t->stopfd, .events = POLLIN },
+	};
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	for (;;) {
+		uint64_t now;
+
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (p[1].revents)
+			break;
+		if (!(p[0].revents & POLLIN))
+			continue;
+		now = hvn_now(CLOCK_MONOTONIC);
+		if (t->period_out && t->rearmed_at && now - t->rearmed_at < 50000000 &&
+		    t->period_ns < 64 * t->base_ns && timer_throttled(t->b, t)) {
+			t->period_ns *= 2;
+			__atomic_store_n(t->period_out, t->period_ns, __ATOMIC_RELEASE);
+			if (!__atomic_exchange_n(&t->b->slowed, 1, __ATOMIC_RELAXED))
+				hvn_warn("BPF: perf allows fewer samples a tick than the sampler takes (see /proc/sys/kernel/perf_event_max_sample_rate): CPU %d now samples every %llu us, and so may others",
+					 t->cpu, (unsigned long long)t->period_ns / 1000);
+		}
+		timer_rearm(t->b, t, t->gen);
+		t->rearmed_at = now;
+	}
+	return NULL;
+}
+
+/* The keeper of @t on its CPU; without one, the poll lifts throttles. */
+static void keeper_start(struct hvn_timer *t)
+{
+	pthread_attr_t a;
+	cpu_set_t set;
+
+	t->stopfd = eventfd(0, EFD_CLOEXEC);
+	if (t->stopfd < 0 || pthread_attr_init(&a))
+		goto fail;
+	CPU_ZERO(&set);
+	CPU_SET(t->cpu, &set);
+	if (pthread_attr_setaffinity_np(&a, sizeof(set), &set) ||
+	    pthread_create(&t->keeper, &a, keeper, t)) {
+		pthread_attr_destroy(&a);
+		goto fail;
+	}
+	pthread_attr_destroy(&a);
+	return;
+fail:
+	if (t->stopfd >= 0)
+		close(t->stopfd);
+	t->stopfd = -1;
+}
+
+/* Timers without a keeper: lifted at each poll. */
 static void rearm_throttled(struct hvn_bpf *b)
 {
 	for (unsigned int cpu = 0; b->sample && cpu < b->ncpus; cpu++)
-		if (b->sample[cpu].fd >= 0)
+		if (b->sample[cpu].fd >= 0 && b->sample[cpu].stopfd < 0)
 			timer_rearm(b, &b->sample[cpu],
 				    &b->skel->bss->sampler_gen[cpu]);
-	if (b->steal_t.fd >= 0)
+	if (b->steal_t.fd >= 0 && b->steal_t.stopfd < 0)
 		timer_rearm(b, &b->steal_t, NULL);
 }
 
@@ -857,8 +974,9 @@ static int sync_timers(struct hvn_bpf *b)
 			timer_stop(&b->sample[cpu]);
 			continue;
 		}
-		e = timer_start(&b->sample[cpu], cpu, (u64)us * 1000,
-				sk->progs.sampler);
+		e = timer_start(b, &b->sample[cpu], cpu, (u64)us * 1000,
+				sk->progs.sampler, &sk->bss->sampler_gen[cpu],
+				&sk->bss->sample_period[cpu]);
 		if (e) {
 			hvn_err("BPF: cannot start the sampling timer on CPU %u: %s",
 				cpu, strerror(-e));
@@ -877,9 +995,9 @@ static int sync_timers(struct hvn_bpf *b)
 	if (b->steal_t.fd >= 0 && b->steal_cpu == hk)
 		return 0;	/* every CPU watched: it stays where it is */
 	timer_stop(&b->steal_t);
-	e = timer_start(&b->steal_t, hk, (u64)ms * 1000000,
+	e = timer_start(b, &b->steal_t, hk, (u64)ms * 1000000,
 			b->steal == STEAL_KSYMS ? sk->progs.steal_ksyms :
-						  sk->progs.steal_acct);
+						  sk->progs.steal_acct, NULL, NULL);
 	if (e) {
 		hvn_err("BPF: cannot start the steal sampler on CPU %d: %s",
 			hk, strerror(-e));
@@ -954,7 +1072,7 @@ int hvn_bpf_start(struct hvn_bpf **out, const struct hvn_bpf_cfg *c)
 	b = calloc(1, sizeof(*b));
 	if (!b)
 		return HVN_EXIT_FAIL;
-	b->steal_t.fd = -1;
+	b->steal_t.fd = b->steal_t.stopfd = -1;
 	b->cfg = *c;
 	b->ncpus = libbpf_num_possible_cpus();
 	if ((int)b->ncpus < 1 || b->ncpus > HVN_BPF_MAX_CPUS) {
@@ -1076,7 +1194,7 @@ int hvn_bpf_start(struct hvn_bpf **out, const struct hvn_bpf_cfg *c)
 	if (!b->sample)
 		goto fail;
 	for (unsigned int cpu = 0; cpu < b->ncpus; cpu++)
-		b->sample[cpu].fd = -1;
+		b->sample[cpu].fd = b->sample[cpu].stopfd = -1;
 	if (sync_timers(b))
 		goto fail;
 
@@ -1252,8 +1370,8 @@ uint64_t hvn_bpf_dropped(const struct hvn_bpf *b)
 
 uint64_t hvn_bpf_throttled(const struct hvn_bpf *b, uint64_t *ns)
 {
-	*ns = b->throttled_ns;
-	return b->throttles;
+	*ns = __atomic_load_n(&b->throttled_ns, __ATOMIC_RELAXED);
+	return __atomic_load_n(&b->throttles, __ATOMIC_RELAXED);
 }
 
 const char *hvn_bpf_steal_method(const struct hvn_bpf *b)
