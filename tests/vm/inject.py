@@ -665,7 +665,7 @@ def quiet(console, clock, ncpu, check):
         stops_seen(tag, events(console, tag), spans(console).get(tag), ncpu, check, clock)
 
 
-def judge(source, wins, evs, ncpu, check, clock, span=None, late_ms=0.0):
+def judge(source, wins, evs, ncpu, check, clock, span=None, late_ms=0.0, res_ms=0.0):
     """Every injection must give, on every vCPU it stopped (all for a
     pause, vCPU 1 for a hog), one lost event over it (in host time, when
     the clock can say) within 20% or 2 ms of what was injected, or of that
@@ -677,6 +677,10 @@ def judge(source, wins, evs, ncpu, check, clock, span=None, late_ms=0.0):
     @late_ms: what an event may hold beyond the tolerance, single-threaded
     TCG's own lateness (tcg_jitter_ms) when one host thread runs every
     vCPU in turn: a vCPU resumed after others lost that time too.
+    @res_ms: what an event may lack beyond it, the guest's timer
+    resolution where hrtimers run from the tick (highres=off): a stop is
+    seen from the first tick it made the CPU miss, up to a tick after it
+    began.
     @clock: guest_clock's.  Prints per-CPU recall and the error per
     injection size; returns ({seq: {cpu: ms}}, seen, vCPU-injections)."""
     per_cpu = {c: [0, 0] for c in range(ncpu)}
@@ -721,7 +725,7 @@ def judge(source, wins, evs, ncpu, check, clock, span=None, late_ms=0.0):
             ab = host_interval(mine[0], clock) if len(mine) == 1 else None
             over = ab is not None and (
                 inj is None or overlap(*ab, [inj]) >= (got - tol(got)) * 1e6)
-            if over and -tol(got) <= ds[0] - got <= tol(got) + late_ms:
+            if over and -tol(got) - res_ms <= ds[0] - got <= tol(got) + late_ms:
                 per_cpu[c][0] += 1
                 err.setdefault((what, ms), []).append(ds[0] - got)
             elif (over and inj and placed(mine[0], clock) and
@@ -762,6 +766,7 @@ def judge(source, wins, evs, ncpu, check, clock, span=None, late_ms=0.0):
         print(f"    THE HOST TOOK IT, NOT INJECTED {x}")
     check(n and not misses, f"{source}: every injection seen on every vCPU it stopped, "
           f"within 20%/2 ms" + (f" (+{late_ms:.1f} ms TCG's lateness)" if late_ms else "") +
+          (f" (-{res_ms:.1f} ms, the timer resolution)" if res_ms else "") +
           f" ({hit}/{n} vCPU-injections" +
           (f"; {misses[0]}".replace("#", "no. ") if misses else "") + ")")
     check(not extra, f"{source}: no lost events but the injections' and real stops "
