@@ -10,7 +10,10 @@
 #   hvn.soak=soak   hvn.rounds= rounds of pauses and hogs, module then BPF
 #   hvn.soak=baseline  30 s of TCG's own lateness, nothing injected
 #   hvn.lost_us=, hvn.pauses=MS,MS..., hvn.hogs=MS,...: other than 15000,
-#                   20,30,50,100 and 30,50 (the smallest pause provable)
+#                   20,30,50,100 and 30,50 (the smallest pause provable;
+#                   hvn.hogs=none: no hogs)
+#   hvn.perf_rate=N perf_event_max_sample_rate for the soak (forced low:
+#                   the BPF source's sampler throttled, as on a busy host)
 HVN=/usr/bin/hvnoise
 LOST_US=15000		# above TCG's own lateness (the detector test's threshold)
 mode=soak rounds=10
@@ -21,6 +24,7 @@ for arg in $(cat /proc/cmdline); do
 	hvn.lost_us=*) LOST_US=${arg#hvn.lost_us=} ;;
 	hvn.pauses=*) PAUSES_ARG=$(echo "${arg#hvn.pauses=}" | tr , ' ') ;;
 	hvn.hogs=*) HOGS_ARG=$(echo "${arg#hvn.hogs=}" | tr , ' ') ;;
+	hvn.perf_rate=*) PERF_RATE=${arg#hvn.perf_rate=} ;;
 	esac
 done
 ncpu=$(grep -c ^processor /proc/cpuinfo)
@@ -174,6 +178,11 @@ fi
 # --- the soak: the same schedule for the module, then for BPF ----------------
 PAUSES=${PAUSES_ARG:-20 30 50 100}
 HOGS=${HOGS_ARG:-30 50}
+[ "$HOGS" = none ] && HOGS=""	# one TCG thread: no vCPU of its own to hog
+if [ -n "${PERF_RATE:-}" ]; then
+	echo "$PERF_RATE" >/proc/sys/kernel/perf_event_max_sample_rate
+	echo "HVN-RATE perf_event_max_sample_rate $(cat /proc/sys/kernel/perf_event_max_sample_rate)"
+fi
 
 insmod $KO cpus=0-$((ncpu - 1)) sample_us=1000 lost_threshold_us=$LOST_US
 echo 1 >$T/events/hvnoise/lost/enable
@@ -187,3 +196,5 @@ bpf_start /tmp/soak.dat --param sample_us=1000
 echo "HVN-SOURCE bpf"
 schedule bpf
 bpf_events /tmp/soak.dat bpf
+grep -h "throttled\|samples every" /tmp/soak.dat.log | sed 's/^/HVN-THROTTLE /'
+echo "HVN-RATE perf_event_max_sample_rate at the end $(cat /proc/sys/kernel/perf_event_max_sample_rate)"

@@ -16,6 +16,10 @@ MODE anchor: the same through the kernel's osnoise, hwnoise and the
 MODE exp:    the mechanism experiments (Documentation/detectors.rst).
 MODE baseline: TCG's own lateness with nothing injected (HVN_VM_APPEND
              and HVN_VM_ARGS add guest and QEMU settings to try).
+
+SOAK_CPUS (2), SOAK_ACCEL (tcg: a host thread per vCPU; tcg,thread=single
+for the demo's layout) and SOAK_PERF_RATE (perf_event_max_sample_rate in
+the guest, forced low) change the VM.
 """
 import os
 import re
@@ -28,7 +32,7 @@ import inject
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "host"))
 import hvntest  # noqa: E402
 
-NCPU = 2
+NCPU = int(os.environ.get("SOAK_CPUS", "2"))
 ok = hvntest.checker("")
 
 
@@ -69,8 +73,10 @@ def main():
     for f in (log, pidfile, sockpath):
         if os.path.exists(f):
             os.unlink(f)
-    env = dict(os.environ, HVN_VM_CPUS=str(NCPU), HVN_VM_ACCEL="tcg",
+    rate = os.environ.get("SOAK_PERF_RATE")
+    env = dict(os.environ, HVN_VM_CPUS=str(NCPU), HVN_VM_ACCEL=os.environ.get("SOAK_ACCEL", "tcg"),
                HVN_VM_APPEND=f"hvn.soak={mode} hvn.rounds={rounds} " +
+               (f"hvn.perf_rate={rate} " if rate else "") +
                os.environ.get("HVN_VM_APPEND", ""),
                HVN_VM_ARGS=inject.qemu_args(sockpath) + " " + os.environ.get("HVN_VM_ARGS", ""))
     here = os.path.dirname(os.path.abspath(__file__))
@@ -91,7 +97,7 @@ def main():
         for line in re.findall(r"^HVN-BASELINE .*", console, re.M):
             print("# " + line)
     else:
-        for line in re.findall(r"^HVN-CPU .*", console, re.M):
+        for line in re.findall(r"^HVN-(?:CPU|RATE|THROTTLE) .*", console, re.M):
             print("# " + line)
         ok(witness and alive, "this host's stops were witnessed on each of its CPUs throughout")
         tags = ("osnoise", "hwnoise", "module") if mode == "anchor" else ("module", "bpf")

@@ -50,6 +50,7 @@ const volatile u64 sample_ns;
 u32 sampler_gen[HVN_BPF_MAX_CPUS];
 /* Each CPU's sampler period now: a keeper lengthens it (loader.c). */
 u64 sample_period[HVN_BPF_MAX_CPUS];
+u64 backup_period[HVN_BPF_MAX_CPUS];	/* the backup's: the tool's own */
 /* Written by the probes: the CPU has storms under way (to end on leaving). */
 u8 has_storms[HVN_BPF_MAX_CPUS];
 
@@ -698,6 +699,16 @@ SEC("perf_event")
 int steal_acct(void *ctx)
 {
 	steal_sample(false);
+	return 0;
+}
+
+/*
+ * The backup of a CPU's sampler (loader.c, sync_timers()): only a hard
+ * timer to be late, judged as any other.  Returns 0: no sample written.
+ */
+SEC("perf_event")
+int backup(void *ctx)
+{
 	return 0;
 }
 
