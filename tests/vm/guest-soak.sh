@@ -188,13 +188,19 @@ insmod $KO cpus=0-$((ncpu - 1)) sample_us=1000 lost_threshold_us=$LOST_US
 echo 1 >$T/events/hvnoise/lost/enable
 echo >$T/trace
 echo "HVN-SOURCE module"
+t0=$(now)
 schedule module
+# The span judged: after it the guest prints its trace through the UART,
+# which takes time from the vCPUs (one TCG thread: a 20 ms event on vCPU 1).
+echo "HVN-SPAN module $t0 $(now)"
 mod_events module
 rmmod hvnoise
 
 bpf_start /tmp/soak.dat --param sample_us=1000
 echo "HVN-SOURCE bpf"
+t0=$(now)
 schedule bpf
+echo "HVN-SPAN bpf $t0 $(now)"
 bpf_events /tmp/soak.dat bpf
 grep -h "throttled\|samples every" /tmp/soak.dat.log | sed 's/^/HVN-THROTTLE /'
 echo "HVN-RATE perf_event_max_sample_rate at the end $(cat /proc/sys/kernel/perf_event_max_sample_rate)"

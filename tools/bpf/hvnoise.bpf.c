@@ -51,6 +51,24 @@ u32 sampler_gen[HVN_BPF_MAX_CPUS];
 /* Each CPU's sampler period now: a keeper lengthens it (loader.c). */
 u64 sample_period[HVN_BPF_MAX_CPUS];
 u64 backup_period[HVN_BPF_MAX_CPUS];	/* the backup's: the tool's own */
+/*
+ * The sampler's [0] and its backup's [1] last throttle came with a task
+ * running (the CPU ticks: perf allows fewer samples a tick than the
+ * timer takes), not in the idle task (a tickless idle CPU throttles any
+ * period sooner or later): the keeper then lengthens the period.
+ */
+u8 throttled_busy[HVN_BPF_MAX_CPUS][2];
+
+/* A perf timer's run that throttled it: say whether a task ran. */
+static __always_inline void throttle_seen(struct hvn_bpf_pcpu *p, u32 cpu, int k)
+{
+	struct perf_event *ev = (void *)(p->last_timer -
+		bpf_core_field_offset(struct perf_event, hw.hrtimer));
+
+	if (BPF_CORE_READ(ev, hw.interrupts) == ~0ULL)
+		throttled_busy[cpu & (HVN_BPF_MAX_CPUS - 1)][k] =
+			bpf_get_current_pid_tgid() >> 32 != 0;
+}
 /* Written by the probes: the CPU has storms under way (to end on leaving). */
 u8 has_storms[HVN_BPF_MAX_CPUS];
 
@@ -709,6 +727,20 @@ int steal_acct(void *ctx)
 SEC("perf_event")
 int backup(void *ctx)
 {
+	u32 cpu = bpf_get_smp_processor_id(), zero = 0;
+	struct hvn_bpf_pcpu *p;
+	struct hrtimer *t;
+
+	if (cpu >= HVN_BPF_MAX_CPUS || !watched[cpu])
+		return 0;
+	p = bpf_map_lookup_elem(&pcpu_map, &zero);
+	if (!p || !p->last_timer)
+		return 0;
+	t = (void *)p->last_timer;
+	if (perf_hrtimer_fn &&
+	    (u64)BPF_CORE_READ(t, function) != (u64)perf_hrtimer_fn)
+		return 0;
+	throttle_seen(p, cpu, 1);
 	return 0;
 }
 
@@ -751,5 +783,6 @@ int sampler(void *ctx)
 		      bpf_core_field_offset(struct perf_event, hw.hrtimer));
 	if (BPF_CORE_READ(ev, hw.interrupts) == ~0ULL)
 		p->lost.sampler_seen = 0;
+	throttle_seen(p, cpu, 0);
 	return 0;
 }

@@ -65,10 +65,10 @@ struct hvn_timer {
 	uint64_t base_ns;		/* the period asked for */
 	uint64_t throttled_at;		/* CLOCK_MONOTONIC; 0: running */
 	uint64_t ran_ns;		/* its time running at the last sync */
-	uint64_t rearmed_at;		/* the keeper's last lift */
 	int cpu;
 	u32 *gen;			/* its CPU's sampler_gen[], or NULL */
 	u64 *period_out;		/* its CPU's sample_period[], or NULL */
+	u8 *busy;			/* its throttled_busy[cpu][k], or NULL */
 	struct hvn_bpf *b;
 	int stopfd;			/* eventfd: the keeper's stop; -1: none */
 	pthread_t keeper;
@@ -734,7 +734,7 @@ static void keeper_start(struct hvn_timer *t);
  */
 static int timer_start(struct hvn_bpf *b, struct hvn_timer *t, int cpu,
 		       uint64_t period_ns, struct bpf_program *prog, u32 *gen,
-		       u64 *period_out)
+		       u64 *period_out, u8 *busy)
 {
 	struct perf_event_attr a = {
 		.type = PERF_TYPE_SOFTWARE,
@@ -752,11 +752,14 @@ static int timer_start(struct hvn_bpf *b, struct hvn_timer *t, int cpu,
 	int e;
 
 	t->period_ns = t->base_ns = period_ns;
-	t->throttled_at = t->rearmed_at = 0;
+	t->throttled_at = 0;
 	t->ran_ns = 0;
 	t->cpu = cpu;
 	t->gen = gen;
 	t->period_out = period_out;
+	t->busy = busy;
+	if (busy)
+		*busy = 0;
 	t->b = b;
 	t->stopfd = -1;
 	if (period_out)
@@ -856,14 +859,17 @@ static void timer_rearm(struct hvn_bpf *b, struct hvn_timer *t, u32 *gen)
 
 /*
  * The keeper of @arg's timer, pinned to its CPU, woken by the THROTTLE
- * record (a one-byte watermark).  A throttled sampler on a tickless idle
- * CPU stays off until the CPU next ticks; the keeper running there takes
- * the CPU out of idle, which restarts the tick, and while the sampler's
- * period is under a tick the tick then keeps running.  Throttled again
- * soon after a lift (within 50 ms), the CPU ticks and still takes more
- * samples a tick than perf allows (perf_event_max_sample_rate, lowered
- * by the kernel when perf interrupts run long): the period is doubled,
- * up to 64 times the one asked for, and the BPF programs told.
+ * record (a one-byte watermark), lifts the throttle at once.  An idle
+ * CPU's tick stays off (in high-resolution mode the idle tick does not
+ * count hrtimers), so its timer throttles again after as many samples,
+ * whatever the period: lifted each time.  A throttle with a task running
+ * (the BPF program says, throttled_busy[]) came on a ticking CPU that
+ * takes more samples a tick than perf allows (perf_event_max_sample_rate,
+ * lowered by the kernel when perf interrupts run long): there the period
+ * is doubled, up to 4 times the one asked for (TCG's irregular ticks
+ * took it to 16 times, where pauses began long before the next sample),
+ * and the BPF programs told, lest the keeper preempt the CPU's work every
+ * tick.
  */
 static void *keeper(void *arg)
 {
@@ -877,17 +883,15 @@ static void *keeper(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	for (;;) {
-		uint64_t now;
-
 		if (poll(p, 2, -1) < 0 && errno != EINTR)
 			break;
 		if (p[1].revents)
 			break;
 		if (!(p[0].revents & POLLIN))
 			continue;
-		now = hvn_now(CLOCK_MONOTONIC);
-		if (t->period_out && t->rearmed_at && now - t->rearmed_at < 50000000 &&
-		    t->period_ns < 64 * t->base_ns && timer_throttled(t->b, t)) {
+		if (t->period_out && t->busy && timer_throttled(t->b, t) &&
+		    __atomic_exchange_n(t->busy, 0, __ATOMIC_ACQ_REL) &&
+		    t->period_ns < 4 * t->base_ns) {
 			t->period_ns *= 2;
 			__atomic_store_n(t->period_out, t->period_ns, __ATOMIC_RELEASE);
 			if (!__atomic_exchange_n(&t->b->slowed, 1, __ATOMIC_RELAXED))
@@ -895,7 +899,6 @@ static void *keeper(void *arg)
 					 t->cpu, (unsigned long long)t->period_ns / 1000);
 		}
 		timer_rearm(t->b, t, t->gen);
-		t->rearmed_at = now;
 	}
 	return NULL;
 }
@@ -990,10 +993,12 @@ static int sync_timers(struct hvn_bpf *b)
 				continue;
 			}
 			e = k ? timer_start(b, t, cpu, (u64)us * 1500, sk->progs.backup,
-					    NULL, &sk->bss->backup_period[cpu]) :
+					    NULL, &sk->bss->backup_period[cpu],
+					    &sk->bss->throttled_busy[cpu][1]) :
 				timer_start(b, t, cpu, (u64)us * 1000, sk->progs.sampler,
 					    &sk->bss->sampler_gen[cpu],
-					    &sk->bss->sample_period[cpu]);
+					    &sk->bss->sample_period[cpu],
+					    &sk->bss->throttled_busy[cpu][0]);
 			if (e) {
 				hvn_err("BPF: cannot start the sampling timer on CPU %u: %s",
 					cpu, strerror(-e));
@@ -1015,7 +1020,7 @@ static int sync_timers(struct hvn_bpf *b)
 	timer_stop(&b->steal_t);
 	e = timer_start(b, &b->steal_t, hk, (u64)ms * 1000000,
 			b->steal == STEAL_KSYMS ? sk->progs.steal_ksyms :
-						  sk->progs.steal_acct, NULL, NULL);
+						  sk->progs.steal_acct, NULL, NULL, NULL);
 	if (e) {
 		hvn_err("BPF: cannot start the steal sampler on CPU %d: %s",
 			hk, strerror(-e));
