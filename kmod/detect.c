@@ -411,7 +411,8 @@ static void probe_hrtimer_start(void *data, struct hrtimer *t,
 #endif
 				)
 {
-	if (!watched_here() || t->is_soft || t->base->running == t)
+	if (!watched_here() || t->is_soft || t->base->running == t ||
+	    !hvn_lost_clock_judged(t->base->clockid))
 		return;
 	hvn_lost_armed(&this_cpu_ptr(hvn_pcpu)->lost, (unsigned long)t,
 		       mono_expiry(t), hvn_clock());

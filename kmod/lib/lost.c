@@ -133,6 +133,29 @@ HVN_LIB bool hvn_lost_judge(struct hvn_lost_cpu *lc, const struct hvn_ivl_ring *
 				due = lc->armed_at[i];
 			lc->armed_timer[i] = 0;
 		}
+	/*
+	 * The boot clock ran ahead of the monotonic one since the last timer:
+	 * a suspend, which ended about now.  A BOOTTIME timer armed before it
+	 * was due suspended_ns after where the new offset maps it, and not
+	 * after the resume (one due during the suspend fires at the resume).
+	 * First: the tick's rounding below must see a due time, not a wrap.
+	 */
+	if (t->boot_off) {
+		/* Read as two clocks by BPF: a little noise either way. */
+		if (lc->boot_off && t->boot_off > lc->boot_off + HVN_SUSPEND_MIN_NS) {
+			lc->suspended_ns = t->boot_off - lc->boot_off;
+			lc->resumed_at = t->now;
+			lc->boot_off = t->boot_off;
+		} else if (!lc->boot_off || t->boot_off < lc->boot_off) {
+			lc->boot_off = t->boot_off;
+		}
+	}
+	/* (Signed: a long suspend maps such a timer before boot.) */
+	if (t->boottime && lc->resumed_at && (s64)(due - lc->resumed_at) < 0) {
+		u64 armed_before = due + lc->suspended_ns;
+
+		due = (s64)(armed_before - lc->resumed_at) < 0 ? armed_before : lc->resumed_at;
+	}
 	if (t->from_tick && c->tick_ns) {
 		/*
 		 * Run from the tick: due at the first tick at or after the
@@ -151,42 +174,32 @@ HVN_LIB bool hvn_lost_judge(struct hvn_lost_cpu *lc, const struct hvn_ivl_ring *
 			lc->tick_seen = t->now;
 	}
 	/*
-	 * The boot clock ran ahead of the monotonic one since the last timer:
-	 * a suspend, which ended about now.  A BOOTTIME timer armed before it
-	 * was due suspended_ns after where the new offset maps it, and not
-	 * after the resume (one due during the suspend fires at the resume).
-	 */
-	if (t->boot_off) {
-		/* Read as two clocks by BPF: microseconds apart at most. */
-		if (lc->boot_off && t->boot_off > lc->boot_off + HVN_SUSPEND_MIN_NS) {
-			lc->suspended_ns = t->boot_off - lc->boot_off;
-			lc->resumed_at = t->now;
-			lc->boot_off = t->boot_off;
-		} else if (!lc->boot_off) {
-			lc->boot_off = t->boot_off;
-		}
-	}
-	/* (Signed: a long suspend maps such a timer before boot.) */
-	if (t->boottime && lc->resumed_at && (s64)(due - lc->resumed_at) < 0) {
-		u64 armed_before = due + lc->suspended_ns;
-
-		due = (s64)(armed_before - lc->resumed_at) < 0 ? armed_before : lc->resumed_at;
-	}
-	/*
 	 * A hang since the last timer: it ended about then, and the kernel
-	 * put this CPU's next interrupt off by its length (at most the
-	 * longest hang, at most 100 ms).
+	 * put this CPU's next interrupt off by the hang's length, 100 ms at
+	 * most.  Its length: the longest hang when that grew (it is this
+	 * one), else the hung interrupt's own, from its entry (the interval
+	 * open at the last timer) to the last timer; the longest hang only
+	 * where neither is known.  (A short hang after a long one must not
+	 * put the long one's length off: a stop then would go unseen.)
 	 */
 	if (t->hangs != lc->hangs) {
+		u64 len = t->max_hang_ns;
+
+		if (t->max_hang_ns <= lc->max_hang_ns && lc->last_entry &&
+		    lc->last_now > lc->last_entry &&
+		    lc->last_now - lc->last_entry < len)
+			len = lc->last_now - lc->last_entry;
+		if (len > HVN_HANG_DEFER_MAX_NS)
+			len = HVN_HANG_DEFER_MAX_NS;
 		if (lc->last_now)
-			lc->defer_until = lc->last_now +
-				(t->max_hang_ns < HVN_HANG_DEFER_MAX_NS ?
-				 t->max_hang_ns : HVN_HANG_DEFER_MAX_NS);
+			lc->defer_until = lc->last_now + len;
 		lc->hangs = t->hangs;
 	}
+	lc->max_hang_ns = t->max_hang_ns;
 	if (due < lc->defer_until)
 		due = lc->defer_until;
 	lc->last_now = t->now;
+	lc->last_entry = ivl->depth ? ivl->open_start : 0;
 	/* No snapshot yet after (re)joining: no steal to split off. */
 	if (lc->snap_valid && t->steal > lc->steal_snap)
 		steal = t->steal - lc->steal_snap;

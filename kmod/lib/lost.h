@@ -93,7 +93,9 @@ struct hvn_lost_cpu {
 	u64 resumed_at;		/* when a suspend was last seen ended */
 	u64 suspended_ns;	/* how long that suspend lasted */
 	u32 hangs;		/* the kernel's hang count at the last timer */
+	u64 max_hang_ns;	/* the longest hang then */
 	u64 last_now;		/* the probe's clock at the last timer */
+	u64 last_entry;		/* its interrupt's entry, 0: not known */
 	u64 defer_until;	/* timers deferred by the kernel until then */
 };
 

@@ -341,6 +341,15 @@ static void lost_hang_deferral(struct hvn_test *t)
 	/* A stop right after the deferral still counts, from its end. */
 	HT_EXPECT_TRUE(t, judge_hang(590 * MS, 640 * MS, 3, 300 * MS, &rep));
 	HT_EXPECT_EQ(t, rep.start, 601 * MS);
+	/* A short hang after the long one: its own length, from its
+	 * interrupt's entry (704 ms) to its last timer (704.3 ms), not the
+	 * longest's 100 ms.  A stop 10 ms after it is seen.
+	 */
+	hvn_ivl_enter(&ivl_s, 704 * MS);
+	HT_EXPECT_FALSE(t, judge_hang(703 * MS + 900000, 704 * MS + 300000, 3, 300 * MS, &rep));
+	hvn_ivl_exit(&ivl_s, 704 * MS + 400000);
+	HT_EXPECT_TRUE(t, judge_hang(705 * MS, 740 * MS, 4, 300 * MS, &rep));
+	HT_EXPECT_EQ(t, rep.start, 705 * MS);
 	/* A short hang (5 ms, the longest so far) defers 5 ms only. */
 	judge_reset();
 	HT_EXPECT_FALSE(t, judge_hang(10 * MS, 10 * MS, 1, 5 * MS, &rep));

@@ -576,6 +576,8 @@ static __always_inline void hrtimer_expire(struct hrtimer *t, bool ksyms)
 	 * CLOCK_MONOTONIC.
 	 */
 	now = bpf_ktime_get_ns();
+	/* Next to it: a stop between the two reads is no suspend. */
+	tm.boot_off = bpf_ktime_get_boot_ns() - now;
 	expiry = BPF_CORE_READ(t, node.expires) - BPF_CORE_READ(t, base, offset);
 	gen = sampler_gen[cpu & (HVN_BPF_MAX_CPUS - 1)];
 	period = sample_period[cpu & (HVN_BPF_MAX_CPUS - 1)] ?: sample_ns;
@@ -605,14 +607,13 @@ static __always_inline void hrtimer_expire(struct hrtimer *t, bool ksyms)
 	tm.expiry = expiry;
 	tm.now = now;
 	tm.boottime = BPF_CORE_READ(t, base, clockid) == HVN_CLOCK_BOOTTIME;
-	tm.boot_off = bpf_ktime_get_boot_ns() - now;
 	/*
 	 * The loader sets lost_cfg.tick_ns only where hrtimers run from
 	 * the tick (clang 14 cannot relocate 6.1's hres_active bitfield).
 	 */
 	tm.from_tick = true;
 	cb = BPF_CORE_READ(t, base, cpu_base);
-	/* An unsigned int on 6.1, a short on 7.x: read by their size. */
+	/* Read by their size, whatever the kernel makes them. */
 	if (bpf_core_field_exists(cb->nr_hangs)) {
 		tm.hangs = BPF_CORE_READ_BITFIELD_PROBED(cb, nr_hangs);
 		tm.max_hang_ns = BPF_CORE_READ_BITFIELD_PROBED(cb, max_hang_time);
@@ -646,6 +647,7 @@ int BPF_PROG(hrtimer_start, struct hrtimer *t)
 
 	p = watched_pcpu(cpu);
 	if (!p || BPF_CORE_READ(t, is_soft) ||
+	    !hvn_lost_clock_judged(BPF_CORE_READ(t, base, clockid)) ||
 	    (u64)BPF_CORE_READ(t, base, running) == (u64)t)
 		return 0;
 	expiry = BPF_CORE_READ(t, node.expires) - BPF_CORE_READ(t, base, offset);

@@ -71,6 +71,7 @@ struct hvn_timer {
 	u8 *busy;			/* its throttled_busy[cpu][k], or NULL */
 	struct hvn_bpf *b;
 	int stopfd;			/* eventfd: the keeper's stop; -1: none */
+	int keeper_gone;		/* it ended on an error: the poll lifts */
 	pthread_t keeper;
 };
 #define MAX_AUTO		32
@@ -687,6 +688,9 @@ const char *hvn_bpf_steal_probe(void)
 
 static void timer_stop(struct hvn_timer *t)
 {
+	/* Its history goes with it (the probe would read a freed timer). */
+	if (t->fd >= 0 && t->gen)
+		__atomic_add_fetch(t->gen, 2, __ATOMIC_SEQ_CST);
 	if (t->stopfd >= 0) {
 		uint64_t one = 1;
 
@@ -762,6 +766,10 @@ static int timer_start(struct hvn_bpf *b, struct hvn_timer *t, int cpu,
 		*busy = 0;
 	t->b = b;
 	t->stopfd = -1;
+	t->keeper_gone = 0;
+	/* A new timer, maybe on a CPU still watched: no history to judge by. */
+	if (gen)
+		__atomic_add_fetch(gen, 2, __ATOMIC_SEQ_CST);
 	if (period_out)
 		__atomic_store_n(period_out, period_ns, __ATOMIC_RELEASE);
 	t->fd = syscall(__NR_perf_event_open, &a, -1, cpu, -1,
@@ -816,6 +824,12 @@ static uint64_t timer_throttled(struct hvn_bpf *b, struct hvn_timer *t)
 		if (h.type == PERF_RECORD_THROTTLE && !t->throttled_at) {
 			__atomic_add_fetch(&b->throttles, 1, __ATOMIC_RELAXED);
 			t->throttled_at = time ? time : 1;
+		} else if (h.type == PERF_RECORD_LOST && !t->throttled_at) {
+			/* Records lost: a THROTTLE may be among them.  Lifted
+			 * as if it were (a lift of a running timer only
+			 * restarts it). */
+			__atomic_add_fetch(&b->throttles, 1, __ATOMIC_RELAXED);
+			t->throttled_at = hvn_now(CLOCK_MONOTONIC);
 		} else if (h.type == PERF_RECORD_UNTHROTTLE && t->throttled_at) {
 			if (time > t->throttled_at)
 				__atomic_add_fetch(&b->throttled_ns, time - t->throttled_at,
@@ -883,8 +897,10 @@ static void *keeper(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	for (;;) {
-		if (poll(p, 2, -1) < 0 && errno != EINTR)
+		if (poll(p, 2, -1) < 0 && errno != EINTR) {
+			__atomic_store_n(&t->keeper_gone, 1, __ATOMIC_RELEASE);
 			break;
+		}
 		if (p[1].revents)
 			break;
 		if (!(p[0].revents & POLLIN))
@@ -927,17 +943,22 @@ fail:
 	t->stopfd = -1;
 }
 
+static bool keeper_runs(struct hvn_timer *t)
+{
+	return t->stopfd >= 0 && !__atomic_load_n(&t->keeper_gone, __ATOMIC_ACQUIRE);
+}
+
 /* Timers without a keeper: lifted at each poll. */
 static void rearm_throttled(struct hvn_bpf *b)
 {
 	for (unsigned int cpu = 0; b->sample && b->backup && cpu < b->ncpus; cpu++) {
-		if (b->sample[cpu].fd >= 0 && b->sample[cpu].stopfd < 0)
+		if (b->sample[cpu].fd >= 0 && !keeper_runs(&b->sample[cpu]))
 			timer_rearm(b, &b->sample[cpu],
 				    &b->skel->bss->sampler_gen[cpu]);
-		if (b->backup[cpu].fd >= 0 && b->backup[cpu].stopfd < 0)
+		if (b->backup[cpu].fd >= 0 && !keeper_runs(&b->backup[cpu]))
 			timer_rearm(b, &b->backup[cpu], NULL);
 	}
-	if (b->steal_t.fd >= 0 && b->steal_t.stopfd < 0)
+	if (b->steal_t.fd >= 0 && !keeper_runs(&b->steal_t))
 		timer_rearm(b, &b->steal_t, NULL);
 }
 
