@@ -25,38 +25,15 @@ check = hvntest.checker("vm-arm64/")
 
 
 def main():
-    if sys.argv[1:2] == ["--again"]:
-        outdir = sys.argv[2]
-        inject.load_host(os.path.join(outdir, "arm64-host.json"))
-        console = open(os.path.join(outdir, "arm64-console.log"), errors="replace").read()
-    else:
-        kernel, initrd, outdir, stopsbin = sys.argv[1:5]
-        env = dict(os.environ, HVN_VM_ARCH="aarch64", HVN_VM_CPUS=str(NCPU))
-        console = inject.run_vm("arm64", kernel, initrd, outdir, env, stopsbin, None, 600,
-                                check)
+    env = dict(os.environ, HVN_VM_ARCH="aarch64", HVN_VM_CPUS=str(NCPU))
+    console = inject.console_of("arm64", sys.argv[1:], env, check)
     for line in console.splitlines():
         if hvntest.parse(line):
             hvntest.relay(line)
         elif line.startswith(("guest:", "QUIET", "  ")) or " irq_migrate: " in line or \
                 " irq_storm" in line:
             print("  " + line.strip())
-    clock = inject.guest_clock(console, ("anchor", "module", "bpf"))
-    print(f"the guest's clock on this host's: {clock}")
-    check(clock.valid, f"the guest's clock is placed on this host's ({clock})")
-    inject.quiet(console, clock, NCPU, check)
-    for source in ("module", "bpf"):
-        evs = inject.events(console, source)
-        wins = inject.windows(console, source)
-        if not check(evs is not None and len(wins) == PAUSES and source in inject.spans(console),
-                     f"{source}: its {PAUSES} pauses ran and its lost events came back ({len(wins)})"):
-            continue
-        print(f"\n{source}: injected vs detected (hvnoise:lost duration per vCPU)")
-        # One TCG thread runs the vCPUs in turn: after a pause, the last
-        # to run again loses up to TCG's own lateness more (4.5 and 5.9 ms
-        # over a 20 ms pause, with 4.1 ms measured in the baseline).
-        inject.judge(source, wins, evs, NCPU, lambda ok, name: check(ok, name), clock,
-                     inject.spans(console).get(source), late_ms=inject.tcg_jitter_ms)
-    check("HVNOISE-VM-DONE" in console, "completed")
+    inject.judge_pauses(console, NCPU, PAUSES, check)
 
 
 if __name__ == "__main__":

@@ -299,6 +299,41 @@ def load_host(path):
     host_samples.extend((t, st, keys(d), keys(w)) for t, st, d, w in h["samples"])
 
 
+def console_of(name, argv, env, check):
+    """The console of VM @name: booted (@argv: KERNEL INITRD OUTDIR
+    HOSTSTOPS, @env for tests/vm/qemu.sh) as run_vm() does, or, with
+    @argv --again OUTDIR, that run's files read back (load_host())."""
+    if argv[:1] == ["--again"]:
+        load_host(os.path.join(argv[1], f"{name}-host.json"))
+        return open(os.path.join(argv[1], f"{name}-console.log"), errors="replace").read()
+    kernel, initrd, outdir, stopsbin = argv[:4]
+    return run_vm(name, kernel, initrd, outdir, env, stopsbin, None, 600, check)
+
+
+def judge_pauses(console, ncpu, pauses, check, res_ms=0.0):
+    """A VM whose guest printed its quiet phases, then @pauses pauses of
+    the whole VM for the module and for BPF (HVN-EVENTS module, bpf),
+    on single-threaded TCG: the clock placed, the quiet phases (quiet()),
+    every pause judged (judge(): one TCG thread runs the vCPUs in turn,
+    so the last to run again loses up to TCG's own lateness more, 4.5 and
+    5.9 ms over a 20 ms pause with 4.1 ms measured in an arm64 baseline;
+    @res_ms: the guest's timer resolution), and the guest done."""
+    clock = guest_clock(console, ("anchor", "module", "bpf"))
+    print(f"the guest's clock on this host's: {clock}")
+    check(clock.valid, f"the guest's clock is placed on this host's ({clock})")
+    quiet(console, clock, ncpu, check)
+    for source in ("module", "bpf"):
+        evs = events(console, source)
+        wins = windows(console, source)
+        if not check(evs is not None and len(wins) == pauses and source in spans(console),
+                     f"{source}: its {pauses} pauses ran and its lost events came back ({len(wins)})"):
+            continue
+        print(f"\n{source}: injected vs detected (hvnoise:lost duration per vCPU)")
+        judge(source, wins, evs, ncpu, check, clock, spans(console).get(source),
+              late_ms=tcg_jitter_ms, res_ms=res_ms)
+    check("HVNOISE-VM-DONE" in console, "completed")
+
+
 def run_vm(name, kernel, initrd, outdir, env, stopsbin, hogbin, timeout_s, check):
     """Boot tests/vm/qemu.sh (@env; its answer channel added for its
     HVN_VM_ARCH) with this host's stops witnessed, answer the guest's

@@ -59,16 +59,6 @@ u64 backup_period[HVN_BPF_MAX_CPUS];	/* the backup's: the tool's own */
  */
 u8 throttled_busy[HVN_BPF_MAX_CPUS][2];
 
-/* A perf timer's run that throttled it: say whether a task ran. */
-static __always_inline void throttle_seen(struct hvn_bpf_pcpu *p, u32 cpu, int k)
-{
-	struct perf_event *ev = (void *)(p->last_timer -
-		bpf_core_field_offset(struct perf_event, hw.hrtimer));
-
-	if (BPF_CORE_READ(ev, hw.interrupts) == ~0ULL)
-		throttled_busy[cpu & (HVN_BPF_MAX_CPUS - 1)][k] =
-			bpf_get_current_pid_tgid() >> 32 != 0;
-}
 /* Written by the probes: the CPU has storms under way (to end on leaving). */
 u8 has_storms[HVN_BPF_MAX_CPUS];
 
@@ -723,26 +713,59 @@ int steal_acct(void *ctx)
 }
 
 /*
+ * A perf timer's run on watched CPU @cpu, from its hrtimer's callback
+ * right after the hrtimer probe saw that timer (p->last_timer): the
+ * CPU's state, or NULL where the timer is not perf's (the watched set
+ * changed between).
+ */
+static __always_inline struct hvn_bpf_pcpu *perf_run(u32 cpu)
+{
+	struct hvn_bpf_pcpu *p;
+	struct hrtimer *t;
+	u32 zero = 0;
+
+	if (cpu >= HVN_BPF_MAX_CPUS || !watched[cpu])
+		return NULL;
+	p = bpf_map_lookup_elem(&pcpu_map, &zero);
+	if (!p || !p->last_timer)
+		return NULL;
+	t = (void *)p->last_timer;
+	if (perf_hrtimer_fn &&
+	    (u64)BPF_CORE_READ(t, function) != (u64)perf_hrtimer_fn)
+		return NULL;
+	return p;
+}
+
+/*
+ * Whether this run throttled its event (perf counted one interrupt too
+ * many since its CPU's last tick, and set the count to ~0): its timer
+ * stops until a tick or the tool restarts it.  Says then whether a task
+ * ran (throttled_busy[][@k], for the keeper).
+ */
+static __always_inline bool perf_run_throttled(struct hvn_bpf_pcpu *p, u32 cpu, int k)
+{
+	struct perf_event *ev = (void *)(p->last_timer -
+		bpf_core_field_offset(struct perf_event, hw.hrtimer));
+
+	if (BPF_CORE_READ(ev, hw.interrupts) != ~0ULL)
+		return false;
+	throttled_busy[cpu & (HVN_BPF_MAX_CPUS - 1)][k] =
+		bpf_get_current_pid_tgid() >> 32 != 0;
+	return true;
+}
+
+/*
  * The backup of a CPU's sampler (loader.c, sync_timers()): only a hard
  * timer to be late, judged as any other.  Returns 0: no sample written.
  */
 SEC("perf_event")
 int backup(void *ctx)
 {
-	u32 cpu = bpf_get_smp_processor_id(), zero = 0;
-	struct hvn_bpf_pcpu *p;
-	struct hrtimer *t;
+	u32 cpu = bpf_get_smp_processor_id();
+	struct hvn_bpf_pcpu *p = perf_run(cpu);
 
-	if (cpu >= HVN_BPF_MAX_CPUS || !watched[cpu])
-		return 0;
-	p = bpf_map_lookup_elem(&pcpu_map, &zero);
-	if (!p || !p->last_timer)
-		return 0;
-	t = (void *)p->last_timer;
-	if (perf_hrtimer_fn &&
-	    (u64)BPF_CORE_READ(t, function) != (u64)perf_hrtimer_fn)
-		return 0;
-	throttle_seen(p, cpu, 1);
+	if (p)
+		perf_run_throttled(p, cpu, 1);
 	return 0;
 }
 
@@ -756,35 +779,20 @@ int backup(void *ctx)
 SEC("perf_event")
 int sampler(void *ctx)
 {
-	u32 cpu = bpf_get_smp_processor_id(), zero = 0;
-	struct hvn_bpf_pcpu *p;
-	struct perf_event *ev;
-	struct hrtimer *t;
+	u32 cpu = bpf_get_smp_processor_id();
+	struct hvn_bpf_pcpu *p = perf_run(cpu);
 
-	if (cpu >= HVN_BPF_MAX_CPUS || !watched[cpu])
-		return 0;
-	p = bpf_map_lookup_elem(&pcpu_map, &zero);
-	/* The probe saw this timer last, unless the set changed between. */
-	if (!p || !p->last_timer)
-		return 0;
-	t = (void *)p->last_timer;
-	if (perf_hrtimer_fn &&
-	    (u64)BPF_CORE_READ(t, function) != (u64)perf_hrtimer_fn)
+	if (!p)
 		return 0;
 	if (p->sampler_timer != p->last_timer) {
 		p->sampler_timer = p->last_timer;
 		p->lost.sampler_seen = 0;	/* a new timer: no history */
 	}
 	/*
-	 * This run throttled the event (perf counted one interrupt too many
-	 * since its CPU's last tick): its timer stops until a tick or the
-	 * tool restarts it.  Forget the history now, not at its next run: a
-	 * tick that restarts it and fires first would judge by it.
+	 * Throttled: forget the history now, not at its next run: a tick
+	 * that restarts it and fires first would judge by it.
 	 */
-	ev = (void *)(p->last_timer -
-		      bpf_core_field_offset(struct perf_event, hw.hrtimer));
-	if (BPF_CORE_READ(ev, hw.interrupts) == ~0ULL)
+	if (perf_run_throttled(p, cpu, 0))
 		p->lost.sampler_seen = 0;
-	throttle_seen(p, cpu, 0);
 	return 0;
 }
