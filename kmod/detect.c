@@ -6,8 +6,8 @@
  *
  *  - interrupt storms per device IRQ, per x86 system vector and for all
  *    interrupts of a CPU (irq_handler_entry, irq_vectors:*_entry);
- *  - lost time: lateness of hard hrtimers minus the interrupt, softirq and
- *    NMI time the guest spent meanwhile (hrtimer_expire_entry);
+ *  - lost time: lateness of hard hrtimers minus the interrupt and NMI
+ *    time the guest spent meanwhile (hrtimer_expire_entry);
  *  - IRQ migrations of watched device IRQs (irq_vectors:vector_update, the
  *    first interrupt handled on a new CPU, and the watched-set poll).
  *
@@ -32,6 +32,7 @@
 #include <linux/timekeeping.h>
 #include <linux/tracepoint.h>
 /* The tracepoints' prototypes, for check_probe_types() only. */
+#include <trace/events/cpuhp.h>
 #include <trace/events/irq.h>
 #include <trace/events/nmi.h>
 #include <trace/events/timer.h>
@@ -54,7 +55,7 @@ struct hvn_pcpu {
 	bool watched;			/* the one check unwatched CPUs pay */
 	unsigned int nactive;		/* storms under way on this CPU */
 	u64 expire_walk;		/* when storm_expire() next walks */
-	struct hvn_ivl_ring ivl;	/* irq/softirq/vector intervals */
+	struct hvn_ivl_ring ivl;	/* irq and system vector intervals */
 	struct hvn_ivl_ring nmi;	/* NMI intervals, written from NMI only */
 	struct hvn_lost_cpu lost;
 	struct hvn_storm all;
@@ -152,6 +153,7 @@ void hvn_detect_cfg_changed(void)
 	WRITE_ONCE(lost_cfg.threshold_ns,
 		   (u64)READ_ONCE(hvn_dcfg.lost_threshold_us) * 1000);
 	lost_cfg.tick_ns = TICK_NSEC;
+	lost_cfg.settle_ns = 2 * TICK_NSEC;
 }
 
 static inline u64 hvn_clock(void)
@@ -322,29 +324,6 @@ static void probe_irq_exit(void *data, int irq, struct irqaction *action,
 		hvn_ivl_exit(&this_cpu_ptr(hvn_pcpu)->ivl, hvn_clock());
 }
 
-/* Softirqs run with interrupts on: keep the ring update atomic. */
-static void probe_softirq_entry(void *data, unsigned int vec)
-{
-	unsigned long flags;
-
-	if (!watched_here())
-		return;
-	local_irq_save(flags);
-	hvn_ivl_enter(&this_cpu_ptr(hvn_pcpu)->ivl, hvn_clock());
-	local_irq_restore(flags);
-}
-
-static void probe_softirq_exit(void *data, unsigned int vec)
-{
-	unsigned long flags;
-
-	if (!watched_here())
-		return;
-	local_irq_save(flags);
-	hvn_ivl_exit(&this_cpu_ptr(hvn_pcpu)->ivl, hvn_clock());
-	local_irq_restore(flags);
-}
-
 static void probe_nmi(void *data, void *handler, s64 delta_ns, int handled)
 {
 	u64 now;
@@ -418,6 +397,40 @@ static void probe_hrtimer_start(void *data, struct hrtimer *t,
 		       mono_expiry(t), hvn_clock());
 }
 
+/*
+ * The guest's own CPU hotplug steps that keep interrupts off: bringing a
+ * CPU up (x86 checks the TSC with interrupts off on both ends, 20 ms where
+ * a package has one core) and taking one down (stop_machine() stops every
+ * CPU).  The last one's span, on every CPU (hvn_lost_timer.hold_from).
+ */
+static u64 hvn_hold_from, hvn_hold_to;
+
+static bool hold_step(int idx)
+{
+	return idx == CPUHP_BRINGUP_CPU || idx == CPUHP_TEARDOWN_CPU;
+}
+
+static void probe_cpuhp_enter(void *data, unsigned int cpu, int target,
+			      int idx, int (*fun)(unsigned int))
+{
+	if (!hold_step(idx))
+		return;
+	/*
+	 * A reader that sees it running (to 0) sees its start; one that
+	 * sees the last one's end with this start has an empty span.
+	 */
+	WRITE_ONCE(hvn_hold_from, hvn_clock());
+	smp_wmb();	/* the start before the running mark */
+	WRITE_ONCE(hvn_hold_to, 0);
+}
+
+static void probe_cpuhp_exit(void *data, unsigned int cpu, int state,
+			     int idx, int ret)
+{
+	if (hold_step(idx))
+		WRITE_ONCE(hvn_hold_to, hvn_clock());
+}
+
 #if HVN_HAVE_HRTIMER_EXPIRE_NOW_VALUE
 static void probe_hrtimer_expire(void *data, struct hrtimer *t, ktime_t now)
 #else
@@ -444,6 +457,7 @@ static void probe_hrtimer_expire(void *data, struct hrtimer *t, ktime_t *now)
 	tm.now = hvn_clock();
 	tm.expiry = mono_expiry(t);
 	tm.steal = hvn_steal_read_cpu(cpu, &src);
+	tm.steal_late = src != HVN_STEAL_KVM;
 	tm.from_tick = !t->base->cpu_base->hres_active;
 	tm.boottime = t->base->clockid == CLOCK_BOOTTIME;
 	tm.boot_off = ktime_to_ns(ktime_mono_to_any(0, TK_OFFS_BOOT));
@@ -454,6 +468,9 @@ static void probe_hrtimer_expire(void *data, struct hrtimer *t, ktime_t *now)
 	tm.hangs = 0;
 	tm.max_hang_ns = 0;
 #endif
+	tm.hold_to = READ_ONCE(hvn_hold_to);
+	smp_rmb();	/* see probe_cpuhp_enter() */
+	tm.hold_from = READ_ONCE(hvn_hold_from);
 	if (t == &p->sampler)
 		p->sampler_now = tm.now;	/* it re-arms from this read */
 	if (hvn_lost_judge(&p->lost, &p->ivl, &p->nmi, &lost_cfg, &tm, &rep))
@@ -471,11 +488,11 @@ struct hvn_probe {
 static struct hvn_probe hvn_probes[] = {
 	{ "irq_handler_entry", probe_irq_entry },
 	{ "irq_handler_exit", probe_irq_exit },
-	{ "softirq_entry", probe_softirq_entry },
-	{ "softirq_exit", probe_softirq_exit },
 	{ "hrtimer_start", probe_hrtimer_start },
 	{ "hrtimer_expire_entry", probe_hrtimer_expire },
 	{ "nmi_handler", probe_nmi, true },
+	{ "cpuhp_enter", probe_cpuhp_enter },
+	{ "cpuhp_exit", probe_cpuhp_exit },
 	{ "local_timer_entry", probe_timer_entry, true },
 	{ "local_timer_exit", probe_vec_exit, true },
 	{ "reschedule_entry", probe_resched_entry, true },
@@ -496,11 +513,11 @@ static void __maybe_unused check_probe_types(void)
 {
 	check_trace_callback_type_irq_handler_entry(probe_irq_entry);
 	check_trace_callback_type_irq_handler_exit(probe_irq_exit);
-	check_trace_callback_type_softirq_entry(probe_softirq_entry);
-	check_trace_callback_type_softirq_exit(probe_softirq_exit);
 	check_trace_callback_type_hrtimer_start(probe_hrtimer_start);
 	check_trace_callback_type_hrtimer_expire_entry(probe_hrtimer_expire);
 	check_trace_callback_type_nmi_handler(probe_nmi);
+	check_trace_callback_type_cpuhp_enter(probe_cpuhp_enter);
+	check_trace_callback_type_cpuhp_exit(probe_cpuhp_exit);
 #ifdef CONFIG_X86
 	check_trace_callback_type_local_timer_entry(probe_timer_entry);
 	check_trace_callback_type_local_timer_exit(probe_vec_exit);
@@ -627,8 +644,15 @@ static struct hvn_irqtab *build_irqtab(const struct hvn_watchset *ws,
 
 			if (o->used && o->dev == e->dev) {
 				atomic64_set(&e->moved, moved);
-				if (moved > ws->as_of)
+				/*
+				 * A probe's later word, or, for a vector on no
+				 * CPU now (freed, shut down), where it last
+				 * was: back elsewhere, that is a move.
+				 */
+				if (moved > ws->as_of || ws->irq[i].cpu < 0)
 					atomic_set(&e->cpu, atomic_read(&o->cpu));
+				if (ws->irq[i].cpu < 0 && !e->name[0])
+					strscpy(e->name, o->name, sizeof(e->name));
 			}
 		}
 	}

@@ -50,12 +50,16 @@ HVN_LIB u64 hvn_ivl_covered(const struct hvn_ivl_ring *r, u64 from, u64 to)
 	return sum > to - from ? to - from : sum;
 }
 
-/* @nmi: NULL, or NMIs outside @r's intervals, counted before steal. */
-static bool lost_core(struct hvn_lost_cpu *lc, const struct hvn_ivl_ring *r,
+/*
+ * @nmi: NULL, or NMIs outside @r's intervals, counted before steal; the
+ * NMI time taken goes to *@nmi_ns.
+ */
+static __always_inline bool lost_core(struct hvn_lost_cpu *lc, const struct hvn_ivl_ring *r,
 		      const struct hvn_ivl_ring *nmi, const struct hvn_lost_cfg *c,
-		      u64 now, u64 expiry, u64 steal_ns, struct hvn_lost_report *rep)
+		      u64 now, u64 expiry, u64 steal_ns, struct hvn_lost_report *rep,
+		      u64 *nmi_out, u64 hold_from, u64 hold_to)
 {
-	u64 from = expiry, late, irq_ns, nmi_ns = 0, lost;
+	u64 from = expiry, late, irq_ns, nmi_ns = 0, lost, a, b;
 
 	if (from < lc->reported_until)
 		from = lc->reported_until;
@@ -65,6 +69,11 @@ static bool lost_core(struct hvn_lost_cpu *lc, const struct hvn_ivl_ring *r,
 	if (late < c->threshold_ns)
 		return false;
 	irq_ns = hvn_ivl_covered(r, from, now);
+	/* A hotplug hold: all of it is the guest's, intervals or not. */
+	a = hold_from > from ? hold_from : from;
+	b = hold_to && hold_to < now ? hold_to : now;
+	if (hold_from && b > a)
+		irq_ns += (b - a) - hvn_ivl_covered(r, a, b);
 	lost = late - irq_ns;
 	if (steal_ns > lost)
 		steal_ns = lost;
@@ -82,6 +91,7 @@ static bool lost_core(struct hvn_lost_cpu *lc, const struct hvn_ivl_ring *r,
 	rep->irq_ns = irq_ns + nmi_ns;
 	rep->steal_ns = steal_ns;
 	rep->unexplained_ns = lost - steal_ns;
+	*nmi_out = nmi_ns;
 	return true;
 }
 
@@ -89,7 +99,9 @@ HVN_LIB bool hvn_lost_check(struct hvn_lost_cpu *lc, const struct hvn_ivl_ring *
 			    const struct hvn_lost_cfg *c, u64 now, u64 expiry,
 			    u64 steal_ns, struct hvn_lost_report *rep)
 {
-	return lost_core(lc, r, NULL, c, now, expiry, steal_ns, rep);
+	u64 nmi_ns;
+
+	return lost_core(lc, r, NULL, c, now, expiry, steal_ns, rep, &nmi_ns, 0, 0);
 }
 
 HVN_LIB void hvn_lost_nmi(const struct hvn_ivl_ring *ivl, struct hvn_ivl_ring *nmi,
@@ -119,11 +131,73 @@ HVN_LIB void hvn_lost_armed(struct hvn_lost_cpu *lc, u64 timer, u64 expiry, u64 
 	lc->armed_at[i] = now;
 }
 
+/*
+ * The pending report, with @steal (since the last timer before its stop)
+ * split off as lost_core() would have: NMI time only from what steal
+ * leaves.  That steal is used up.
+ */
+static __always_inline void settle(struct hvn_lost_cpu *lc, u64 steal, struct hvn_lost_report *rep)
+{
+	u64 lost = lc->pend.unexplained_ns + lc->pend_nmi, nmi_ns = lc->pend_nmi;
+
+	*rep = lc->pend;
+	if (steal > lost)
+		steal = lost;
+	if (nmi_ns > lost - steal)
+		nmi_ns = lost - steal;
+	rep->irq_ns = lc->pend.irq_ns - lc->pend_nmi + nmi_ns;
+	rep->steal_ns = steal;
+	rep->unexplained_ns = lost - steal - nmi_ns;
+	lc->steal_snap += steal;
+	lc->pending = false;
+}
+
+/*
+ * The end of hvn_lost_judge() where steal comes late (t->steal_late): a
+ * report made now waits for its steal, one made earlier is settled when
+ * its steal came or its time is up, or when a new stop needs the slot.
+ */
+static __always_inline bool judge_late(struct hvn_lost_cpu *lc, const struct hvn_ivl_ring *ivl,
+		       const struct hvn_ivl_ring *nmi, const struct hvn_lost_cfg *c,
+		       const struct hvn_lost_timer *t, u64 due,
+		       struct hvn_lost_report *rep)
+{
+	struct hvn_lost_report now_rep;
+	u64 steal = 0, nmi_ns;
+	bool ret = false;
+
+	if (!lc->snap_valid || t->steal < lc->steal_snap)
+		lc->steal_snap = t->steal;
+	lc->snap_valid = true;
+	steal = t->steal - lc->steal_snap;
+	if (lc->pending && (t->now >= lc->pend_until ||
+			    steal >= lc->pend.unexplained_ns + lc->pend_nmi)) {
+		settle(lc, steal, rep);
+		ret = true;
+	}
+	if (lost_core(lc, ivl, nmi, c, t->now, due, 0, &now_rep, &nmi_ns,
+		      t->hold_from, t->hold_to)) {
+		if (lc->pending) {
+			/* (Not settled above: ret is false.) */
+			settle(lc, steal, rep);
+			ret = true;
+		}
+		lc->pend = now_rep;
+		lc->pend_nmi = nmi_ns;
+		lc->pend_until = t->now + c->settle_ns;
+		lc->pending = true;
+	}
+	/* The steal since the snapshot is the pending stop's, else old. */
+	if (!lc->pending)
+		lc->steal_snap = t->steal;
+	return ret;
+}
+
 HVN_LIB bool hvn_lost_judge(struct hvn_lost_cpu *lc, const struct hvn_ivl_ring *ivl,
 			    const struct hvn_ivl_ring *nmi, const struct hvn_lost_cfg *c,
 			    const struct hvn_lost_timer *t, struct hvn_lost_report *rep)
 {
-	u64 due = t->expiry, steal = 0;
+	u64 due = t->expiry, steal = 0, nmi_ns;
 	bool ret;
 	u32 i;
 
@@ -200,10 +274,14 @@ HVN_LIB bool hvn_lost_judge(struct hvn_lost_cpu *lc, const struct hvn_ivl_ring *
 		due = lc->defer_until;
 	lc->last_now = t->now;
 	lc->last_entry = ivl->depth ? ivl->open_start : 0;
+	if (t->steal_late)
+		return judge_late(lc, ivl, nmi, c, t, due, rep);
+	lc->pending = false;
 	/* No snapshot yet after (re)joining: no steal to split off. */
 	if (lc->snap_valid && t->steal > lc->steal_snap)
 		steal = t->steal - lc->steal_snap;
-	ret = lost_core(lc, ivl, nmi, c, t->now, due, steal, rep);
+	ret = lost_core(lc, ivl, nmi, c, t->now, due, steal, rep, &nmi_ns,
+			t->hold_from, t->hold_to);
 	lc->steal_snap = t->steal;
 	lc->snap_valid = true;
 	return ret;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Lost time: how late a hard timer fired on a CPU, minus what the guest
- * itself spent in interrupts, softirqs and NMIs meanwhile; the rest was
+ * itself spent in hard interrupts and NMIs meanwhile; the rest was
  * taken from the vCPU outside the guest (hypervisor, SMI, host contention).
  *
  * Per CPU, the outermost interrupt-context intervals are kept in a small
@@ -67,12 +67,18 @@ struct hvn_lost_cfg {
 	 * event device): from the tick, up to a tick late.  0: unknown.
 	 */
 	u64 tick_ns;
+	/*
+	 * How long a report waits for steal that is accounted late (see
+	 * hvn_lost_timer.steal_late): two ticks, the tick after a stop
+	 * accounts it.
+	 */
+	u64 settle_ns;
 };
 
 struct hvn_lost_report {
 	u64 start;		/* when the timer should have fired */
 	u64 duration;		/* how late it fired */
-	u64 irq_ns;		/* of which: guest IRQ/softirq/NMI time */
+	u64 irq_ns;		/* of which: guest IRQ, NMI and hotplug time */
 	u64 steal_ns;		/* of which: steal the hypervisor reported */
 	u64 unexplained_ns;	/* the rest */
 };
@@ -97,6 +103,11 @@ struct hvn_lost_cpu {
 	u64 last_now;		/* the probe's clock at the last timer */
 	u64 last_entry;		/* its interrupt's entry, 0: not known */
 	u64 defer_until;	/* timers deferred by the kernel until then */
+	/* A report waiting for its steal (hvn_lost_timer.steal_late). */
+	bool pending;
+	u64 pend_until;		/* reported then, whatever steal came */
+	u64 pend_nmi;		/* of pend.irq_ns: NMI time, which steal may take */
+	struct hvn_lost_report pend;
 };
 
 /* The shortest suspend told from the offset's jitter. */
@@ -159,6 +170,23 @@ struct hvn_lost_timer {
 	 */
 	u64 boot_off;
 	bool boottime;		/* the timer is on CLOCK_BOOTTIME */
+	/*
+	 * @steal is kernel accounting (kcpustat's CPUTIME_STEAL: arm64
+	 * pvtime, Xen, VMware, the BPF source's kprobe): the tick after a
+	 * stop accounts its steal, after the timer that saw the stop.  A
+	 * report then waits, until the steal since the last timer before
+	 * the stop covers it or cfg->settle_ns passed, and is returned by a
+	 * later call: split, not all unexplained.
+	 */
+	bool steal_late;
+	/*
+	 * The guest's last CPU hotplug step that keeps CPUs' interrupts off
+	 * (0: none): bringing a CPU up (x86's TSC check spins up to 20 ms
+	 * with interrupts off) or taking one down (stop_machine() on every
+	 * CPU).  From @hold_from to @hold_to, 0 while it runs: guest time,
+	 * on every CPU alike.
+	 */
+	u64 hold_from, hold_to;
 };
 
 /*
@@ -173,7 +201,8 @@ struct hvn_lost_timer {
  * suspend was seen ended).  NMI time is
  * taken only from what steal leaves: an NMI stopped by the host lasts the
  * stop.  Returns true and fills @rep if the time lost reaches the
- * threshold.
+ * threshold; with @t->steal_late, that of an earlier timer, once its
+ * steal is known.
  */
 HVN_LIB bool hvn_lost_judge(struct hvn_lost_cpu *lc, const struct hvn_ivl_ring *ivl,
 			    const struct hvn_ivl_ring *nmi, const struct hvn_lost_cfg *c,

@@ -423,6 +423,131 @@ static void lost_steal_snapshot(struct hvn_test *t)
 	HT_EXPECT_EQ(t, rep.steal_ns, 0);
 }
 
+static bool judge_late(u64 expiry, u64 now, u64 steal, struct hvn_lost_report *rep)
+{
+	static const struct hvn_lost_cfg tcfg = { .threshold_ns = 2 * MS,
+						  .settle_ns = 8 * MS };
+	struct hvn_lost_timer tm = { .timer = 1, .expiry = expiry, .now = now,
+				     .steal = steal, .steal_late = true };
+
+	return hvn_lost_judge(&lc_s, &ivl_s, &nmi_s, &tcfg, &tm, rep);
+}
+
+static void lost_steal_late(struct hvn_test *t)
+{
+	struct hvn_lost_report rep;
+
+	judge_reset();
+	/*
+	 * kcpustat: a 30 ms stop's steal is accounted by the tick after
+	 * the timer that saw it.  That timer reports nothing yet; the next
+	 * one, with the steal in, reports the stop as steal.
+	 */
+	HT_EXPECT_FALSE(t, judge_late(100 * MS, 100 * MS, 1000 * MS, &rep));
+	HT_EXPECT_FALSE(t, judge_late(101 * MS, 131 * MS, 1000 * MS, &rep));
+	/* 29 ms of steal in: the rest may still come, until settle_ns. */
+	HT_EXPECT_FALSE(t, judge_late(132 * MS, 132 * MS, 1029 * MS, &rep));
+	HT_EXPECT_TRUE(t, judge_late(139 * MS, 139 * MS, 1029 * MS, &rep));
+	HT_EXPECT_EQ(t, rep.start, 101 * MS);
+	HT_EXPECT_EQ(t, rep.duration, 30 * MS);
+	HT_EXPECT_EQ(t, rep.steal_ns, 29 * MS);
+	HT_EXPECT_EQ(t, rep.unexplained_ns, 1 * MS);
+	/* All of it in: reported at once. */
+	HT_EXPECT_FALSE(t, judge_late(150 * MS, 170 * MS, 1029 * MS, &rep));
+	HT_EXPECT_TRUE(t, judge_late(171 * MS, 171 * MS, 1049 * MS, &rep));
+	HT_EXPECT_EQ(t, rep.steal_ns, 20 * MS);
+	HT_EXPECT_EQ(t, rep.unexplained_ns, 0);
+	/* A stop no steal came for: unexplained, once settle_ns passed. */
+	HT_EXPECT_FALSE(t, judge_late(200 * MS, 230 * MS, 1049 * MS, &rep));
+	HT_EXPECT_FALSE(t, judge_late(231 * MS, 231 * MS, 1049 * MS, &rep));
+	HT_EXPECT_TRUE(t, judge_late(238 * MS, 238 * MS, 1049 * MS, &rep));
+	HT_EXPECT_EQ(t, rep.start, 200 * MS);
+	HT_EXPECT_EQ(t, rep.steal_ns, 0);
+	HT_EXPECT_EQ(t, rep.unexplained_ns, 30 * MS);
+	/*
+	 * A second stop before the first settled: the first goes with the
+	 * steal come so far (10 of its 20 ms), the second waits for its own.
+	 */
+	HT_EXPECT_FALSE(t, judge_late(300 * MS, 320 * MS, 1049 * MS, &rep));
+	HT_EXPECT_TRUE(t, judge_late(321 * MS, 327 * MS, 1059 * MS, &rep));
+	HT_EXPECT_EQ(t, rep.start, 300 * MS);
+	HT_EXPECT_EQ(t, rep.steal_ns, 10 * MS);
+	HT_EXPECT_EQ(t, rep.unexplained_ns, 10 * MS);
+	HT_EXPECT_TRUE(t, judge_late(336 * MS, 336 * MS, 1064 * MS, &rep));
+	HT_EXPECT_EQ(t, rep.start, 321 * MS);
+	HT_EXPECT_EQ(t, rep.steal_ns, 5 * MS);
+	HT_EXPECT_EQ(t, rep.unexplained_ns, 1 * MS);
+	/* NMI time is taken only from what the late steal leaves. */
+	judge_reset();
+	HT_EXPECT_FALSE(t, judge_late(400 * MS, 400 * MS, 0, &rep));
+	hvn_lost_nmi(&ivl_s, &nmi_s, 420 * MS, 10 * MS);
+	HT_EXPECT_FALSE(t, judge_late(401 * MS, 439 * MS, 0, &rep));
+	HT_EXPECT_FALSE(t, judge_late(440 * MS, 440 * MS, 35 * MS, &rep));
+	HT_EXPECT_TRUE(t, judge_late(447 * MS, 447 * MS, 35 * MS, &rep));
+	HT_EXPECT_EQ(t, rep.irq_ns, 3 * MS);
+	HT_EXPECT_EQ(t, rep.steal_ns, 35 * MS);
+	HT_EXPECT_EQ(t, rep.unexplained_ns, 0);
+}
+
+static bool judge_hold(u64 expiry, u64 now, u64 from, u64 to,
+		       struct hvn_lost_report *rep)
+{
+	static const struct hvn_lost_cfg tcfg = { .threshold_ns = 2 * MS };
+	struct hvn_lost_timer tm = { .timer = 1, .expiry = expiry, .now = now,
+				     .hold_from = from, .hold_to = to };
+
+	return hvn_lost_judge(&lc_s, &ivl_s, &nmi_s, &tcfg, &tm, rep);
+}
+
+static void lost_hotplug_hold(struct hvn_test *t)
+{
+	struct hvn_lost_report rep;
+
+	judge_reset();
+	/*
+	 * A CPU brought up: x86's TSC check kept interrupts off 20 ms on
+	 * the CPU doing it.  The guest's own time, not lost.
+	 */
+	HT_EXPECT_FALSE(t, judge_hold(100 * MS, 121 * MS, 100 * MS, 121 * MS, &rep));
+	/* Still running (its end not seen yet): up to now. */
+	HT_EXPECT_FALSE(t, judge_hold(201 * MS, 230 * MS, 200 * MS, 0, &rep));
+	/* A stop beside it is lost time all the same, less the hold. */
+	HT_EXPECT_TRUE(t, judge_hold(300 * MS, 340 * MS, 310 * MS, 320 * MS, &rep));
+	HT_EXPECT_EQ(t, rep.duration, 40 * MS);
+	HT_EXPECT_EQ(t, rep.irq_ns, 10 * MS);
+	HT_EXPECT_EQ(t, rep.unexplained_ns, 30 * MS);
+	/* An interrupt inside the hold is not counted twice. */
+	hvn_ivl_enter(&ivl_s, 412 * MS);
+	hvn_ivl_exit(&ivl_s, 414 * MS);
+	HT_EXPECT_TRUE(t, judge_hold(400 * MS, 440 * MS, 410 * MS, 420 * MS, &rep));
+	HT_EXPECT_EQ(t, rep.irq_ns, 10 * MS);
+	/* An old hold explains nothing now. */
+	HT_EXPECT_TRUE(t, judge_hold(500 * MS, 530 * MS, 410 * MS, 420 * MS, &rep));
+	HT_EXPECT_EQ(t, rep.unexplained_ns, 30 * MS);
+}
+
+static void lost_softirq_hides_hardirq(struct hvn_test *t)
+{
+	struct hvn_ivl_ring r = { 0 };
+
+	/*
+	 * A 3 ms hard interrupt (interrupts off: it delays timers) inside
+	 * a softirq.  With the softirq as the outermost interval, as the
+	 * softirq probes hvnoise once had made it, the hard interrupt's
+	 * time is not known while the softirq runs, and a timer due during
+	 * it (firing inside the softirq) is judged 3 ms lost.  From the
+	 * hard interrupt's probes alone, it is explained.
+	 */
+	hvn_ivl_enter(&r, 100 * MS);		/* softirq_entry */
+	hvn_ivl_enter(&r, 101 * MS);		/* irq_handler_entry */
+	hvn_ivl_exit(&r, 104 * MS);
+	HT_EXPECT_EQ(t, hvn_ivl_covered(&r, 101 * MS, 104 * MS + 100000), 0);
+	memset(&r, 0, sizeof(r));
+	hvn_ivl_enter(&r, 101 * MS);
+	hvn_ivl_exit(&r, 104 * MS);
+	HT_EXPECT_EQ(t, hvn_ivl_covered(&r, 101 * MS, 104 * MS + 100000), 3 * MS);
+}
+
 static void lost_clock_steps_not_judged(struct hvn_test *t)
 {
 	HT_EXPECT_FALSE(t, hvn_lost_clock_judged(HVN_CLOCK_REALTIME));
@@ -460,6 +585,9 @@ static struct ht_case lost_cases[] = {
 	HT_CASE(lost_armed_due),
 	HT_CASE(lost_from_tick),
 	HT_CASE(lost_steal_snapshot),
+	HT_CASE(lost_steal_late),
+	HT_CASE(lost_softirq_hides_hardirq),
+	HT_CASE(lost_hotplug_hold),
 	HT_CASE(lost_hang_deferral),
 	HT_CASE(lost_suspend),
 	HT_CASE(lost_clock_steps_not_judged),

@@ -55,7 +55,7 @@ static const struct hvn_bpf_who hvn_bpf_vec_who[HVN_BPF_NR_VEC] = {
 struct hvn_bpf_pcpu {
 	unsigned int nactive;		/* storms under way on this CPU */
 	u64 expire_walk;		/* when storm_expire() next walks */
-	struct hvn_ivl_ring ivl;	/* irq/softirq/vector intervals */
+	struct hvn_ivl_ring ivl;	/* irq and system vector intervals */
 	struct hvn_ivl_ring nmi;	/* NMI intervals */
 	struct hvn_lost_cpu lost;
 	unsigned int gen;		/* enter_gen[] this state was reset for */

@@ -8,9 +8,8 @@
  *
  * Differences from the module, all documented in Documentation/bpf.rst:
  * times come from bpf_ktime_get_ns() (CLOCK_MONOTONIC) instead of
- * local_clock(); probes cannot mask interrupts, so an interrupt probe may
- * nest inside a softirq probe's update of the same per-CPU state (it can
- * misplace one interval, never read outside the state); steal is sampled
+ * local_clock(); probes cannot mask interrupts, but every probe that
+ * updates the per-CPU state runs in hard interrupt context; steal is sampled
  * from a perf cpu-clock event on a housekeeping CPU.
  */
 #include "vmlinux.h"
@@ -467,17 +466,35 @@ int BPF_PROG(irq_exit, int irq, struct irqaction *action, int ret)
 	return 0;
 }
 
-SEC("tp_btf/softirq_entry")
-int BPF_PROG(softirq_entry, unsigned int vec)
+/*
+ * The guest's own CPU hotplug steps that keep interrupts off (bringing a
+ * CPU up: x86's TSC check; taking one down: stop_machine()), their last
+ * span, as the module keeps it (hvn_lost_timer.hold_from).
+ */
+u64 hold_from, hold_to;
+
+static __always_inline bool hold_step(int idx)
 {
-	ivl_enter();
+	return idx == bpf_core_enum_value(enum cpuhp_state, CPUHP_BRINGUP_CPU) ||
+	       idx == bpf_core_enum_value(enum cpuhp_state, CPUHP_TEARDOWN_CPU);
+}
+
+SEC("tp_btf/cpuhp_enter")
+int BPF_PROG(cpuhp_enter, unsigned int cpu, int target, int idx, void *fun)
+{
+	if (hold_step(idx)) {
+		/* Start, then running: see the module's probe_cpuhp_enter(). */
+		*(volatile u64 *)&hold_from = bpf_ktime_get_ns();
+		*(volatile u64 *)&hold_to = 0;
+	}
 	return 0;
 }
 
-SEC("tp_btf/softirq_exit")
-int BPF_PROG(softirq_exit, unsigned int vec)
+SEC("tp_btf/cpuhp_exit")
+int BPF_PROG(cpuhp_exit, unsigned int cpu, int state, int idx, int ret)
 {
-	ivl_exit();
+	if (hold_step(idx))
+		*(volatile u64 *)&hold_to = bpf_ktime_get_ns();
 	return 0;
 }
 
@@ -593,7 +610,10 @@ static __always_inline void hrtimer_expire(struct hrtimer *t, bool ksyms)
 		expiry = hvn_lost_due(&p->lost, expiry, period);
 	}
 	p->last_timer = (u64)t;
+	tm.hold_to = *(volatile u64 *)&hold_to;
+	tm.hold_from = *(volatile u64 *)&hold_from;
 	tm.steal = read_steal(cpu, &src, ksyms);
+	tm.steal_late = src != HVN_STEAL_KVM;
 	tm.expiry = expiry;
 	tm.now = now;
 	tm.boottime = BPF_CORE_READ(t, base, clockid) == HVN_CLOCK_BOOTTIME;

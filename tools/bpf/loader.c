@@ -271,9 +271,9 @@ static int push_irq(struct hvn_watchset *ws, unsigned int *cap, u32 dev,
 static int add_irq(struct hvn_watchset *ws, u32 dev, int irq,
 		   unsigned int *cap, bool need_action)
 {
-	unsigned long eff[NWORDS] = { 0 };
+	unsigned long eff[NWORDS] = { 0 }, aff[NWORDS] = { 0 };
 	char path[96], name[HVN_IRQ_NAME_LEN], *s;
-	bool any = false;
+	bool any = false, both = false;
 
 	irq_name(irq, name);
 	if (need_action && !name[0])
@@ -287,14 +287,34 @@ static int add_irq(struct hvn_watchset *ws, u32 dev, int irq,
 	snprintf(path, sizeof(path), "/proc/irq/%d/effective_affinity_list",
 		 irq);
 	s = hvn_read_file(path, NULL);
-	if (!s) {
-		snprintf(path, sizeof(path), "/proc/irq/%d/smp_affinity_list",
-			 irq);
-		s = hvn_read_file(path, NULL);
-	}
+	both = s;
 	if (s) {
 		s[strcspn(s, "\n")] = 0;
 		if (hvn_cpulist_parse(s, eff, HVN_BPF_MAX_CPUS, NULL, 0))
+			memset(eff, 0, sizeof(eff));
+	}
+	free(s);
+	snprintf(path, sizeof(path), "/proc/irq/%d/smp_affinity_list", irq);
+	s = hvn_read_file(path, NULL);
+	if (s) {
+		s[strcspn(s, "\n")] = 0;
+		if (hvn_cpulist_parse(s, aff, HVN_BPF_MAX_CPUS, NULL, 0))
+			s[0] = 0;
+	}
+	if (!both && s && s[0])
+		memcpy(eff, aff, sizeof(eff));
+	/*
+	 * Not started (a managed IRQ whose CPUs all went offline, shut
+	 * down): its effective CPU, the first online one, is outside its
+	 * affinity, which the kernel never makes of a live IRQ.  On no CPU,
+	 * as the module has it (irqd_is_started()).
+	 */
+	if (both && s && s[0]) {
+		bool inside = false;
+
+		for (unsigned int w = 0; w < NWORDS; w++)
+			inside |= !!(eff[w] & aff[w]);
+		if (!inside)
 			memset(eff, 0, sizeof(eff));
 	}
 	free(s);
@@ -553,6 +573,9 @@ static void apply(struct hvn_bpf *b, struct hvn_watchset *ws)
 		e = (struct hvn_bpf_irq){ .cpu = w->cpu, .dev = w->dev };
 		memcpy(e.name, w->name, sizeof(e.name));
 		if (!bpf_map_lookup_elem(fd, &irq, &old)) {
+			/* Freed (no handler, no name): the last name stands. */
+			if (!e.name[0] && old.dev == w->dev)
+				memcpy(e.name, old.name, sizeof(e.name));
 			e.moved_ns = old.moved_ns;
 			/* A probe moved it after this set was read: its CPU
 			 * is the later one (else this would undo the move,
@@ -567,7 +590,7 @@ static void apply(struct hvn_bpf *b, struct hvn_watchset *ws)
 					.to_cpu = e.cpu, .how = HVN_MIG_POLL,
 				};
 
-				memcpy(m.name, old.name, sizeof(m.name));
+				memcpy(m.name, e.name, sizeof(m.name));
 				deliver(b, e.cpu, now, HVN_EV_irq_migrate, &m);
 			}
 			/* Where the probes saw it last stands if the poll
@@ -1182,6 +1205,8 @@ int hvn_bpf_start(struct hvn_bpf **out, const struct hvn_bpf_cfg *c)
 	sk->data->lost_cfg.threshold_ns =
 		(u64)tval(c, "lost_threshold_us") * 1000;
 	sk->data->lost_cfg.tick_ns = tick_ns();
+	/* Steal accounted by the tick: two ticks at HZ=100, the longest. */
+	sk->data->lost_cfg.settle_ns = 20 * 1000 * 1000;
 	sk->data->steal_threshold_ns =
 		(u64)tval(c, "steal_threshold_us") * 1000;
 	sk->rodata->sample_ns = (u64)tval(c, "sample_us") * 1000;
