@@ -133,7 +133,7 @@ build/tools-arm64/obj/%.o: %.c $(ARM64_HDRS) build/tools-arm64/inputs
 build/tools-arm64/hvnoise: $(patsubst %.c,build/tools-arm64/obj/%.o,$(TOOL_CMD_SRCS) $(TOOL_LIB_SRCS)) | arm64-inputs
 	$(ARM64_CC) -o $@ $^ $(ARM64_LDLIBS)
 
-.PHONY: all module clean check demo deps unit unit-build tools fuzz fuzz-build stress soak-detectors soak-exp anchor arm64-inputs tools-arm64 \
+.PHONY: all module clean check demo deps unit unit-build tools fuzz fuzz-build stress soak-detectors soak-innocent soak-exp anchor arm64-inputs tools-arm64 \
 	install install-tools install-module uninstall dkms-install dkms-uninstall
 
 all: module
@@ -319,6 +319,11 @@ stress: deps
 # experiments (Documentation/detectors.rst).  Nothing else may run meanwhile.
 soak-detectors: deps
 	tests/vm/soak.sh soak $${N:-100} build/soak
+
+# Busy but innocent: past deadlines, NMI bursts, CPU hotplug, a NIC's
+# vectors freed and requested again, SECS seconds a source (make check: 30).
+soak-innocent: deps
+	tests/vm/innocent.sh $${SECS:-600} build/innocent
 
 soak-exp: deps
 	tests/vm/soak.sh exp 1 build/soak

@@ -566,6 +566,16 @@ else
 	fail "vm-lowres/completed (no 6.1 kernel, module build or witness)"
 fi
 
+stage vm-innocent "VM: busy but innocent (past deadlines, NMIs, hotplug, vectors freed), the module and BPF"
+if [ -z "$k61" ]; then
+	skip "vm-innocent/completed" "$k61_why"
+elif [ -f build/kbuild-6.1/kmod/hvnoise.ko ]; then
+	collect "$out/vm-innocent.log" tests/vm/innocent.sh "${INNOCENT_SECS:-30}" "$out/vm-innocent"
+	grep -E "^  " "$out/vm-innocent.log" | diag
+else
+	fail "vm-innocent/completed (no 6.1 kernel or module build)"
+fi
+
 stage stress "stress on the test kernel (KASAN, lockdep, kmemleak), short form; make stress runs 500 cycles"
 if [ -n "$ktest" ] && [ -f build/kbuild-test/kmod/hvnoise.ko ] && [ -x "$out/dread" ]; then
 	collect "$out/stress.log" tests/vm/stress.sh 10 "$out" "$ktest" \

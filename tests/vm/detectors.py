@@ -52,9 +52,8 @@ def versus(mod, bpf):
 # module and attaching BPF only add probes; the guest filters them out of
 # the top-level buffer.
 BOOT_TRACEPOINTS = (
-    "irq:irq_handler_entry", "irq:irq_handler_exit", "irq:softirq_entry",
-    "irq:softirq_exit", "timer:hrtimer_start", "timer:hrtimer_expire_entry",
-    "nmi:nmi_handler",
+    "irq:irq_handler_entry", "irq:irq_handler_exit", "timer:hrtimer_start", "timer:hrtimer_expire_entry",
+    "nmi:nmi_handler", "cpuhp:cpuhp_enter", "cpuhp:cpuhp_exit",
     "irq_vectors:local_timer_entry", "irq_vectors:local_timer_exit",
     "irq_vectors:reschedule_entry", "irq_vectors:reschedule_exit",
     "irq_vectors:call_function_entry", "irq_vectors:call_function_exit",

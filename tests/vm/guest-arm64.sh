@@ -65,23 +65,7 @@ check $? "hvnoise status: the module, steal read through kcpustat"
 
 # --- TCG's own lateness, then the quiet guest (judged by the host) ----------
 clock_anchor
-echo >$T/trace
-t0=$(cut -d' ' -f1 /proc/uptime)
-sleep 6
-echo "HVN-SPAN baseline $t0 $(cut -d' ' -f1 /proc/uptime)"
-echo "HVN-EVENTS baseline"
-grep " lost: " $T/trace | sed 's/.* lost: */LOST /' |
-	awk '{ d = $0; sub(/.*duration=/, "", d); sub(/ .*/, "", d); if (d + 0 >= 2000000) print }'
-echo "HVN-END-EVENTS"
-echo $TEST_LOST_US >$P/lost_threshold_us
-echo >$T/trace
-t0=$(cut -d' ' -f1 /proc/uptime)
-sleep 6
-echo "HVN-SPAN quiet $t0 $(cut -d' ' -f1 /proc/uptime)"
-echo "QUIET lost_events=$(grep -c ' lost: ' $T/trace) (threshold $TEST_LOST_US us, 6 s)"
-echo "HVN-EVENTS quiet"
-grep " lost: " $T/trace | sed 's/.* lost: */LOST /'
-echo "HVN-END-EVENTS"
+quiet_phases 6 $TEST_LOST_US
 n=$(grep -c " \(irq_storm_begin\|irq_migrate\): " $T/trace)
 [ "$n" = 0 ]
 check $? "a quiet guest has no storm from 2000/s and no IRQ move ($n)"

@@ -238,6 +238,32 @@ clock_anchor() {
 	echo "HVN-END-EVENTS"
 }
 
+# quiet_phases SECS TEST_US: the guest's TCG baseline (lateness from 2 ms at
+# a 200 us threshold) and the quiet guest at TEST_US, SECS seconds each,
+# printed for the host's judge (tests/vm/inject.py quiet()); the module
+# loaded and its events on.  Leaves the threshold at TEST_US.
+quiet_phases() {
+	echo 200 >$P/lost_threshold_us
+	echo >$T/trace
+	hvn_q0=$(cut -d' ' -f1 /proc/uptime)
+	sleep "$1"
+	echo "HVN-SPAN baseline $hvn_q0 $(cut -d' ' -f1 /proc/uptime)"
+	echo "BASELINE events from 200 us: $(grep -c ' lost: ' $T/trace) in $1 s"
+	echo "HVN-EVENTS baseline"
+	grep " lost: " $T/trace | sed 's/.* lost: */LOST /' |
+		awk '{ d = $0; sub(/.*duration=/, "", d); sub(/ .*/, "", d); if (d + 0 >= 2000000) print }'
+	echo "HVN-END-EVENTS"
+	echo "$2" >$P/lost_threshold_us
+	echo >$T/trace
+	hvn_q0=$(cut -d' ' -f1 /proc/uptime)
+	sleep "$1"
+	echo "HVN-SPAN quiet $hvn_q0 $(cut -d' ' -f1 /proc/uptime)"
+	echo "QUIET lost_events=$(grep -c ' lost: ' $T/trace) (threshold $2 us, $1 s)"
+	echo "HVN-EVENTS quiet"
+	grep " lost: " $T/trace | sed 's/.* lost: */LOST /'
+	echo "HVN-END-EVENTS"
+}
+
 # schedule NAME: $rounds rounds of pauses ($PAUSES ms) and hogs ($HOGS ms),
 # then the CPU share NAME's phase kept busy (HVN-CPU).
 schedule() {

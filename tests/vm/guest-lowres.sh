@@ -29,25 +29,7 @@ clock_anchor
 # The baseline (a low threshold: how late timers run beyond their tick)
 # is printed for the record; the quiet phase at the test threshold is
 # judged.
-echo 200 >$P/lost_threshold_us
-echo >$T/trace
-t0=$(cut -d' ' -f1 /proc/uptime)
-sleep 6
-echo "HVN-SPAN baseline $t0 $(cut -d' ' -f1 /proc/uptime)"
-echo "BASELINE events from 200 us: $(grep -c ' lost: ' $T/trace) in 6 s"
-echo "HVN-EVENTS baseline"
-grep " lost: " $T/trace | sed 's/.* lost: */LOST /' |
-	awk '{ d = $0; sub(/.*duration=/, "", d); sub(/ .*/, "", d); if (d + 0 >= 2000000) print }'
-echo "HVN-END-EVENTS"
-echo $TEST_LOST_US >$P/lost_threshold_us
-echo >$T/trace
-t0=$(cut -d' ' -f1 /proc/uptime)
-sleep 6
-echo "HVN-SPAN quiet $t0 $(cut -d' ' -f1 /proc/uptime)"
-echo "QUIET lost_events=$(grep -c ' lost: ' $T/trace) (threshold $TEST_LOST_US us, 6 s)"
-echo "HVN-EVENTS quiet"
-grep " lost: " $T/trace | sed 's/.* lost: */LOST /'
-echo "HVN-END-EVENTS"
+quiet_phases 6 $TEST_LOST_US
 
 # --- The host's pauses: the module, then the BPF source ---------------------
 pauses() {

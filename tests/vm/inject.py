@@ -299,7 +299,7 @@ def load_host(path):
     host_samples.extend((t, st, keys(d), keys(w)) for t, st, d, w in h["samples"])
 
 
-def console_of(name, argv, env, check):
+def console_of(name, argv, env, check, timeout_s=600):
     """The console of VM @name: booted (@argv: KERNEL INITRD OUTDIR
     HOSTSTOPS, @env for tests/vm/qemu.sh) as run_vm() does, or, with
     @argv --again OUTDIR, that run's files read back (load_host())."""
@@ -307,7 +307,7 @@ def console_of(name, argv, env, check):
         load_host(os.path.join(argv[1], f"{name}-host.json"))
         return open(os.path.join(argv[1], f"{name}-console.log"), errors="replace").read()
     kernel, initrd, outdir, stopsbin = argv[:4]
-    return run_vm(name, kernel, initrd, outdir, env, stopsbin, None, 600, check)
+    return run_vm(name, kernel, initrd, outdir, env, stopsbin, None, timeout_s, check)
 
 
 def judge_pauses(console, ncpu, pauses, check, res_ms=0.0):
@@ -346,7 +346,9 @@ def run_vm(name, kernel, initrd, outdir, env, stopsbin, hogbin, timeout_s, check
     for f in (log, pidfile, sockpath):
         if os.path.exists(f):
             os.unlink(f)
-    env = dict(env, HVN_VM_ARGS=qemu_args(sockpath, env.get("HVN_VM_ARCH", "x86_64")))
+    # The answer channel after the caller's own QEMU arguments.
+    env = dict(env, HVN_VM_ARGS=(env.get("HVN_VM_ARGS", "") + " " +
+                                 qemu_args(sockpath, env.get("HVN_VM_ARCH", "x86_64"))).strip())
     witness = Witness.start(stopsbin)
     check(witness, f"this host's stops are witnessed on each of its {host_ncpu} CPUs")
     proc = subprocess.Popen([os.path.join(os.path.dirname(os.path.abspath(__file__)), "qemu.sh"),
@@ -700,7 +702,8 @@ def quiet(console, clock, ncpu, check):
         stops_seen(tag, events(console, tag), spans(console).get(tag), ncpu, check, clock)
 
 
-def judge(source, wins, evs, ncpu, check, clock, span=None, late_ms=0.0, res_ms=0.0):
+def judge(source, wins, evs, ncpu, check, clock, span=None, late_ms=0.0, res_ms=0.0,
+          strict=False):
     """Every injection must give, on every vCPU it stopped (all for a
     pause, vCPU 1 for a hog), one lost event over it (in host time, when
     the clock can say) within 20% or 2 ms of what was injected, or of that
@@ -716,6 +719,9 @@ def judge(source, wins, evs, ncpu, check, clock, span=None, late_ms=0.0, res_ms=
     resolution where hrtimers run from the tick (highres=off): a stop is
     seen from the first tick it made the CPU miss, up to a tick after it
     began.
+    @strict: an event outside the injections must be a witnessed stop of
+    this host, even one on every vCPU alike (a guest that stops all its
+    CPUs itself, as stop_machine does, makes such events too).
     @clock: guest_clock's.  Prints per-CPU recall and the error per
     injection size; returns ({seq: {cpu: ms}}, seen, vCPU-injections)."""
     per_cpu = {c: [0, 0] for c in range(ncpu)}
@@ -774,7 +780,7 @@ def judge(source, wins, evs, ncpu, check, clock, span=None, late_ms=0.0, res_ms=
                               (", ".join(f"{d:.2f}" for d in ds) if ds else "nothing") +
                               ("" if over or not mine else " not over the injection") +
                               (host_context(mine[0], clock) if mine else ""))
-    whole, hosts, x = real_stops([e for e in evs if id(e) not in used], ncpu, clock)
+    whole, hosts, x = real_stops([e for e in evs if id(e) not in used], ncpu, clock, strict)
     extra += ["outside any injection: " + y for y in x]
     _, h, x = real_stops(beside, ncpu, clock, strict=True)
     hosts += h
