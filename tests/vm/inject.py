@@ -21,6 +21,7 @@ on stopped then, for as long as the event says (stop_fits).  And a stop
 of every host CPU at once of 20 ms or more must be seen on every vCPU, as
 an injection.
 """
+import bisect
 import json
 import os
 import re
@@ -184,7 +185,79 @@ def qemu_args(sockpath, arch="x86_64"):
     ISA bus, a PCI UART (ttyS0: the console is the PL011)."""
     dev = "isa-serial" if arch == "x86_64" else "pci-serial"
     return (f"-chardev socket,id=ack,path={sockpath},server=on,wait=off "
-            f"-device {dev},chardev=ack")
+            f"-device {dev},chardev=ack -qmp unix:{sockpath}.qmp,server=on,wait=off")
+
+
+# A guest whose console says nothing for this long is taken as hung: its
+# vCPUs' registers are read through QMP and named (hang_report()).
+HANG_S = int(os.environ.get("HVN_HANG_S", "240"))
+# Where a hung vCPU sits, by function: what that hang is.  Multi-threaded
+# TCG has hung in the kernel's text patching (tests/vm/qemu.sh).
+KNOWN_HANGS = (
+    ({"smp_call_function_many_cond", "text_poke_bp_batch", "poke_int3_handler",
+      "text_poke_sync", "on_each_cpu_cond_mask", "exc_int3"},
+     "the kernel's text patching under multi-threaded TCG (a vCPU in the int3 "
+     "handler, another waiting for its IPI): the known TCG hang, not hvnoise's"),
+)
+
+
+def qmp(path, line):
+    """The human monitor's answer to @line through QEMU's QMP socket."""
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(10)
+    s.connect(path)
+    f = s.makefile("rw")
+    json.loads(f.readline())        # the greeting
+    r = {}
+    for c in ({"execute": "qmp_capabilities"},
+              {"execute": "human-monitor-command", "arguments": {"command-line": line}}):
+        f.write(json.dumps(c) + "\n")
+        f.flush()
+        while True:
+            r = json.loads(f.readline())
+            if "return" in r or "error" in r:
+                break
+    s.close()
+    return r.get("return", "") if isinstance(r.get("return"), str) else ""
+
+
+def symbols(console):
+    """(sorted addresses, names) of the functions the guest's init named
+    (HVN-KSYM ADDR TYPE NAME), or None."""
+    rows = sorted((int(a, 16), n) for a, n in
+                  re.findall(r"^HVN-KSYM ([0-9a-f]+) \w (\w+)", console, re.M))
+    return ([a for a, _ in rows], [n for _, n in rows]) if rows else None
+
+
+def hang_report(qmp_path, console, samples=3):
+    """Where each vCPU of a hung guest is, sampled @samples times 0.5 s
+    apart: its program counter, named where it lies within 4 KB past a
+    function the guest's init named (@console's HVN-KSYM lines; the guests
+    boot with nokaslr), and what hang that is.  Lines to print."""
+    syms = symbols(console)
+    seen, out = {}, []
+    for _ in range(samples):
+        try:
+            regs = qmp(qmp_path, "info registers -a")
+        except (OSError, ValueError) as e:
+            return [f"HANG: QMP unanswered ({e})"]
+        for cpu, pc in re.findall(r"CPU#(\d+).*?(?:RIP|PC)=([0-9a-f]{8,16})", regs, re.S):
+            a, name = int(pc, 16), pc
+            if syms:
+                i = bisect.bisect_right(syms[0], a) - 1
+                if i >= 0 and a - syms[0][i] < 4096:
+                    name = f"{syms[1][i]}+{a - syms[0][i]:#x}"
+            seen.setdefault(int(cpu), []).append(name)
+        time.sleep(0.5)
+    funcs = {n.split("+")[0] for ns in seen.values() for n in ns}
+    idle = {"native_safe_halt", "default_idle", "cpu_do_idle"}
+    what = next((w for fs, w in KNOWN_HANGS if funcs & fs),
+                "every vCPU idle: the guest waits on something, none spins" if funcs <= idle
+                else "not a known hang")
+    out.append(f"HANG: the guest said nothing for {HANG_S} s: {what}")
+    for cpu in sorted(seen):
+        out.append(f"HANG: vCPU {cpu} at " + ", ".join(seen[cpu]))
+    return out
 
 
 def qemu_threads(pid):
@@ -231,7 +304,9 @@ def hog(pid, hogbin, ms):
 
 def serve(log, sockpath, pidfile, proc, hogbin, on_line=None):
     """Answer the guest's HVN-DO requests until QEMU exits.  @on_line(line,
-    pid) sees every other console line (the marker-driven injections)."""
+    pid) sees every other console line (the marker-driven injections).  A
+    console silent for HANG_S seconds is a hang: where the vCPUs are is
+    printed (hang_report()) and QEMU is ended."""
     conn = None
     for _ in range(600):
         if proc.poll() is not None:
@@ -244,6 +319,7 @@ def serve(log, sockpath, pidfile, proc, hogbin, on_line=None):
             conn = None
             time.sleep(0.05)
     pos, buf = 0, ""
+    spoke = time.monotonic()
     while proc.poll() is None:
         try:
             with open(log, errors="replace") as f:
@@ -253,6 +329,16 @@ def serve(log, sockpath, pidfile, proc, hogbin, on_line=None):
         except FileNotFoundError:
             chunk = ""
         buf += chunk
+        if chunk:
+            spoke = time.monotonic()
+        elif time.monotonic() - spoke > HANG_S:
+            for line in hang_report(sockpath + ".qmp", open(log, errors="replace").read()):
+                print("# " + line, flush=True)
+            try:
+                os.kill(int(open(pidfile).read()), signal.SIGKILL)
+            except (OSError, ValueError):
+                pass
+            spoke = time.monotonic()
         lines = buf.split("\n")
         buf = lines.pop()
         for line in lines:

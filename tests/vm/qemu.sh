@@ -27,9 +27,11 @@ disk=$(dirname "$log")/vm-disk.img
 truncate -s 64M "$disk"	# sparse; the detector test copies its recording out through it
 
 case ${HVN_VM_ARCH:-x86_64} in
-x86_64) qemu=qemu-system-x86_64 machine=() console="console=ttyS0 tsc=reliable" ;;
+# nokaslr: a hung vCPU's address names the function it is in (tests/vm/init)
+# (tests/vm/inject.py hang_report()).
+x86_64) qemu=qemu-system-x86_64 machine=() console="console=ttyS0 tsc=reliable nokaslr" ;;
 aarch64) qemu=qemu-system-aarch64 machine=(-M virt,gic-version=3,its=on -cpu cortex-a72)
-	console="console=ttyAMA0" ;;
+	console="console=ttyAMA0 nokaslr" ;;
 *) echo "qemu.sh: HVN_VM_ARCH=$HVN_VM_ARCH: x86_64 or aarch64" >&2; exit 2 ;;
 esac
 args=("${machine[@]}" -accel "${HVN_VM_ACCEL:-tcg,thread=single}" -smp "${HVN_VM_CPUS:-4}" -m 1024 -no-reboot
