@@ -321,9 +321,11 @@ soak-detectors: deps
 	tests/vm/soak.sh soak $${N:-100} build/soak
 
 # Busy but innocent: past deadlines, NMI bursts, CPU hotplug, a NIC's
-# vectors freed and requested again, SECS seconds a source (make check: 30).
+# vectors freed and requested again, SECS seconds a source (make check: 30),
+# then again booted highres=off.
 soak-innocent: deps
 	tests/vm/innocent.sh $${SECS:-600} build/innocent
+	HVN_VM_APPEND=highres=off tests/vm/innocent.sh $${SECS:-600} build/innocent-lowres
 
 soak-exp: deps
 	tests/vm/soak.sh exp 1 build/soak

@@ -398,37 +398,50 @@ static void probe_hrtimer_start(void *data, struct hrtimer *t,
 }
 
 /*
- * The guest's own CPU hotplug steps that keep interrupts off: bringing a
- * CPU up (x86 checks the TSC with interrupts off on both ends, 20 ms where
- * a package has one core) and taking one down (stop_machine() stops every
- * CPU).  The last one's span, on every CPU (hvn_lost_timer.hold_from).
+ * Taking a CPU down keeps interrupts off where the kernel did it, not the
+ * host: stop_machine() in CPUHP_TEARDOWN_CPU stops every CPU, and the dead
+ * CPU's hrtimers, moved to the CPU doing it (inside stop_machine() from
+ * 6.8 and in backports, at CPUHP_HRTIMERS_PREPARE before), fire late
+ * there.  The span from that step through the control CPU's steps after
+ * it is the guest's own on every CPU (hvn_lost_timer.hold_from).  Only
+ * the hotplug lock's holder writes it.
  */
 static u64 hvn_hold_from, hvn_hold_to;
+static int hvn_hold_step = -1;	/* the step holding now, -1: none */
 
-static bool hold_step(int idx)
-{
-	return idx == CPUHP_BRINGUP_CPU || idx == CPUHP_TEARDOWN_CPU;
-}
+/* Steps of one take-down follow each other within this. */
+#define HVN_HOLD_GAP_NS	(10 * NSEC_PER_MSEC)
 
 static void probe_cpuhp_enter(void *data, unsigned int cpu, int target,
 			      int idx, int (*fun)(unsigned int))
 {
-	if (!hold_step(idx))
-		return;
+	u64 now, to = READ_ONCE(hvn_hold_to);
+
 	/*
-	 * A reader that sees it running (to 0) sees its start; one that
-	 * sees the last one's end with this start has an empty span.
+	 * Bringing up, the dying CPU's own steps inside stop_machine(), or
+	 * a step of the control CPU other than the take-down and those
+	 * right after it (a rollback long after): none starts or goes on.
 	 */
-	WRITE_ONCE(hvn_hold_from, hvn_clock());
-	smp_wmb();	/* the start before the running mark */
+	if (target >= idx || idx > CPUHP_TEARDOWN_CPU || READ_ONCE(hvn_hold_step) >= 0)
+		return;
+	now = hvn_clock();
+	if (idx == CPUHP_TEARDOWN_CPU) {
+		WRITE_ONCE(hvn_hold_from, now);
+		smp_wmb();	/* a reader seeing it running sees its start */
+	} else if (!READ_ONCE(hvn_hold_from) || now - to > HVN_HOLD_GAP_NS) {
+		return;
+	}
+	WRITE_ONCE(hvn_hold_step, idx);
 	WRITE_ONCE(hvn_hold_to, 0);
 }
 
 static void probe_cpuhp_exit(void *data, unsigned int cpu, int state,
 			     int idx, int ret)
 {
-	if (hold_step(idx))
-		WRITE_ONCE(hvn_hold_to, hvn_clock());
+	if (idx != READ_ONCE(hvn_hold_step))
+		return;
+	WRITE_ONCE(hvn_hold_to, hvn_clock());
+	WRITE_ONCE(hvn_hold_step, -1);
 }
 
 #if HVN_HAVE_HRTIMER_EXPIRE_NOW_VALUE
@@ -457,7 +470,8 @@ static void probe_hrtimer_expire(void *data, struct hrtimer *t, ktime_t *now)
 	tm.now = hvn_clock();
 	tm.expiry = mono_expiry(t);
 	tm.steal = hvn_steal_read_cpu(cpu, &src);
-	tm.steal_late = src != HVN_STEAL_KVM;
+	/* Late only where steal is accounted at all (not on bare metal). */
+	tm.steal_late = src != HVN_STEAL_KVM && tm.steal;
 	tm.from_tick = !t->base->cpu_base->hres_active;
 	tm.boottime = t->base->clockid == CLOCK_BOOTTIME;
 	tm.boot_off = ktime_to_ns(ktime_mono_to_any(0, TK_OFFS_BOOT));

@@ -274,9 +274,9 @@ HVN_LIB bool hvn_lost_judge(struct hvn_lost_cpu *lc, const struct hvn_ivl_ring *
 		due = lc->defer_until;
 	lc->last_now = t->now;
 	lc->last_entry = ivl->depth ? ivl->open_start : 0;
-	if (t->steal_late)
+	/* (A report still waiting when the source turned exact is settled.) */
+	if (t->steal_late || lc->pending)
 		return judge_late(lc, ivl, nmi, c, t, due, rep);
-	lc->pending = false;
 	/* No snapshot yet after (re)joining: no steal to split off. */
 	if (lc->snap_valid && t->steal > lc->steal_snap)
 		steal = t->steal - lc->steal_snap;

@@ -487,6 +487,12 @@ static void lost_steal_late(struct hvn_test *t)
 	HT_EXPECT_EQ(t, rep.irq_ns, 3 * MS);
 	HT_EXPECT_EQ(t, rep.steal_ns, 35 * MS);
 	HT_EXPECT_EQ(t, rep.unexplained_ns, 0);
+	/* A report still waiting when the source turns exact: not dropped. */
+	HT_EXPECT_FALSE(t, judge_late(500 * MS, 500 * MS, 35 * MS, &rep));
+	HT_EXPECT_FALSE(t, judge_late(501 * MS, 531 * MS, 35 * MS, &rep));
+	HT_EXPECT_TRUE(t, judge(1, 532 * MS, 532 * MS, 65 * MS, false, &rep));
+	HT_EXPECT_EQ(t, rep.start, 501 * MS);
+	HT_EXPECT_EQ(t, rep.steal_ns, 30 * MS);
 }
 
 static bool judge_hold(u64 expiry, u64 now, u64 from, u64 to,

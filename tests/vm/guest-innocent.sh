@@ -2,7 +2,8 @@
 # Busy but innocent (issue 29): what a real host does that is no hypervisor
 # noise, run for hvn.secs= seconds per source, the module then BPF.  Each
 # cycle: timers armed with deadlines already gone (pasttimers), NMI bursts
-# (tests/vm/nmiburst: 20 NMIs of 1.5 ms on every other CPU), CPU hotplug
+# (tests/vm/nmiburst: 12 NMIs of 1.5 ms back to back on every other CPU,
+# 18 ms a CPU, above the threshold, three times), CPU hotplug
 # of an unwatched and of a watched CPU (stop_machine with interrupts off everywhere; the
 # disk's managed queue vector of that CPU shut down and started again;
 # other vectors forced off it), the e1000e NIC down and up (its MSI-X
@@ -25,7 +26,8 @@ done
 SYS=/sys/devices/system/cpu
 
 ncpu=$(grep -c ^processor /proc/cpuinfo)
-echo "guest: kernel $(uname -r), $ncpu CPUs, $SECS s a source"
+res=$(sed -n 's/^ *\.resolution: \([0-9]*\) nsecs/\1/p' /proc/timer_list | sort -n | tail -n 1)
+echo "guest: kernel $(uname -r), $ncpu CPUs, $SECS s a source, hrtimer resolution $res ns ($(cat /proc/cmdline))"
 insmod /lib/hvnoise/hvn_nmi.ko nmi_us=1500
 check $? "insmod hvn_nmi (NMI bursts of 1.5 ms handlers)"
 e1k=$(ls /sys/bus/pci/devices/$E1K/net/)
@@ -56,17 +58,22 @@ step() {	# step NAME: the placement after it
 	echo "HVN-PLACE $1 t=$(cut -d' ' -f1 /proc/uptime) $(place)"
 }
 
-hotplug() {	# hotplug CPU: offline and online again
+hotplug() {	# hotplug CPU: offline and online again (HVN-OFF: when)
+	hvn_off=$(cut -d' ' -f1 /proc/uptime)
 	echo 0 >$SYS/cpu$1/online || return 1
 	step "cpu$1-offline"
 	echo 1 >$SYS/cpu$1/online || return 1
+	echo "HVN-OFF $1 $hvn_off $(cut -d' ' -f1 /proc/uptime)"
 	step "cpu$1-online"
 }
 
 nfail=0
 cycle() {
 	/lib/hvnoise/pasttimers 1 30 >/dev/null || nfail=$((nfail + 1))
-	echo 20 >/sys/module/hvn_nmi/parameters/burst || nfail=$((nfail + 1))
+	for _ in 1 2 3; do
+		echo 12 >/sys/module/hvn_nmi/parameters/burst || nfail=$((nfail + 1))
+		sleep 0.1
+	done
 	# CPU 3 is watched only where a vector of the devices sits on it;
 	# CPU 2 always is.
 	hotplug 3 || nfail=$((nfail + 1))

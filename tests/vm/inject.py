@@ -147,8 +147,10 @@ def host_stop_summary():
 
 def host_sample(pid):
     """This host's steal (it may be a VM itself), each QEMU vCPU thread's
-    time spent runnable but not running (schedstat), and the host CPU each
-    vCPU thread and QEMU's main thread ("main") last ran on."""
+    time spent runnable but not running (schedstat), the time QEMU's main
+    thread and single-threaded TCG's thread ran ("run_main", "run_all"),
+    and the host CPU each vCPU thread and QEMU's main thread ("main") last
+    ran on."""
     steal = 0
     with open("/proc/stat") as f:
         v = f.readline().split()
@@ -168,10 +170,13 @@ def host_sample(pid):
                 elif comm.startswith("ALL CPUs/"):
                     # Single-threaded TCG: one thread for every vCPU.
                     where["all"] = cpu
-                    delay["all"] = int(
-                        open(f"/proc/{pid}/task/{tid}/schedstat").read().split()[1])
+                    ss = open(f"/proc/{pid}/task/{tid}/schedstat").read().split()
+                    delay["all"] = int(ss[1])
+                    delay["run_all"] = int(ss[0])
                 elif tid == str(pid):
                     where["main"] = cpu
+                    delay["run_main"] = int(
+                        open(f"/proc/{pid}/task/{tid}/schedstat").read().split()[0])
             except (OSError, IndexError, ValueError):
                 pass
     except OSError:
@@ -193,9 +198,10 @@ def qemu_args(sockpath, arch="x86_64"):
 HANG_S = int(os.environ.get("HVN_HANG_S", "240"))
 # Where a hung vCPU sits, by function: what that hang is.  Multi-threaded
 # TCG has hung in the kernel's text patching (tests/vm/qemu.sh).
+# Each: the sets of functions that must all have a vCPU in them.
 KNOWN_HANGS = (
-    ({"smp_call_function_many_cond", "text_poke_bp_batch", "poke_int3_handler",
-      "text_poke_sync", "on_each_cpu_cond_mask", "exc_int3"},
+    (({"poke_int3_handler", "exc_int3", "text_poke_bp_batch", "text_poke_sync"},
+      {"smp_call_function_many_cond", "on_each_cpu_cond_mask"}),
      "the kernel's text patching under multi-threaded TCG (a vCPU in the int3 "
      "handler, another waiting for its IPI): the known TCG hang, not hvnoise's"),
 )
@@ -223,7 +229,8 @@ def qmp(path, line):
 
 def symbols(console):
     """(sorted addresses, names) of the functions the guest's init named
-    (HVN-KSYM ADDR TYPE NAME), or None."""
+    (HVN-KSYM ADDR TYPE NAME), each followed by the symbol after it, where
+    it ends; or None."""
     rows = sorted((int(a, 16), n) for a, n in
                   re.findall(r"^HVN-KSYM ([0-9a-f]+) \w (\w+)", console, re.M))
     return ([a for a, _ in rows], [n for _, n in rows]) if rows else None
@@ -231,9 +238,9 @@ def symbols(console):
 
 def hang_report(qmp_path, console, samples=3):
     """Where each vCPU of a hung guest is, sampled @samples times 0.5 s
-    apart: its program counter, named where it lies within 4 KB past a
-    function the guest's init named (@console's HVN-KSYM lines; the guests
-    boot with nokaslr), and what hang that is.  Lines to print."""
+    apart: its program counter, named where it lies in a function the
+    guest's init named (@console's HVN-KSYM lines; the guests boot with
+    nokaslr), and what hang that is.  Lines to print."""
     syms = symbols(console)
     seen, out = {}, []
     for _ in range(samples):
@@ -245,13 +252,13 @@ def hang_report(qmp_path, console, samples=3):
             a, name = int(pc, 16), pc
             if syms:
                 i = bisect.bisect_right(syms[0], a) - 1
-                if i >= 0 and a - syms[0][i] < 4096:
+                if i >= 0 and i + 1 < len(syms[0]):
                     name = f"{syms[1][i]}+{a - syms[0][i]:#x}"
             seen.setdefault(int(cpu), []).append(name)
         time.sleep(0.5)
     funcs = {n.split("+")[0] for ns in seen.values() for n in ns}
     idle = {"native_safe_halt", "default_idle", "cpu_do_idle"}
-    what = next((w for fs, w in KNOWN_HANGS if funcs & fs),
+    what = next((w for sets, w in KNOWN_HANGS if all(funcs & fs for fs in sets)),
                 "every vCPU idle: the guest waits on something, none spins" if funcs <= idle
                 else "not a known hang")
     out.append(f"HANG: the guest said nothing for {HANG_S} s: {what}")
@@ -582,6 +589,23 @@ def samples_around(e, clock):
     return [x for x in host_samples if a - 50_000_000 <= x[0] <= b + 50_000_000]
 
 
+def vmm_held(e, clock):
+    """Single-threaded TCG: (ms its thread neither ran nor waited to run,
+    ms QEMU's main thread ran) between the samples just around event @e,
+    or None without them.  The main thread holding QEMU's big lock (its
+    device models, its timers) stops every vCPU: QEMU took that time."""
+    a, b = host_interval(e, clock)
+    before = [x for x in host_samples if x[0] <= a and "run_all" in x[2]]
+    after = [x for x in host_samples if x[0] >= b and "run_all" in x[2]]
+    if not before or not after:
+        return None
+    x, y = before[-1], after[0]
+    span = (y[0] - x[0]) / 1e6
+    ran = (y[2]["run_all"] - x[2]["run_all"]) / 1e6
+    waited = (y[2].get("all", 0) - x[2].get("all", 0)) / 1e6
+    return span - ran - waited, (y[2].get("run_main", 0) - x[2].get("run_main", 0)) / 1e6
+
+
 def host_delay(e, clock):
     """ms event @e's vCPU thread spent runnable but not running on this
     host, around the event; 0 without samples."""
@@ -606,9 +630,13 @@ def host_context(e, clock):
     win = samples_around(e, clock)
     if len(win) >= 2:
         steal = (win[-1][1] - win[0][1]) / 1e6
-        delay = {c: (win[-1][2].get(c, 0) - win[0][2].get(c, 0)) / 1e6 for c in win[0][2]}
+        delay = {c: (win[-1][2].get(c, 0) - win[0][2].get(c, 0)) / 1e6 for c in win[0][2]
+                 if not str(c).startswith("run_")}
         out += (f"; around it steal {steal:.0f} ms, vCPU threads waiting to run " +
-                ", ".join(f"cpu{c} {d:.1f} ms" for c, d in sorted(delay.items())))
+                ", ".join(f"cpu{c} {d:.1f} ms" for c, d in sorted(delay.items(), key=str)))
+        held = vmm_held(e, clock)
+        if held is not None:
+            out += f"; QEMU's TCG thread stood still {held[0]:.1f} ms while its main thread ran {held[1]:.1f} ms"
     return out + ")"
 
 
@@ -673,13 +701,17 @@ def placed(e, clock):
 
 def host_took(e, clock, strict):
     """Whether this host took event @e's time: a host CPU its threads were
-    on stopped then, as long, with the run-queue wait after it (stop_fits),
-    or, unless @strict, its vCPU
+    on stopped then, as long, with the run-queue wait after it (stop_fits);
+    or QEMU did (single-threaded TCG: its thread stood still, neither
+    running nor waiting to run, and its main thread ran, each for as long
+    as the event but its tolerance: vmm_held); or, unless @strict, its vCPU
     thread waited on this host's run queue for at least half of it."""
     d = e["duration"] / 1e6
+    held = vmm_held(e, clock) if placed(e, clock) else None
     return ((placed(e, clock) and
              stop_fits(d, *host_interval(e, clock), clock, host_cpus(e, clock),
                        wait=host_delay(e, clock))) or
+            (held is not None and min(held) >= d - tol(d)) or
             (not strict and host_delay(e, clock) >= d / 2))
 
 
@@ -706,11 +738,12 @@ def real_stops(evs, ncpu, clock, strict=False):
     return whole, hosts, extra
 
 
-def stops_seen(source, evs, span, ncpu, check, clock, wins=None, min_ms=20):
+def stops_seen(source, evs, span, ncpu, check, clock, wins=None, min_ms=20, gone=None):
     """This host's stops are injections nobody asked for: each time every
     host CPU stopped for @min_ms or more (above the 15 ms test threshold by
     its tolerance) inside the guest's @span for @source, away from the
-    injections @wins, every vCPU must report it (stop_fits).  Returns
+    injections @wins, every vCPU must report it (stop_fits), but one
+    offline then (@gone: {cpu: [(guest ns, guest ns)]}).  Returns
     (seen, stops x vCPUs)."""
     if not host_ncpu or not clock.valid or span is None:
         return 0, 0
@@ -724,6 +757,8 @@ def stops_seen(source, evs, span, ncpu, check, clock, wins=None, min_ms=20):
                 or clock.slop(clock.guest(u)) > MAX_SLOP_NS):
             continue
         for c in range(ncpu):
+            if any(x < clock.guest(v) and clock.guest(u) < y for x, y in (gone or {}).get(c, [])):
+                continue
             n += 1
             mine = [e for e, (a, b) in placed_evs if e["cpu"] == c and a <= u and v <= b and
                     stop_fits(e["duration"] / 1e6, a, b, clock)]
@@ -789,7 +824,7 @@ def quiet(console, clock, ncpu, check):
 
 
 def judge(source, wins, evs, ncpu, check, clock, span=None, late_ms=0.0, res_ms=0.0,
-          strict=False):
+          strict=False, gone=None):
     """Every injection must give, on every vCPU it stopped (all for a
     pause, vCPU 1 for a hog), one lost event over it (in host time, when
     the clock can say) within 20% or 2 ms of what was injected, or of that
@@ -808,6 +843,7 @@ def judge(source, wins, evs, ncpu, check, clock, span=None, late_ms=0.0, res_ms=
     @strict: an event outside the injections must be a witnessed stop of
     this host, even one on every vCPU alike (a guest that stops all its
     CPUs itself, as stop_machine does, makes such events too).
+    @gone: CPUs offline when (stops_seen()).
     @clock: guest_clock's.  Prints per-CPU recall and the error per
     injection size; returns ({seq: {cpu: ms}}, seen, vCPU-injections)."""
     per_cpu = {c: [0, 0] for c in range(ncpu)}
@@ -900,5 +936,5 @@ def judge(source, wins, evs, ncpu, check, clock, span=None, late_ms=0.0, res_ms=
           f"({len(extra)} others; {len(coupled)} vCPUs stopped with a hog, "
           f"{len(whole)} whole-VM stops, {len(hosts)} taken by this host" +
           (f"; {extra[0]}".replace("#", "no. ") if extra else "") + ")")
-    stops_seen(source, evs, span, ncpu, check, clock, wins)
+    stops_seen(source, evs, span, ncpu, check, clock, wins, gone=gone)
     return seen, hit, n

@@ -107,14 +107,10 @@ extern struct pv_time_stolen_time_region stolen_time_region __ksym __weak;
 #endif
 
 
-/* This CPU's state, reset when the CPU (re)joins the watched set. */
-static __always_inline struct hvn_bpf_pcpu *this_pcpu(u32 cpu)
+static __always_inline void reset_pcpu(struct hvn_bpf_pcpu *p, u32 gen)
 {
-	u32 zero = 0, i, gen = enter_gen[cpu & (HVN_BPF_MAX_CPUS - 1)];
-	struct hvn_bpf_pcpu *p = bpf_map_lookup_elem(&pcpu_map, &zero);
+	u32 i;
 
-	if (!p || p->gen == gen)
-		return p;
 	/* An empty ring: its slots count only up to head. */
 	p->ivl.head = p->ivl.depth = 0;
 	p->ivl.open_start = 0;
@@ -132,6 +128,16 @@ static __always_inline struct hvn_bpf_pcpu *this_pcpu(u32 cpu)
 	p->expire_walk = 0;
 	p->sampler_timer = p->last_timer = 0;
 	p->gen = gen;
+}
+
+/* This CPU's state, reset when the CPU (re)joins the watched set. */
+static __always_inline struct hvn_bpf_pcpu *this_pcpu(u32 cpu)
+{
+	u32 zero = 0, gen = enter_gen[cpu & (HVN_BPF_MAX_CPUS - 1)];
+	struct hvn_bpf_pcpu *p = bpf_map_lookup_elem(&pcpu_map, &zero);
+
+	if (p && p->gen != gen)
+		reset_pcpu(p, gen);
 	return p;
 }
 
@@ -467,34 +473,59 @@ int BPF_PROG(irq_exit, int irq, struct irqaction *action, int ret)
 }
 
 /*
- * The guest's own CPU hotplug steps that keep interrupts off (bringing a
- * CPU up: x86's TSC check; taking one down: stop_machine()), their last
- * span, as the module keeps it (hvn_lost_timer.hold_from).
+ * Taking a CPU down keeps interrupts off where the kernel did it: the span
+ * of CPUHP_TEARDOWN_CPU (stop_machine()) and of the control CPU's steps
+ * right after it (where the dead CPU's hrtimers move), as the module
+ * keeps it (kmod/detect.c probe_cpuhp_enter(), hvn_lost_timer.hold_from).
+ * BPF has no barriers: on arm64 a timer judged within nanoseconds of a
+ * take-down's start may see it running with the last one's start.
  */
 u64 hold_from, hold_to;
+int hold_step = -1;
 
-static __always_inline bool hold_step(int idx)
-{
-	return idx == bpf_core_enum_value(enum cpuhp_state, CPUHP_BRINGUP_CPU) ||
-	       idx == bpf_core_enum_value(enum cpuhp_state, CPUHP_TEARDOWN_CPU);
-}
+#define HOLD_GAP_NS	(10ULL * 1000 * 1000)
 
 SEC("tp_btf/cpuhp_enter")
 int BPF_PROG(cpuhp_enter, unsigned int cpu, int target, int idx, void *fun)
 {
-	if (hold_step(idx)) {
-		/* Start, then running: see the module's probe_cpuhp_enter(). */
-		*(volatile u64 *)&hold_from = bpf_ktime_get_ns();
-		*(volatile u64 *)&hold_to = 0;
+	int teardown = bpf_core_enum_value(enum cpuhp_state, CPUHP_TEARDOWN_CPU);
+	u64 now, to = *(volatile u64 *)&hold_to;
+	u32 zero = 0;
+
+	/*
+	 * A CPU coming up runs its own steps outside any interrupt: what it
+	 * had open when it went down (an interval never closed) and its
+	 * timers' history are gone.  The module starts such a CPU afresh
+	 * from its online callback; the tool's poll may not see the CPU
+	 * gone at all (down and up within a second).  In one run such a
+	 * CPU then reported its NMI bursts as lost time, irq_ns 0.
+	 */
+	if (target > idx && cpu == bpf_get_smp_processor_id()) {
+		struct hvn_bpf_pcpu *p = bpf_map_lookup_elem(&pcpu_map, &zero);
+
+		if (p)
+			reset_pcpu(p, p->gen);
 	}
+
+	if (target >= idx || idx > teardown || *(volatile int *)&hold_step >= 0)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (idx == teardown)
+		*(volatile u64 *)&hold_from = now;
+	else if (!*(volatile u64 *)&hold_from || now - to > HOLD_GAP_NS)
+		return 0;
+	*(volatile int *)&hold_step = idx;
+	*(volatile u64 *)&hold_to = 0;
 	return 0;
 }
 
 SEC("tp_btf/cpuhp_exit")
 int BPF_PROG(cpuhp_exit, unsigned int cpu, int state, int idx, int ret)
 {
-	if (hold_step(idx))
-		*(volatile u64 *)&hold_to = bpf_ktime_get_ns();
+	if (idx != *(volatile int *)&hold_step)
+		return 0;
+	*(volatile u64 *)&hold_to = bpf_ktime_get_ns();
+	*(volatile int *)&hold_step = -1;
 	return 0;
 }
 
@@ -613,7 +644,8 @@ static __always_inline void hrtimer_expire(struct hrtimer *t, bool ksyms)
 	tm.hold_to = *(volatile u64 *)&hold_to;
 	tm.hold_from = *(volatile u64 *)&hold_from;
 	tm.steal = read_steal(cpu, &src, ksyms);
-	tm.steal_late = src != HVN_STEAL_KVM;
+	/* Late only where steal is accounted at all (not on bare metal). */
+	tm.steal_late = src != HVN_STEAL_KVM && tm.steal;
 	tm.expiry = expiry;
 	tm.now = now;
 	tm.boottime = BPF_CORE_READ(t, base, clockid) == HVN_CLOCK_BOOTTIME;

@@ -101,6 +101,7 @@ struct hvn_bpf {
 	uint64_t watch_ts;		/* when: before the probes saw it */
 	uint64_t irq_lost;		/* watched IRQs the table had no room for */
 	uint64_t next_resolve;
+	char *online;		/* the online CPUs at the last poll */
 	/* Where ring buffer records go during a poll. */
 	hvn_bpf_rec_fn fn;
 	void *ctx;
@@ -269,7 +270,7 @@ static int push_irq(struct hvn_watchset *ws, unsigned int *cap, u32 dev,
 #define NWORDS	HVN_BITS_TO_LONGS(HVN_BPF_MAX_CPUS)
 
 static int add_irq(struct hvn_watchset *ws, u32 dev, int irq,
-		   unsigned int *cap, bool need_action)
+		   unsigned int *cap, bool need_action, const unsigned long *online)
 {
 	unsigned long eff[NWORDS] = { 0 }, aff[NWORDS] = { 0 };
 	char path[96], name[HVN_IRQ_NAME_LEN], *s;
@@ -305,9 +306,9 @@ static int add_irq(struct hvn_watchset *ws, u32 dev, int irq,
 		memcpy(eff, aff, sizeof(eff));
 	/*
 	 * Not started (a managed IRQ whose CPUs all went offline, shut
-	 * down): its effective CPU, the first online one, is outside its
-	 * affinity, which the kernel never makes of a live IRQ.  On no CPU,
-	 * as the module has it (irqd_is_started()).
+	 * down): on x86 its effective CPU, the first online one, is outside
+	 * its affinity, which the kernel never makes of a live IRQ.  On no
+	 * CPU, as the module has it (irqd_is_started()).
 	 */
 	if (both && s && s[0]) {
 		bool inside = false;
@@ -318,6 +319,9 @@ static int add_irq(struct hvn_watchset *ws, u32 dev, int irq,
 			memset(eff, 0, sizeof(eff));
 	}
 	free(s);
+	/* arm64 keeps a shut-down managed IRQ's offline CPU effective. */
+	for (unsigned int w = 0; w < NWORDS; w++)
+		eff[w] &= online[w];
 	/* The set bits only: walking every possible CPU for every IRQ, each
 	 * poll, was most of the tool's own instructions with 1,014 IRQs
 	 * (bench/instructions.sh scale). */
@@ -335,7 +339,8 @@ static int add_irq(struct hvn_watchset *ws, u32 dev, int irq,
 	return 1;
 }
 
-static int add_device(struct hvn_watchset *ws, u32 a, unsigned int *cap)
+static int add_device(struct hvn_watchset *ws, u32 a, unsigned int *cap,
+		      const unsigned long *online)
 {
 	struct hvn_wdev *d = &ws->dev[ws->ndev++];
 	char dir[128], path[192];
@@ -357,7 +362,7 @@ static int add_device(struct hvn_watchset *ws, u32 a, unsigned int *cap)
 	while (m && (de = readdir(m))) {
 		if (de->d_name[0] < '0' || de->d_name[0] > '9')
 			continue;
-		r = add_irq(ws, a, atoi(de->d_name), cap, false);
+		r = add_irq(ws, a, atoi(de->d_name), cap, false, online);
 		if (r < 0) {
 			closedir(m);
 			return -1;
@@ -371,7 +376,7 @@ static int add_device(struct hvn_watchset *ws, u32 a, unsigned int *cap)
 		snprintf(path, sizeof(path), "%s/irq", dir);
 		r = read_long(path, 0);
 		if (r > 0)
-			r = add_irq(ws, a, r, cap, true);
+			r = add_irq(ws, a, r, cap, true, online);
 		if (r < 0)
 			return -1;
 		if (r > 0)
@@ -395,12 +400,16 @@ static struct hvn_watchset *resolve(struct hvn_bpf *b)
 	struct hvn_watchset *ws = calloc(1, sizeof(*ws));
 	unsigned int cap = 64, nauto = 0;
 	char *s = hvn_read_file("/sys/devices/system/cpu/online", NULL);
+	bool known = false;
 
 	if (s) {
 		s[strcspn(s, "\n")] = 0;
-		hvn_cpulist_parse(s, online, HVN_BPF_MAX_CPUS, NULL, 0);
+		known = !hvn_cpulist_parse(s, online, HVN_BPF_MAX_CPUS, NULL, 0);
 		free(s);
 	}
+	/* Unknown: every CPU taken as online (add_irq() masks with it). */
+	if (!known)
+		memset(online, 0xff, sizeof(online));
 	if (!ws)
 		return NULL;
 	/* bpf_ktime_get_ns() is this clock: moves the probes stamp later
@@ -414,7 +423,7 @@ static struct hvn_watchset *resolve(struct hvn_bpf *b)
 		goto fail;
 	hvn_ws_mark(ws, b->listed, online, HVN_WHY_LISTED);
 	for (unsigned int i = 0; i < b->devs.n; i++)
-		if (add_device(ws, b->devs.addr[i], &cap))
+		if (add_device(ws, b->devs.addr[i], &cap, online))
 			goto fail;
 	if (b->devs.autodetect) {
 		DIR *d = opendir("/sys/bus/pci/devices");
@@ -439,7 +448,7 @@ static struct hvn_watchset *resolve(struct hvn_bpf *b)
 			if (!hvn_pci_auto_match(vendor, class) ||
 			    listed_dev(&b->devs, a))
 				continue;
-			if (add_device(ws, a, &cap)) {
+			if (add_device(ws, a, &cap, online)) {
 				closedir(d);
 				goto fail;
 			}
@@ -1308,12 +1317,26 @@ int hvn_bpf_poll(struct hvn_bpf *b, hvn_bpf_rec_fn fn, void *ctx)
 {
 	unsigned int rms = tval(&b->cfg, "resolve_ms");
 	uint64_t now = hvn_now(CLOCK_MONOTONIC);
+	char *on = hvn_read_file("/sys/devices/system/cpu/online", NULL);
+	bool hotplug = false;
 	int n;
 
+	/*
+	 * A CPU came or went: its timers (perf's die at offline) and the
+	 * IRQs forced off it now, not at the next re-resolution: a CPU back
+	 * online was blind until then.
+	 */
+	if (on && (!b->online || strcmp(on, b->online))) {
+		hotplug = b->online;
+		free(b->online);
+		b->online = on;
+	} else {
+		free(on);
+	}
 	rearm_throttled(b);
 	n = drain(b, fn, ctx);
 
-	if (n >= 0 && rms && now >= b->next_resolve) {
+	if (n >= 0 && ((rms && now >= b->next_resolve) || hotplug)) {
 		struct hvn_watchset *ws = resolve(b);
 
 		b->next_resolve = now + (u64)rms * 1000000;
@@ -1419,6 +1442,7 @@ void hvn_bpf_free(struct hvn_bpf *b)
 	free(b->links);
 	free(b->sample);
 	free(b->backup);
+	free(b->online);
 	ring_buffer__free(b->rb);
 	hvnoise_bpf__destroy(b->skel);
 	ws_free(b->ws);
