@@ -2,7 +2,8 @@
 /* Lost time accounting; see lost.h. */
 #include "lost.h"
 
-HVN_LIB void hvn_ivl_add(struct hvn_ivl_ring *r, u64 start, u64 end)
+/* An interval, kept as its first @cap ns at most. */
+static __always_inline void ivl_add(struct hvn_ivl_ring *r, u64 start, u64 end, u64 cap)
 {
 	u32 i = r->head++ & (HVN_IVL_RING - 1);
 
@@ -10,16 +11,23 @@ HVN_LIB void hvn_ivl_add(struct hvn_ivl_ring *r, u64 start, u64 end)
 	 * Capped here, not in hvn_ivl_covered()'s loop: the BPF verifier
 	 * walks every iteration of that loop.
 	 */
-	if (end - start > HVN_IVL_CAP_NS)
-		end = start + HVN_IVL_CAP_NS;
+	if (end - start > cap)
+		end = start + cap;
 	r->start[i] = start;
 	r->end[i] = end;
 }
 
+HVN_LIB void hvn_ivl_add(struct hvn_ivl_ring *r, u64 start, u64 end)
+{
+	ivl_add(r, start, end, HVN_IVL_CAP_NS);
+}
+
 HVN_LIB void hvn_ivl_enter(struct hvn_ivl_ring *r, u64 now)
 {
-	if (!r->depth++)
+	if (!r->depth++) {
 		r->open_start = now;
+		r->open_nmi = 0;
+	}
 }
 
 HVN_LIB void hvn_ivl_exit(struct hvn_ivl_ring *r, u64 now)
@@ -27,8 +35,9 @@ HVN_LIB void hvn_ivl_exit(struct hvn_ivl_ring *r, u64 now)
 	/* An exit without its entry (probes attached mid-interrupt). */
 	if (!r->depth)
 		return;
+	/* NMIs inside it are guest time beyond the cap. */
 	if (!--r->depth)
-		hvn_ivl_add(r, r->open_start, now);
+		ivl_add(r, r->open_start, now, HVN_IVL_CAP_NS + r->open_nmi);
 }
 
 HVN_LIB u64 hvn_ivl_covered(const struct hvn_ivl_ring *r, u64 from, u64 to)
@@ -69,6 +78,14 @@ static __always_inline bool lost_core(struct hvn_lost_cpu *lc, const struct hvn_
 	if (late < c->threshold_ns)
 		return false;
 	irq_ns = hvn_ivl_covered(r, from, now);
+	/*
+	 * Judged inside an interrupt (a timer's): NMIs in it so far are
+	 * guest time although the interval is still open.
+	 */
+	if (r->depth && r->open_nmi) {
+		a = r->open_start > from ? r->open_start : from;
+		irq_ns += r->open_nmi < now - a ? r->open_nmi : now - a;
+	}
 	/* A hotplug hold: all of it is the guest's, intervals or not. */
 	a = hold_from > from ? hold_from : from;
 	b = hold_to && hold_to < now ? hold_to : now;
@@ -104,10 +121,14 @@ HVN_LIB bool hvn_lost_check(struct hvn_lost_cpu *lc, const struct hvn_ivl_ring *
 	return lost_core(lc, r, NULL, c, now, expiry, steal_ns, rep, &nmi_ns, 0, 0);
 }
 
-HVN_LIB void hvn_lost_nmi(const struct hvn_ivl_ring *ivl, struct hvn_ivl_ring *nmi,
+HVN_LIB void hvn_lost_nmi(struct hvn_ivl_ring *ivl, struct hvn_ivl_ring *nmi,
 			  u64 now, u64 delta_ns)
 {
-	if (!ivl->depth && delta_ns && delta_ns <= now)
+	if (!delta_ns || delta_ns > now)
+		return;
+	if (ivl->depth)
+		ivl->open_nmi += delta_ns;
+	else
 		hvn_ivl_add(nmi, now - delta_ns, now);
 }
 

@@ -249,6 +249,33 @@ static void lost_nmi_before_threshold(struct hvn_test *t)
 	HT_EXPECT_EQ(t, rep.unexplained_ns, 29 * MS);
 }
 
+static void lost_nmi_burst_in_irq(struct hvn_test *t)
+{
+	struct hvn_lost_report rep;
+	int i;
+
+	judge_reset();
+	/*
+	 * 12 NMIs of 1.5 ms back to back at a timer interrupt's entry: the
+	 * timer is judged 18.5 ms late inside that interrupt, whose interval
+	 * is still open.  The NMIs explain it.
+	 */
+	hvn_ivl_enter(&ivl_s, 100 * MS);
+	for (i = 1; i <= 12; i++)
+		hvn_lost_nmi(&ivl_s, &nmi_s, 100 * MS + i * 1500000, 1500000);
+	HT_EXPECT_FALSE(t, judge(1, 100 * MS, 118 * MS + 500000, 0, false, &rep));
+	hvn_ivl_exit(&ivl_s, 118 * MS + 600000);
+	/* The same burst in one interrupt handler, kept as its first 4 ms. */
+	hvn_ivl_enter(&ivl_s, 200 * MS);
+	for (i = 1; i <= 12; i++)
+		hvn_lost_nmi(&ivl_s, &nmi_s, 200 * MS + i * 1500000, 1500000);
+	hvn_ivl_exit(&ivl_s, 218 * MS + 100000);
+	HT_EXPECT_FALSE(t, judge(1, 200 * MS, 219 * MS, 0, false, &rep));
+	/* And a stop after it is lost time all the same. */
+	HT_EXPECT_TRUE(t, judge(1, 250 * MS, 280 * MS, 0, false, &rep));
+	HT_EXPECT_EQ(t, rep.unexplained_ns, 30 * MS);
+}
+
 static void lost_armed_due(struct hvn_test *t)
 {
 	struct hvn_lost_report rep;
@@ -588,6 +615,7 @@ static struct ht_case lost_cases[] = {
 	HT_CASE(lost_steal_split),
 	HT_CASE(lost_nmi_split),
 	HT_CASE(lost_nmi_before_threshold),
+	HT_CASE(lost_nmi_burst_in_irq),
 	HT_CASE(lost_armed_due),
 	HT_CASE(lost_from_tick),
 	HT_CASE(lost_steal_snapshot),

@@ -144,6 +144,9 @@ echo "HVN-END-EVENTS"
 echo "HVN-MIGRATE bpf"
 grep " irq_migrate: " /tmp/bpf.txt | sed 's/.* irq_migrate: */MIGRATE /'
 echo "HVN-END-MIGRATE"
+# When the tool last re-resolved the set (each change writes a new
+# generation of hvnoise:watch records): for the record.
+echo "BPF watch generations, the last 3: $(sed -n 's/.* \([0-9.]*\): watch: *gen=\([0-9]*\) .*/\2@\1/p' /tmp/bpf.txt | uniq | tail -n 3 | tr '\n' ' ')"
 rmmod hvnoise
 check $? "rmmod"
 echo HVNOISE-VM-DONE

@@ -110,7 +110,7 @@ def main():
     for line in console.splitlines():
         if hvntest.parse(line):
             hvntest.relay(line)
-        elif line.startswith(("guest:", "QUIET", "BASELINE")):
+        elif line.startswith(("guest:", "QUIET", "BASELINE", "BPF watch")):
             print("  " + line.strip())
     clock = inject.guest_clock(console, ("anchor", "module", "bpf"))
     print(f"the guest's clock on this host's: {clock}")

@@ -113,7 +113,7 @@ static __always_inline void reset_pcpu(struct hvn_bpf_pcpu *p, u32 gen)
 
 	/* An empty ring: its slots count only up to head. */
 	p->ivl.head = p->ivl.depth = 0;
-	p->ivl.open_start = 0;
+	p->ivl.open_start = p->ivl.open_nmi = 0;
 	p->nmi.head = p->nmi.depth = 0;
 	p->nmi.open_start = 0;
 	__builtin_memset(&p->lost, 0, sizeof(p->lost));

@@ -102,6 +102,7 @@ struct hvn_bpf {
 	uint64_t irq_lost;		/* watched IRQs the table had no room for */
 	uint64_t next_resolve;
 	char *online;		/* the online CPUs at the last poll */
+	bool unresolved;	/* a re-resolution failed (said once) */
 	/* Where ring buffer records go during a poll. */
 	hvn_bpf_rec_fn fn;
 	void *ctx;
@@ -1345,6 +1346,10 @@ int hvn_bpf_poll(struct hvn_bpf *b, hvn_bpf_rec_fn fn, void *ctx)
 			/* Not fatal: the detectors run on, unsampled. */
 			sync_timers(b);
 		} else {
+			if (!b->unresolved)
+				hvn_warn("BPF: the watched set could not be resolved again (%s): CPUs and IRQ moves stand as last resolved",
+					 ws ? "no CPU in it" : "out of memory");
+			b->unresolved = true;
 			ws_free(ws);
 		}
 		if (b->err)
@@ -1367,10 +1372,19 @@ int hvn_bpf_finish(struct hvn_bpf *b, hvn_bpf_rec_fn fn, void *ctx)
 	struct hvn_storm_cfg sc = b->skel->data->storm_cfg;
 	struct hvn_storm_cfg sa = b->skel->data->storm_all_cfg;
 	uint64_t now;
+	struct hvn_watchset *ws;
 	char *vals;
 	u32 zero = 0;
 	int n;
 
+	/* The moves since the last re-resolution, up to the stop. */
+	if (drain(b, fn, ctx) < 0)
+		return -1;
+	ws = resolve(b);
+	if (ws && hvn_ws_ncpus(ws))
+		apply(b, ws);
+	else
+		ws_free(ws);
 	/* Every CPU unwatched first: each detach patches text with IPIs to
 	 * all CPUs, which the programs still attached counted as a
 	 * call_function storm on every CPU (64 vCPUs, storm_rate=500).  A
