@@ -450,7 +450,7 @@ static void lost_steal_snapshot(struct hvn_test *t)
 	HT_EXPECT_EQ(t, rep.steal_ns, 0);
 }
 
-static bool judge_late(u64 expiry, u64 now, u64 steal, struct hvn_lost_report *rep)
+static bool judge_steal_late(u64 expiry, u64 now, u64 steal, struct hvn_lost_report *rep)
 {
 	static const struct hvn_lost_cfg tcfg = { .threshold_ns = 2 * MS,
 						  .settle_ns = 8 * MS };
@@ -470,24 +470,24 @@ static void lost_steal_late(struct hvn_test *t)
 	 * the timer that saw it.  That timer reports nothing yet; the next
 	 * one, with the steal in, reports the stop as steal.
 	 */
-	HT_EXPECT_FALSE(t, judge_late(100 * MS, 100 * MS, 1000 * MS, &rep));
-	HT_EXPECT_FALSE(t, judge_late(101 * MS, 131 * MS, 1000 * MS, &rep));
+	HT_EXPECT_FALSE(t, judge_steal_late(100 * MS, 100 * MS, 1000 * MS, &rep));
+	HT_EXPECT_FALSE(t, judge_steal_late(101 * MS, 131 * MS, 1000 * MS, &rep));
 	/* 29 ms of steal in: the rest may still come, until settle_ns. */
-	HT_EXPECT_FALSE(t, judge_late(132 * MS, 132 * MS, 1029 * MS, &rep));
-	HT_EXPECT_TRUE(t, judge_late(139 * MS, 139 * MS, 1029 * MS, &rep));
+	HT_EXPECT_FALSE(t, judge_steal_late(132 * MS, 132 * MS, 1029 * MS, &rep));
+	HT_EXPECT_TRUE(t, judge_steal_late(139 * MS, 139 * MS, 1029 * MS, &rep));
 	HT_EXPECT_EQ(t, rep.start, 101 * MS);
 	HT_EXPECT_EQ(t, rep.duration, 30 * MS);
 	HT_EXPECT_EQ(t, rep.steal_ns, 29 * MS);
 	HT_EXPECT_EQ(t, rep.unexplained_ns, 1 * MS);
 	/* All of it in: reported at once. */
-	HT_EXPECT_FALSE(t, judge_late(150 * MS, 170 * MS, 1029 * MS, &rep));
-	HT_EXPECT_TRUE(t, judge_late(171 * MS, 171 * MS, 1049 * MS, &rep));
+	HT_EXPECT_FALSE(t, judge_steal_late(150 * MS, 170 * MS, 1029 * MS, &rep));
+	HT_EXPECT_TRUE(t, judge_steal_late(171 * MS, 171 * MS, 1049 * MS, &rep));
 	HT_EXPECT_EQ(t, rep.steal_ns, 20 * MS);
 	HT_EXPECT_EQ(t, rep.unexplained_ns, 0);
 	/* A stop no steal came for: unexplained, once settle_ns passed. */
-	HT_EXPECT_FALSE(t, judge_late(200 * MS, 230 * MS, 1049 * MS, &rep));
-	HT_EXPECT_FALSE(t, judge_late(231 * MS, 231 * MS, 1049 * MS, &rep));
-	HT_EXPECT_TRUE(t, judge_late(238 * MS, 238 * MS, 1049 * MS, &rep));
+	HT_EXPECT_FALSE(t, judge_steal_late(200 * MS, 230 * MS, 1049 * MS, &rep));
+	HT_EXPECT_FALSE(t, judge_steal_late(231 * MS, 231 * MS, 1049 * MS, &rep));
+	HT_EXPECT_TRUE(t, judge_steal_late(238 * MS, 238 * MS, 1049 * MS, &rep));
 	HT_EXPECT_EQ(t, rep.start, 200 * MS);
 	HT_EXPECT_EQ(t, rep.steal_ns, 0);
 	HT_EXPECT_EQ(t, rep.unexplained_ns, 30 * MS);
@@ -495,28 +495,28 @@ static void lost_steal_late(struct hvn_test *t)
 	 * A second stop before the first settled: the first goes with the
 	 * steal come so far (10 of its 20 ms), the second waits for its own.
 	 */
-	HT_EXPECT_FALSE(t, judge_late(300 * MS, 320 * MS, 1049 * MS, &rep));
-	HT_EXPECT_TRUE(t, judge_late(321 * MS, 327 * MS, 1059 * MS, &rep));
+	HT_EXPECT_FALSE(t, judge_steal_late(300 * MS, 320 * MS, 1049 * MS, &rep));
+	HT_EXPECT_TRUE(t, judge_steal_late(321 * MS, 327 * MS, 1059 * MS, &rep));
 	HT_EXPECT_EQ(t, rep.start, 300 * MS);
 	HT_EXPECT_EQ(t, rep.steal_ns, 10 * MS);
 	HT_EXPECT_EQ(t, rep.unexplained_ns, 10 * MS);
-	HT_EXPECT_TRUE(t, judge_late(336 * MS, 336 * MS, 1064 * MS, &rep));
+	HT_EXPECT_TRUE(t, judge_steal_late(336 * MS, 336 * MS, 1064 * MS, &rep));
 	HT_EXPECT_EQ(t, rep.start, 321 * MS);
 	HT_EXPECT_EQ(t, rep.steal_ns, 5 * MS);
 	HT_EXPECT_EQ(t, rep.unexplained_ns, 1 * MS);
 	/* NMI time is taken only from what the late steal leaves. */
 	judge_reset();
-	HT_EXPECT_FALSE(t, judge_late(400 * MS, 400 * MS, 0, &rep));
+	HT_EXPECT_FALSE(t, judge_steal_late(400 * MS, 400 * MS, 0, &rep));
 	hvn_lost_nmi(&ivl_s, &nmi_s, 420 * MS, 10 * MS);
-	HT_EXPECT_FALSE(t, judge_late(401 * MS, 439 * MS, 0, &rep));
-	HT_EXPECT_FALSE(t, judge_late(440 * MS, 440 * MS, 35 * MS, &rep));
-	HT_EXPECT_TRUE(t, judge_late(447 * MS, 447 * MS, 35 * MS, &rep));
+	HT_EXPECT_FALSE(t, judge_steal_late(401 * MS, 439 * MS, 0, &rep));
+	HT_EXPECT_FALSE(t, judge_steal_late(440 * MS, 440 * MS, 35 * MS, &rep));
+	HT_EXPECT_TRUE(t, judge_steal_late(447 * MS, 447 * MS, 35 * MS, &rep));
 	HT_EXPECT_EQ(t, rep.irq_ns, 3 * MS);
 	HT_EXPECT_EQ(t, rep.steal_ns, 35 * MS);
 	HT_EXPECT_EQ(t, rep.unexplained_ns, 0);
 	/* A report still waiting when the source turns exact: not dropped. */
-	HT_EXPECT_FALSE(t, judge_late(500 * MS, 500 * MS, 35 * MS, &rep));
-	HT_EXPECT_FALSE(t, judge_late(501 * MS, 531 * MS, 35 * MS, &rep));
+	HT_EXPECT_FALSE(t, judge_steal_late(500 * MS, 500 * MS, 35 * MS, &rep));
+	HT_EXPECT_FALSE(t, judge_steal_late(501 * MS, 531 * MS, 35 * MS, &rep));
 	HT_EXPECT_TRUE(t, judge(1, 532 * MS, 532 * MS, 65 * MS, false, &rep));
 	HT_EXPECT_EQ(t, rep.start, 501 * MS);
 	HT_EXPECT_EQ(t, rep.steal_ns, 30 * MS);
