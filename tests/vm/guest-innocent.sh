@@ -116,9 +116,7 @@ quiet_phases 4 $TEST_LOST_US
 echo >$T/trace
 
 phase module
-echo "HVN-EVENTS module"
-grep " lost: " $T/trace | sed 's/.* lost: */LOST /'
-echo "HVN-END-EVENTS"
+events_of module
 echo "HVN-CPUHP module"
 grep " cpuhp_e" $T/trace | head -150
 echo "HVN-MIGRATE module"
@@ -127,26 +125,17 @@ echo "HVN-END-MIGRATE"
 echo none >$P/devices
 echo none >$P/cpus
 
-hvnoise record --source bpf --cpus 0-2 --devices $E1K,$BLK --param sample_us=1000 \
-	--param lost_threshold_us=$TEST_LOST_US -o /tmp/bpf.dat >/tmp/bpf.log 2>&1 &
-bpfpid=$!
-wait_until 120 'grep -q recording /tmp/bpf.log'
-check $? "hvnoise record --source bpf starts"
+bpf_rec_start /tmp/bpf.dat --cpus 0-2 --devices $E1K,$BLK --param sample_us=1000 \
+	--param lost_threshold_us=$TEST_LOST_US
 phase bpf
-kill -INT $bpfpid
-wait $bpfpid
-check $? "hvnoise record --source bpf wrote /tmp/bpf.dat"
-cat /tmp/bpf.log
-trace-cmd report -i /tmp/bpf.dat >/tmp/bpf.txt 2>&1
-echo "HVN-EVENTS bpf"
-grep " lost: " /tmp/bpf.txt | sed 's/.* lost: */LOST /'
-echo "HVN-END-EVENTS"
+bpf_rec_stop
+events_of bpf /tmp/bpf.dat.txt
 echo "HVN-MIGRATE bpf"
-grep " irq_migrate: " /tmp/bpf.txt | sed 's/.* irq_migrate: */MIGRATE /'
+grep " irq_migrate: " /tmp/bpf.dat.txt | sed 's/.* irq_migrate: */MIGRATE /'
 echo "HVN-END-MIGRATE"
 # When the tool last re-resolved the set (each change writes a new
 # generation of hvnoise:watch records): for the record.
-echo "BPF watch generations, the last 3: $(sed -n 's/.* \([0-9.]*\): watch: *gen=\([0-9]*\) .*/\2@\1/p' /tmp/bpf.txt | uniq | tail -n 3 | tr '\n' ' ')"
+echo "BPF watch generations, the last 3: $(sed -n 's/.* \([0-9.]*\): watch: *gen=\([0-9]*\) .*/\2@\1/p' /tmp/bpf.dat.txt | uniq | tail -n 3 | tr '\n' ' ')"
 rmmod hvnoise
 check $? "rmmod"
 echo HVNOISE-VM-DONE

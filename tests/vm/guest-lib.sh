@@ -238,6 +238,33 @@ clock_anchor() {
 	echo "HVN-END-EVENTS"
 }
 
+# events_of TAG [FILE]: FILE's lost events (default the trace), for the
+# host's judge (tests/vm/inject.py events()).
+events_of() {
+	echo "HVN-EVENTS $1"
+	grep " lost: " "${2:-$T/trace}" | sed 's/.* lost: */LOST /'
+	echo "HVN-END-EVENTS"
+}
+
+# bpf_rec_start FILE ARGS...: hvnoise record --source bpf ARGS into FILE
+# (its messages in FILE.log), checked to record; bpf_rec_stop: stopped,
+# checked to have written FILE, which trace-cmd reads into FILE.txt.
+bpf_rec_start() {
+	bpf_file=$1
+	shift
+	hvnoise record --source bpf "$@" -o $bpf_file >$bpf_file.log 2>&1 &
+	bpfpid=$!
+	wait_until 120 'grep -q recording $bpf_file.log'
+	check $? "hvnoise record --source bpf starts"
+}
+bpf_rec_stop() {
+	kill -INT $bpfpid
+	wait $bpfpid
+	check $? "hvnoise record --source bpf wrote $bpf_file"
+	cat $bpf_file.log
+	trace-cmd report -i $bpf_file >$bpf_file.txt 2>&1
+}
+
 # quiet_phases SECS TEST_US: the guest's TCG baseline (lateness from 2 ms at
 # a 200 us threshold) and the quiet guest at TEST_US, SECS seconds each,
 # printed for the host's judge (tests/vm/inject.py quiet()); the module
@@ -259,9 +286,7 @@ quiet_phases() {
 	sleep "$1"
 	echo "HVN-SPAN quiet $hvn_q0 $(cut -d' ' -f1 /proc/uptime)"
 	echo "QUIET lost_events=$(grep -c ' lost: ' $T/trace) (threshold $2 us, $1 s)"
-	echo "HVN-EVENTS quiet"
-	grep " lost: " $T/trace | sed 's/.* lost: */LOST /'
-	echo "HVN-END-EVENTS"
+	events_of quiet
 }
 
 # schedule NAME: $rounds rounds of pauses ($PAUSES ms) and hogs ($HOGS ms),

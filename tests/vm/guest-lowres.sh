@@ -42,26 +42,15 @@ echo >$T/trace
 t0=$(cut -d' ' -f1 /proc/uptime)
 pauses
 echo "HVN-SPAN module $t0 $(cut -d' ' -f1 /proc/uptime)"
-echo "HVN-EVENTS module"
-grep " lost: " $T/trace | sed 's/.* lost: */LOST /'
-echo "HVN-END-EVENTS"
+events_of module
 echo none >$P/cpus
-hvnoise record --source bpf --cpus 0-$((ncpu - 1)) --param sample_us=1000 \
-	--param lost_threshold_us=$TEST_LOST_US -o /tmp/bpf.dat >/tmp/bpf.log 2>&1 &
-bpfpid=$!
-wait_until 120 'grep -q recording /tmp/bpf.log'
-check $? "hvnoise record --source bpf starts"
+bpf_rec_start /tmp/bpf.dat --cpus 0-$((ncpu - 1)) --param sample_us=1000 \
+	--param lost_threshold_us=$TEST_LOST_US
 t0=$(cut -d' ' -f1 /proc/uptime)
 pauses
 echo "HVN-SPAN bpf $t0 $(cut -d' ' -f1 /proc/uptime)"
-kill -INT $bpfpid
-wait $bpfpid
-check $? "hvnoise record --source bpf wrote /tmp/bpf.dat"
-cat /tmp/bpf.log
-trace-cmd report -i /tmp/bpf.dat >/tmp/bpf.txt 2>&1
-echo "HVN-EVENTS bpf"
-grep " lost: " /tmp/bpf.txt | sed 's/.* lost: */LOST /'
-echo "HVN-END-EVENTS"
+bpf_rec_stop
+events_of bpf /tmp/bpf.dat.txt
 rmmod hvnoise
 check $? "rmmod"
 echo HVNOISE-VM-DONE

@@ -400,7 +400,9 @@ static struct hvn_watchset *resolve(struct hvn_bpf *b)
 	unsigned long online[HVN_BITS_TO_LONGS(HVN_BPF_MAX_CPUS)] = { 0 };
 	struct hvn_watchset *ws = calloc(1, sizeof(*ws));
 	unsigned int cap = 64, nauto = 0;
-	char *s = hvn_read_file("/sys/devices/system/cpu/online", NULL);
+	/* The poll read it just now (hvn_bpf_poll()): not again. */
+	char *s = b->online ? strdup(b->online) :
+		  hvn_read_file("/sys/devices/system/cpu/online", NULL);
 	bool known = false;
 
 	if (s) {
