@@ -6,7 +6,9 @@
 # 18 ms a CPU, above the threshold, three times), CPU hotplug
 # of an unwatched and of a watched CPU (stop_machine with interrupts off everywhere; the
 # disk's managed queue vector of that CPU shut down and started again;
-# other vectors forced off it), the e1000e NIC down and up (its MSI-X
+# other vectors forced off it), then of both together (a second disk's
+# managed vector, spread on CPUs 2-3, moved within its mask and then shut
+# down with all its CPUs offline), the e1000e NIC down and up (its MSI-X
 # vectors freed and requested again), then one pause of the whole VM by the
 # host, which must still be seen on every watched CPU.
 # Judged by the host (tests/vm/innocent.py, tests/vm/inject.py): no lost
@@ -17,6 +19,7 @@ STAGE=vm-innocent
 inject_init
 TEST_LOST_US=15000	# the test threshold, above TCG's jitter, as elsewhere
 E1K=0000:00:08.0
+BLK2=0000:00:09.0	# 2 queues on 4 CPUs: managed vectors on CPUs 0-1 and 2-3
 SECS=30
 for arg in $(cat /proc/cmdline); do
 	case $arg in
@@ -34,6 +37,13 @@ e1k=$(ls /sys/bus/pci/devices/$E1K/net/)
 ip link set "$e1k" up
 wait_until 30 '[ -n "$(ls /proc/irq/$(ls /sys/bus/pci/devices/$E1K/msi_irqs | head -n 1)/ 2>/dev/null | grep -v "^[a-z_]*affinity\|^node\|^spurious")" ]'
 check $? "the e1000e NIC ($e1k) is up with its MSI-X vectors requested"
+m2=""
+for irq in $(ls /sys/bus/pci/devices/$BLK2/msi_irqs); do
+	m2="$m2 $irq:$(cat /proc/irq/$irq/smp_affinity_list)"
+done
+echo "guest: the second disk's vectors (IRQ:affinity):$m2"
+echo "$m2" | grep -q ":2-3"
+check $? "the second disk has a managed vector spread on CPUs 2-3"
 [ -d $SYS/cpu3 ] && [ -f $SYS/cpu3/online ]
 check $? "CPUs can go offline (CPU 3's online file)"
 
@@ -42,7 +52,7 @@ check $? "CPUs can go offline (CPU 3's online file)"
 # or a managed one whose CPUs are all offline, is on none).  Printed as
 # HVN-PLACE lines for the host's migration check.
 place() {
-	for dev in $E1K $BLK; do
+	for dev in $E1K $BLK $BLK2; do
 		for irq in $(ls /sys/bus/pci/devices/$dev/msi_irqs); do
 			ls -d /proc/irq/$irq/*/ >/dev/null 2>&1 || continue
 			on=""
@@ -66,6 +76,20 @@ hotplug() {	# hotplug CPU: offline and online again (HVN-OFF: when)
 	echo "HVN-OFF $1 $hvn_off $(cut -d' ' -f1 /proc/uptime)"
 	step "cpu$1-online"
 }
+hotplug_both() {	# CPUs 3 and 2 offline together, then online again
+	hvn_off3=$(cut -d' ' -f1 /proc/uptime)
+	echo 0 >$SYS/cpu3/online || return 1
+	step cpu3-offline
+	hvn_off2=$(cut -d' ' -f1 /proc/uptime)
+	echo 0 >$SYS/cpu2/online || return 1
+	step cpu2-offline
+	echo 1 >$SYS/cpu2/online || return 1
+	echo "HVN-OFF 2 $hvn_off2 $(cut -d' ' -f1 /proc/uptime)"
+	step cpu2-online
+	echo 1 >$SYS/cpu3/online || return 1
+	echo "HVN-OFF 3 $hvn_off3 $(cut -d' ' -f1 /proc/uptime)"
+	step cpu3-online
+}
 
 nfail=0
 cycle() {
@@ -78,9 +102,11 @@ cycle() {
 	# CPU 2 always is.
 	hotplug 3 || nfail=$((nfail + 1))
 	hotplug 2 || nfail=$((nfail + 1))
+	hotplug_both || nfail=$((nfail + 1))
 	ip link set "$e1k" down && step nic-down && ip link set "$e1k" up && step nic-up ||
 		nfail=$((nfail + 1))
 	dd if=/dev/vda of=/dev/null bs=4k count=256 iflag=direct 2>/dev/null
+	dd if=/dev/vdb of=/dev/null bs=4k count=256 iflag=direct 2>/dev/null
 	inject pause 30
 	sleep 0.3
 }
@@ -99,14 +125,14 @@ phase() {
 	nmi1=$(cat /sys/module/hvn_nmi/parameters/handled)
 	echo "HVN-SPAN $1 $t0 $(cut -d' ' -f1 /proc/uptime)"
 	[ $nfail = 0 ] && [ $n -ge 2 ] && [ $((nmi1 - nmi0)) -gt 0 ]
-	check $? "$1: $n cycles of past deadlines, NMI bursts, hotplug of CPUs 3 and 2, the NIC down and up ($nfail steps failed; $((nmi1 - nmi0)) NMIs of 1.5 ms handled)"
+	check $? "$1: $n cycles of past deadlines, NMI bursts, hotplug of CPUs 3, 2 and both, the NIC down and up ($nfail steps failed; $((nmi1 - nmi0)) NMIs of 1.5 ms handled)"
 	nfail=0
 }
 
 echo mono >$T/trace_clock
 echo 8192 >$T/buffer_size_kb
 echo >$T/trace
-insmod $KO devices=$E1K,$BLK cpus=0-2 sample_us=1000 lost_threshold_us=200
+insmod $KO devices=$E1K,$BLK,$BLK2 cpus=0-2 sample_us=1000 lost_threshold_us=200
 check $? "insmod: CPUs 0-2 watched, and the e1000e's and the disk's vectors"
 echo 1 >$T/events/hvnoise/enable
 echo 1 >$T/events/cpuhp/cpuhp_enter/enable
@@ -125,7 +151,7 @@ echo "HVN-END-MIGRATE"
 echo none >$P/devices
 echo none >$P/cpus
 
-bpf_rec_start /tmp/bpf.dat --cpus 0-2 --devices $E1K,$BLK --param sample_us=1000 \
+bpf_rec_start /tmp/bpf.dat --cpus 0-2 --devices $E1K,$BLK,$BLK2 --param sample_us=1000 \
 	--param lost_threshold_us=$TEST_LOST_US
 phase bpf
 bpf_rec_stop

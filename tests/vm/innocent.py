@@ -4,7 +4,8 @@ threaded TCG) running tests/vm/guest-innocent.sh, the module then the BPF
 source, each for SECS seconds of what real hosts do that is not the
 hypervisor's doing: timers armed already due, NMI bursts, CPU hotplug
 (stop_machine; managed vectors shut down and started again), a NIC's
-vectors freed and requested again.  Each cycle ends with one pause of the
+vectors freed and requested again, a second disk's vector spread on two
+CPUs shut down with both offline.  Each cycle ends with one pause of the
 whole VM by this host.
 
 Judged (tests/vm/inject.py): the quiet phases as everywhere; each pause
@@ -30,6 +31,9 @@ import hvntest  # noqa: E402
 NCPU = 4
 WATCHED = 3		# CPUs 0-2 watched for lost time: each pause seen there
 E1K = "-netdev hubport,id=n2,hubid=1 -device e1000e,netdev=n2,addr=08"
+# A second disk with 2 queues on the 4 vCPUs: one managed vector spread
+# on CPUs 2-3, shut down when both go offline.
+BLK2 = "-drive file={},if=none,format=raw,id=d1 -device virtio-blk-pci,drive=d1,addr=09,num-queues=2"
 check = hvntest.checker("vm-innocent/")
 
 
@@ -103,7 +107,11 @@ def offline(console):
 
 def main():
     secs = sys.argv[5] if len(sys.argv) > 5 else os.environ.get("INNOCENT_SECS", "30")
-    env = dict(os.environ, HVN_VM_CPUS=str(NCPU), HVN_VM_ARGS=E1K,
+    disk2 = os.path.join(sys.argv[-1 if sys.argv[1] == "--again" else 3], "disk2.img")
+    if sys.argv[1] != "--again":
+        with open(disk2, "wb") as f:
+            f.truncate(16 << 20)
+    env = dict(os.environ, HVN_VM_CPUS=str(NCPU), HVN_VM_ARGS=E1K + " " + BLK2.format(disk2),
                HVN_VM_APPEND=f"hvn.secs={secs} " + os.environ.get("HVN_VM_APPEND", ""))
     console = inject.console_of("innocent", sys.argv[1:], env, check,
                                 timeout_s=600 + 4 * int(secs))
