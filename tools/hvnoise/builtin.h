@@ -3,6 +3,9 @@
 #ifndef HVNOISE_BUILTIN_H
 #define HVNOISE_BUILTIN_H
 
+#include "cli.h"	/* every command has its option table */
+
+
 int cmd_record(int argc, char **argv);
 int cmd_flight_recorder(int argc, char **argv);
 int cmd_report(int argc, char **argv);

@@ -56,7 +56,7 @@ static const struct hvn_cmd exporter_cmd = {
 "                        [--devices LIST] [--source module|bpf|kernel]\n"
 "                        [--param NAME=VALUE]... [-e SYS[:EVENT]]... [-b KB]",
 	.opts = exporter_opts,
-	.session = true,
+	.more = hvn_session_options,
 	.notes = "  SIGINT or SIGTERM stops it\n",
 };
 

@@ -90,7 +90,7 @@ static const struct hvn_cmd flight_cmd = {
 "  (hvnoise record --flight-recorder is the same command)",
 	.opts = flight_opts,
 	.no_operands = "the flight recorder runs no command: it runs until stopped",
-	.session = true,
+	.more = hvn_session_options,
 	.notes = "  -b KB: the ring per watched CPU (default 8192) must hold --keep; with\n"
 		 "  hvnoise.ko, the others get --unwatched-kb, and grow to -b once watched.\n"
 		 "  SIGUSR1 writes an incident; SIGINT or SIGTERM stops it.\n",
@@ -882,7 +882,7 @@ int cmd_flight_recorder(int argc, char **argv)
 		FILE *mf = open_memstream(&f->base_meta, &len);
 
 		if (mf) {
-			hvn_meta_put_session(mf, &f->ring, &o);
+			hvn_session_put_meta(mf, &f->ring, &o);
 			fclose(mf);
 		}
 	}

@@ -52,7 +52,7 @@ static const struct hvn_cmd record_cmd = {
 "                      [-e SYS[:EVENT]]... [-b KB] [-- CMD [ARGS...]]",
 	.opts = record_opts,
 	.operands = true,
-	.session = true,
+	.more = hvn_session_options,
 	.stop_at_operand = true,
 	.notes =
 "      --flight-recorder  always on: write the last seconds on a trigger\n"
@@ -352,7 +352,7 @@ int cmd_record(int argc, char **argv)
 
 	meta = open_memstream(&mb.buf, &mb.len);
 	hvn_meta_uname(uname_str, sizeof(uname_str));
-	hvn_meta_put_session(meta, &s, &o);
+	hvn_session_put_meta(meta, &s, &o);
 	hvn_meta_put_clock(meta);
 
 	co = calloc(s.ncpus, sizeof(*co));
@@ -460,7 +460,7 @@ int cmd_record(int argc, char **argv)
 		if (thr)
 			hvn_warn("perf throttled the BPF source's timers %llu times: %.3f ms unsampled in all",
 				 (unsigned long long)thr, thr_ns / 1e6);
-		hvn_meta_put_bpf(meta, s.bpf);
+		hvn_session_put_bpf_meta(meta, s.bpf);
 		for (int c = 0; c < s.ncpus; c++) {
 			close(co[c].bfd);
 			co[c].bfd = -1;

@@ -50,7 +50,7 @@ static const struct hvn_cmd top_cmd = {
 "[-i TIME] [-n COUNT] [--cpus LIST] [--devices LIST]\n"
 "                   [--source SRC] [--param N=V]... [-e SYS[:EVENT]]... [-b KB]",
 	.opts = top_opts,
-	.session = true,
+	.more = hvn_session_options,
 	.notes = "  q or Ctrl-C quits\n",
 };
 

@@ -13,87 +13,6 @@
 #include <tracefs.h>
 
 #include "cli.h"
-#include "session.h"
-
-const char *hvn_prog = "hvnoise";
-bool hvn_quiet;
-int hvn_verbosity;
-
-/* Messages said only at @level or above of -q (-1) and -v (1, 2). */
-static bool said(int level)
-{
-	return !hvn_quiet && hvn_verbosity >= level;
-}
-
-static void message(int level, const char *kind, const char *fmt, va_list ap)
-{
-	if (!said(level))
-		return;
-	fprintf(stderr, "%s: %s", hvn_prog, kind);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-}
-
-void hvn_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	message(-1, "", fmt, ap);
-	va_end(ap);
-}
-
-void hvn_warn(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	message(0, "warning: ", fmt, ap);
-	va_end(ap);
-}
-
-void hvn_debug(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	message(1, "debug: ", fmt, ap);
-	va_end(ap);
-}
-
-void hvn_info(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!said(0))
-		return;
-	fprintf(stderr, "%s: ", hvn_prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-}
-
-#define SESSION(n, l, a, k, h) \
-	{ .name = n, .letter = l, .arg = a, .help = h, \
-	  .type = HVN_OPT_SESSION, .key = k }
-
-const struct hvn_opt hvn_session_options[] = {
-	SESSION("cpus", 'c', "LIST", HVN_SO_CPUS,
-		"CPUs to watch (e.g. 0-3,8): hvnoise.ko's cpus=, put\nback at the end"),
-	SESSION("devices", 0, "LIST", HVN_SO_DEVICES,
-		"GPUs/NICs to watch (PCI addresses, auto, none)"),
-	SESSION("source", 0, "SRC", HVN_SO_SOURCE,
-		"where the hvnoise events come from: module\n(hvnoise.ko), bpf, or kernel (irq events only);\ndefault: the module if loaded, else bpf if possible"),
-	SESSION("param", 0, "N=V", HVN_SO_PARAM,
-		"a detector tunable (storm_rate, lost_threshold_us,\n...; the module's parameter names)"),
-	SESSION("event", 'e', "SPEC", HVN_SO_EVENT,
-		"record SYS:EVENT or a whole SYS, repeatable\n(default: hvnoise, or irq:irq_handler_entry with\nneither the module nor BPF)"),
-	SESSION("buffer", 'b', "KB", HVN_SO_BUFFER,
-		"ring buffer per CPU (default: the kernel's)"),
-	SESSION("housekeeping", 0, "LIST", HVN_SO_HOUSEKEEPING,
-		"the CPUs hvnoise itself runs on (default auto: those\nit does not watch; all: not pinned)"),
-	{ NULL }
-};
 
 int hvn_cli_num(const char *opt, const char *arg, double lo, double hi,
 		double *v)
@@ -181,8 +100,7 @@ void hvn_cli_usage(const struct hvn_cmd *cmd, FILE *f)
 		cmd->synopsis[0] ? " " : "", cmd->synopsis);
 	for (const struct hvn_opt *o = cmd->opts; o && o->name; o++)
 		usage_opt(f, o);
-	for (const struct hvn_opt *o = hvn_session_options;
-	     cmd->session && o->name; o++)
+	for (const struct hvn_opt *o = cmd->more; o && o->name; o++)
 		usage_opt(f, o);
 	for (const struct hvn_opt *o = common; o->name; o++)
 		usage_opt(f, o);
@@ -198,8 +116,7 @@ static int collect(const struct hvn_cmd *cmd, const struct hvn_opt ***all)
 
 	for (const struct hvn_opt *o = cmd->opts; o && o->name; o++)
 		n++;
-	for (const struct hvn_opt *o = hvn_session_options;
-	     cmd->session && o->name; o++)
+	for (const struct hvn_opt *o = cmd->more; o && o->name; o++)
 		n++;
 	for (const struct hvn_opt *o = common; o->name; o++)
 		n++;
@@ -208,8 +125,7 @@ static int collect(const struct hvn_cmd *cmd, const struct hvn_opt ***all)
 		return -1;
 	for (const struct hvn_opt *o = cmd->opts; o && o->name; o++)
 		a[i++] = o;
-	for (const struct hvn_opt *o = hvn_session_options;
-	     cmd->session && o->name; o++)
+	for (const struct hvn_opt *o = cmd->more; o && o->name; o++)
 		a[i++] = o;
 	for (const struct hvn_opt *o = common; o->name; o++)
 		a[i++] = o;
@@ -257,7 +173,7 @@ static int apply(const struct hvn_opt *o, const char *spelled,
 		return 0;
 	}
 	case HVN_OPT_SESSION:
-		return hvn_session_opt(so, o->key, arg) == 1 ? 0 : -1;
+		return o->sess(so, o->key, arg) == 1 ? 0 : -1;
 	case HVN_OPT_CALL:
 		return o->call(vals, o, arg);
 	}

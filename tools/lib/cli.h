@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The command line: exit codes, the message prefix, and one option table
+ * The command line: one option table
  * type from which getopt's strings and each command's usage are made, so
- * that the two cannot drift apart.  The session options (record,
- * flight-recorder, top, exporter) are one table, hvn_session_options.
+ * that the two cannot drift apart.  A command may take a second table
+ * after its own (the session's options: session.h).
  */
 #ifndef HVNOISE_CLI_H
 #define HVNOISE_CLI_H
@@ -12,27 +12,9 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* Exit codes, documented in hvnoise(8). */
-#define HVN_EXIT_OK		0
-#define HVN_EXIT_FAIL		1	/* tracefs, permission, I/O */
-#define HVN_EXIT_USAGE		2	/* bad command line */
-#define HVN_EXIT_BADFILE	3	/* missing, truncated or corrupt input */
-#define HVN_EXIT_NOMODULE	4	/* hvnoise.ko is needed and not loaded */
-#define HVN_EXIT_THRESHOLD	5	/* report --fail-if: a condition held */
+#include "msg.h"
 
-/* "hvnoise CMD: ..." and "hvnoise CMD: warning: ..." on stderr (hvn_prog
- * names the command); "hvnoise CMD: debug: ..." only with -v. */
-void hvn_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void hvn_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void hvn_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* What a command says it is doing, on stderr after "hvnoise CMD: " (the
- * text brings its newline); nothing with -q. */
-void hvn_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-extern const char *hvn_prog;
-extern bool hvn_quiet;			/* the fuzzers: no messages */
-/* Every command's -q (-1: errors only) and -v (1: debug lines, and the
- * libraries' logs: libbpf's, libtracefs's; 2: theirs at debug level). */
-extern int hvn_verbosity;
+struct hvn_session_opts;
 
 enum hvn_opt_type {
 	HVN_OPT_FLAG,		/* bool at @off becomes true */
@@ -41,7 +23,7 @@ enum hvn_opt_type {
 	HVN_OPT_SECS,		/* double at @off: seconds in [@lo, @hi], with
 				 * rtla's suffixes (500ms, 30s, 10m, 2h, 1d) */
 	HVN_OPT_INT,		/* long at @off: a whole number in [@lo, @hi] */
-	HVN_OPT_SESSION,	/* a session option: hvn_session_opt(@key) */
+	HVN_OPT_SESSION,	/* a session option: @sess(so, @key, arg) */
 	HVN_OPT_CALL,		/* @call(values, option, argument) */
 };
 
@@ -55,6 +37,8 @@ struct hvn_opt {
 	double lo, hi;		/* HVN_OPT_NUM's range */
 	int key;		/* HVN_OPT_SESSION's option */
 	int (*call)(void *vals, const struct hvn_opt *o, const char *arg);
+	/* HVN_OPT_SESSION's taker (hvn_session_opt()): 1 if taken. */
+	int (*sess)(struct hvn_session_opts *so, int key, const char *arg);
 };
 
 /* Table rows: the option NAME (short letter L or 0) stores into FIELD of
@@ -79,13 +63,13 @@ struct hvn_opt {
 	  .type = HVN_OPT_CALL, .call = fn }
 #define HVN_OPT_END_ROW { .name = NULL }
 
-struct hvn_session_opts;
-
 struct hvn_cmd {
 	const char *name;
 	const char *synopsis;		/* usage's first lines, after the name */
 	const struct hvn_opt *opts;	/* ends with a NULL name */
-	bool session;			/* takes hvn_session_options too */
+	/* More options after its own: the session's (session.h's
+	 * hvn_session_options), or NULL. */
+	const struct hvn_opt *more;
 	const char *notes;		/* usage's last lines, or NULL */
 	bool operands;			/* takes operands (else an error) */
 	const char *no_operands;	/* why not, in that error, or NULL */
@@ -96,8 +80,6 @@ struct hvn_cmd {
 	 * with NULL after each option but HVN_OPT_CALL's, which ends a list. */
 	int (*operand)(void *vals, const char *arg);
 };
-
-extern const struct hvn_opt hvn_session_options[];
 
 /* Parse @argv into @vals (and @so for the session options).  Returns -1 to
  * go on with argv[*first] the first operand, or an exit code: HVN_EXIT_OK

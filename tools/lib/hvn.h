@@ -11,7 +11,7 @@
 #include <signal.h>
 #include <stdio.h>
 
-#include "cli.h"
+#include "msg.h"
 
 #include "hvnoise/version.h"
 

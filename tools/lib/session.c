@@ -18,7 +18,9 @@
 #include <traceevent/event-parse.h>
 
 #include "tracedat/evformat.h"
+#include "tracedat/meta.h"
 #include "cpulist.h"
+#include "cli.h"
 #include "session.h"
 
 #define LBITS	(8 * sizeof(long))
@@ -285,6 +287,66 @@ int hvn_session_opt(struct hvn_session_opts *o, int opt, const char *arg)
 	}
 	return 0;
 }
+
+/* The recording's own description (tracedat/meta.h), from the session. */
+void hvn_session_put_meta(FILE *f, const struct hvn_session *s,
+			  const struct hvn_session_opts *o)
+{
+	struct hvn_meta_rec r = {
+		.source = hvn_source_names[s->source],
+		.source_why = s->source_why,
+		.events = (const char *const *)s->enabled,
+		.nevents = s->nenabled,
+		.housekeeping = hvn_housekeeping(),
+	};
+	char *w = NULL, *d = NULL;
+
+	if (s->bpf) {
+		r.watched = hvn_bpf_watched(s->bpf);
+		r.devices = o->devices ? o->devices : o->cpus ? "none" : "auto";
+		r.bpf_steal = hvn_bpf_steal_method(s->bpf);
+	} else if (s->source == HVN_SRC_MODULE) {
+		w = hvn_module_param("watched");
+		d = hvn_module_param("devices");
+		r.watched = w ? w : "";
+		r.devices = d ? d : "";
+	}
+	hvn_meta_put_recorder(f, &r);
+	free(w);
+	free(d);
+}
+
+/* What the BPF source could not do, for the recording. */
+void hvn_session_put_bpf_meta(FILE *f, const struct hvn_bpf *b)
+{
+	uint64_t thr_ns, thr = hvn_bpf_throttled(b, &thr_ns);
+
+	hvn_meta_put_bpf(f, hvn_bpf_dropped(b), hvn_bpf_untracked(b), thr, thr_ns);
+}
+
+/* The session's options, which record, flight-recorder, top and exporter
+ * take after their own (struct hvn_cmd's @more). */
+#define SESSION(n, l, a, k, h) \
+	{ .name = n, .letter = l, .arg = a, .help = h, \
+	  .type = HVN_OPT_SESSION, .key = k, .sess = hvn_session_opt }
+
+const struct hvn_opt hvn_session_options[] = {
+	SESSION("cpus", 'c', "LIST", HVN_SO_CPUS,
+		"CPUs to watch (e.g. 0-3,8): hvnoise.ko's cpus=, put\nback at the end"),
+	SESSION("devices", 0, "LIST", HVN_SO_DEVICES,
+		"GPUs/NICs to watch (PCI addresses, auto, none)"),
+	SESSION("source", 0, "SRC", HVN_SO_SOURCE,
+		"where the hvnoise events come from: module\n(hvnoise.ko), bpf, or kernel (irq events only);\ndefault: the module if loaded, else bpf if possible"),
+	SESSION("param", 0, "N=V", HVN_SO_PARAM,
+		"a detector tunable (storm_rate, lost_threshold_us,\n...; the module's parameter names)"),
+	SESSION("event", 'e', "SPEC", HVN_SO_EVENT,
+		"record SYS:EVENT or a whole SYS, repeatable\n(default: hvnoise, or irq:irq_handler_entry with\nneither the module nor BPF)"),
+	SESSION("buffer", 'b', "KB", HVN_SO_BUFFER,
+		"ring buffer per CPU (default: the kernel's)"),
+	SESSION("housekeeping", 0, "LIST", HVN_SO_HOUSEKEEPING,
+		"the CPUs hvnoise itself runs on (default auto: those\nit does not watch; all: not pinned)"),
+	{ NULL }
+};
 
 void hvn_session_opts_free(struct hvn_session_opts *o)
 {

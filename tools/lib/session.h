@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cli.h"
 #include "hvn.h"
 #include "loader.h"
 
@@ -78,6 +79,12 @@ enum hvn_session_opt {
 	HVN_SO_SOURCE, HVN_SO_PARAM, HVN_SO_HOUSEKEEPING,
 };
 int hvn_session_opt(struct hvn_session_opts *o, int opt, const char *arg);
+/* Those options, as a command's second table (struct hvn_cmd's @more). */
+extern const struct hvn_opt hvn_session_options[];
+/* The session, as the recording describes itself (tracedat/meta.h). */
+void hvn_session_put_meta(FILE *f, const struct hvn_session *s,
+			  const struct hvn_session_opts *o);
+void hvn_session_put_bpf_meta(FILE *f, const struct hvn_bpf *b);
 /* The CPUs the tool runs on since the first session started ("" if it was
  * not pinned), and the CPU mask it had before: a command it runs gets that
  * back (hvn_unpin(), in the child). */

@@ -2,8 +2,10 @@
 /*
  * Per-CPU accounting of hvnoise events, shared by report and top.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <traceevent/event-parse.h>
 
@@ -485,6 +487,29 @@ uint64_t hvn_an_real_to_mono(const struct hvn_analysis *an, uint64_t real)
 	const struct hvn_clock_pair *p = nearest(an, real, 1);
 
 	return p ? p->mono + (real - p->real) : 0;
+}
+
+void hvn_fmt_time(const struct hvn_analysis *an, uint64_t mono, char *buf,
+		  size_t len, bool date)
+{
+	uint64_t real = hvn_an_mono_to_real(an, mono);
+	struct tm tm;
+	time_t t;
+
+	if (!real) {
+		snprintf(buf, len, "mono %llu.%06llu",
+			 (unsigned long long)(mono / 1000000000ull),
+			 (unsigned long long)(mono % 1000000000ull / 1000));
+		return;
+	}
+	t = real / 1000000000ull;
+	localtime_r(&t, &tm);
+	snprintf(buf, len, "%04d-%02d-%02d %02d:%02d:%02d.%06llu",
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+		 tm.tm_min, tm.tm_sec,
+		 (unsigned long long)(real % 1000000000ull / 1000));
+	if (!date)
+		memmove(buf, buf + 11, strlen(buf + 11) + 1);
 }
 
 /* Fill in what each CPU is watched for and the IRQs it serves. */

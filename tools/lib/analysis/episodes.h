@@ -137,6 +137,10 @@ void hvn_an_add_clock(struct hvn_analysis *an, uint64_t mono, uint64_t real);
 /* CLOCK_REALTIME ns for a CLOCK_MONOTONIC one, or 0 without clock pairs. */
 uint64_t hvn_an_mono_to_real(const struct hvn_analysis *an, uint64_t mono);
 uint64_t hvn_an_real_to_mono(const struct hvn_analysis *an, uint64_t real);
+/* "14:02:07.123456" (with @date, "2026-11-30 14:02:07.123456") for a
+ * trace timestamp, or "mono 1234.567890" when the file has no clock pairs. */
+void hvn_fmt_time(const struct hvn_analysis *an, uint64_t mono, char *buf,
+		  size_t len, bool date);
 void hvn_an_finish(struct hvn_analysis *an);
 
 #endif

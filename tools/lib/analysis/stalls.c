@@ -12,8 +12,8 @@
 #include "hvnoise/nccl.h"
 #include "hvnoise/watch.h"
 #include "analysis/stalls.h"
+#include "inputs/nccl.h"
 #include "inputs/torch.h"
-#include "out/human.h"
 #include "tracedat/meta.h"
 #include "tracedat/tracedat.h"
 
@@ -719,6 +719,119 @@ static void find_late(struct hvn_corr *x, const struct hvn_corr_params *p)
 	free(idx);
 }
 
+/* --- the NCCL plugin's records (inputs/nccl.h) -------------------------- */
+
+/* One record into the model. */
+static void take_nccl(void *vx, const struct hvn_nccl_rec *r)
+{
+	struct hvn_corr *x = vx;
+
+	switch (r->type) {
+	case HVN_NCCL_COMM: {
+		const struct hvn_nccl_comm *m = &r->u.comm;
+		struct hvn_proc *pr;
+
+		x->proc = hvn_corr_grow(x->proc, &x->proc_cap, x->nproc, sizeof(*x->proc));
+		pr = &x->proc[x->nproc++];
+		pr->comm = m->comm;
+		pr->rank = m->rank;
+		pr->nranks = m->nranks;
+		pr->pid = m->pid;
+		pr->mono = m->mono_ns;
+		pr->real = m->real_ns;
+		snprintf(pr->host, sizeof(pr->host), "%.32s", m->host);
+		snprintf(pr->name, sizeof(pr->name), "%.32s", m->name);
+		break;
+	}
+	case HVN_NCCL_COLL: {
+		const struct hvn_nccl_coll *m = &r->u.coll;
+		struct hvn_coll *c;
+
+		x->coll = hvn_corr_grow(x->coll, &x->coll_cap, x->ncoll, sizeof(*x->coll));
+		c = &x->coll[x->ncoll++];
+		memset(c, 0, sizeof(*c));
+		c->comm = m->comm;
+		c->op_id = m->op_id;
+		c->seq = m->seq;
+		c->start = m->start_ns;
+		c->enq = m->enqueued_ns;
+		c->count = m->count;
+		c->rank = m->rank;
+		c->cpu = m->cpu;
+		c->peer = m->peer;
+		c->tid = m->tid;
+		c->func = m->func;
+		c->is_p2p = m->is_p2p;
+		c->dtype = m->dtype_bytes;
+		break;
+	}
+	case HVN_NCCL_PROXYOP: {
+		const struct hvn_nccl_proxyop *m = &r->u.proxyop;
+
+		hvn_corr_add_child(x, m->comm, m->rank, m->op_id, m->start_ns,
+				   m->end_ns, m->cpu, m->cpu_end);
+		break;
+	}
+	case HVN_NCCL_KERNCH: {
+		const struct hvn_nccl_kernch *m = &r->u.kernch;
+
+		hvn_corr_add_child(x, m->comm, m->rank, m->op_id, m->start_ns,
+				   m->end_ns, m->cpu, -1);
+		break;
+	}
+	}
+}
+
+/* Pass 1's callback: the trace's NCCL records, and its noise's totals. */
+static void corr_event(void *vx, int cpu, uint64_t ts, const uint8_t *d,
+		       uint32_t len)
+{
+	struct hvn_corr *x = vx;
+	const struct hvn_field *f;
+	struct hvn_nccl_rec r;
+	uint16_t id16;
+	uint32_t id;
+
+	if (len >= 2) {
+		memcpy(&id16, d, 2);
+		if (x->schema->kind[id16] == HVN_EV_RAW) {
+			f = x->schema->f[HVN_EV_RAW];
+			if (f[0].size == 4 && f[1].off && f[1].off <= len &&
+			    f[0].off + 4u <= len) {
+				memcpy(&id, d + f[0].off, 4);
+				if (HVN_NCCL_IS(id)) {
+					x->nccl_records++;
+					if (hvn_nccl_decode(id, d + f[1].off,
+							    len - f[1].off, &r))
+						x->nccl_bad++;
+					else
+						take_nccl(x, &r);
+				}
+			}
+		}
+	}
+	hvn_an_event(&x->an, cpu, ts, d, len);
+	if (x->keep_episodes) {
+		struct hvn_episode e;
+		int k = hvn_episode_decode(x->schema, ts, d, len, &e);
+
+		if (k == HVN_EV_LOST || k == HVN_EV_STEAL || k == HVN_EV_STORM ||
+		    k == HVN_EV_MIGRATE) {
+			x->ep = hvn_corr_grow(x->ep, &x->ep_cap, x->nep, sizeof(*x->ep));
+			x->ep[x->nep++] = e;
+		}
+	}
+}
+
+/* The plugin's per-process file. */
+static void take_nccl_file(void *vx, const struct hvn_nccl_rec *r)
+{
+	struct hvn_corr *x = vx;
+
+	x->nccl_records++;
+	take_nccl(x, r);
+}
+
 static int cmp_stall_lost(const void *a, const void *b)
 {
 	const struct hvn_stall *x = a, *y = b;
@@ -729,7 +842,7 @@ static int cmp_stall_lost(const void *a, const void *b)
 int hvn_corr_open(struct hvn_corr *x, struct hvn_schema *schema,
 		  struct hvn_tdat *t)
 {
-	struct hvn_rb rb = { .event = hvn_corr_event, .ctx = x };
+	struct hvn_rb rb = { .event = corr_event, .ctx = x };
 	struct hvn_meta meta;
 	int r;
 
@@ -763,7 +876,7 @@ int hvn_corr_read(struct hvn_corr *x, enum hvn_corr_input kind,
 	};
 
 	if (kind == HVN_CORR_NCCL)
-		return hvn_corr_read_nccl(x, path);
+		return hvn_nccl_read_file(path, take_nccl_file, x);
 	if (!x->an.nclk) {
 		hvn_err("%s: its times are CLOCK_REALTIME and %s has no clock pairs (record with hvnoise record); skipped",
 			path, x->trace);

@@ -188,15 +188,11 @@ const struct hvn_proc *hvn_corr_proc_of(const struct hvn_corr *x,
  * (trace time if the rank is unknown). */
 int64_t hvn_corr_real_of(const struct hvn_corr *x, const struct hvn_coll *c);
 
-/* For the readers of inputs/: array growth (exits when out of memory),
- * and a proxy op or kernel channel of a collective. */
+/* Array growth (exits when out of memory), and a proxy op or kernel
+ * channel of a collective. */
 void *hvn_corr_grow(void *p, size_t *cap, size_t n, size_t size);
 void hvn_corr_add_child(struct hvn_corr *x, uint64_t comm, int32_t rank,
 			uint64_t op_id, uint64_t start, uint64_t end,
 			int32_t cpu, int32_t cpu_end);
-/* Pass 1's callback: the trace's NCCL records, and its noise's totals. */
-void hvn_corr_event(void *x, int cpu, uint64_t ts, const uint8_t *d,
-		    uint32_t len);
-int hvn_corr_read_nccl(struct hvn_corr *x, const char *path);
 
 #endif

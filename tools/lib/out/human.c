@@ -41,29 +41,6 @@ const char *hvn_watch_kind(unsigned int k)
 }
 
 /* "14:02:07.123456" for a mono time, or "mono 1234.567890". */
-void hvn_fmt_time(const struct hvn_analysis *an, uint64_t mono, char *buf,
-		  size_t len, bool date)
-{
-	uint64_t real = hvn_an_mono_to_real(an, mono);
-	struct tm tm;
-	time_t t;
-
-	if (!real) {
-		snprintf(buf, len, "mono %llu.%06llu",
-			 (unsigned long long)(mono / 1000000000ull),
-			 (unsigned long long)(mono % 1000000000ull / 1000));
-		return;
-	}
-	t = real / 1000000000ull;
-	localtime_r(&t, &tm);
-	snprintf(buf, len, "%04d-%02d-%02d %02d:%02d:%02d.%06llu",
-		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-		 tm.tm_min, tm.tm_sec,
-		 (unsigned long long)(real % 1000000000ull / 1000));
-	if (!date)
-		memmove(buf, buf + 11, strlen(buf + 11) + 1);
-}
-
 static double ms(uint64_t ns)
 {
 	return ns / 1e6;

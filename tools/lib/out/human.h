@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Text for people: times, episodes and the names of the events' enums. */
+/* Text for people: episodes and the names of the events' enums. */
 #ifndef HVNOISE_OUT_HUMAN_H
 #define HVNOISE_OUT_HUMAN_H
 
@@ -10,10 +10,7 @@
 struct hvn_analysis;
 struct hvn_episode;
 
-/* "14:02:07.123456" (with @date, "2026-11-30 14:02:07.123456") for a
- * trace timestamp, or "mono 1234.567890" when the file has no clock pairs. */
-void hvn_fmt_time(const struct hvn_analysis *an, uint64_t mono, char *buf,
-		  size_t len, bool date);
+/* hvn_fmt_time(): analysis/episodes.h, with the clock it reads. */
 /* One line describing @e. */
 void hvn_fmt_episode(const struct hvn_analysis *an, const struct hvn_episode *e,
 		     char *buf, size_t len);

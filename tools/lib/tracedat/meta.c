@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "hvn.h"
-#include "session.h"
 #include "tracedat/meta.h"
 #include "tracedat/tracedat.h"
 
@@ -200,44 +199,32 @@ void hvn_meta_uname(char *buf, size_t len)
 		 u.version, u.machine);
 }
 
-/* Who recorded, where, from which source, watching what. */
-void hvn_meta_put_session(FILE *f, const struct hvn_session *s,
-			  const struct hvn_session_opts *o)
+void hvn_meta_put_recorder(FILE *f, const struct hvn_meta_rec *r)
 {
 	struct utsname u;
 
 	uname(&u);
 	fprintf(f, "hvnoise-record %s\nhost %s\nkernel %s\n", HVN_VERSION,
 		u.nodename, u.release);
-	fprintf(f, "source %s\nsource-why %s\n", hvn_source_names[s->source],
-		s->source_why);
-	if (s->bpf) {
-		fprintf(f, "watched %s\ndevices %s\nbpf-steal %s\n",
-			hvn_bpf_watched(s->bpf),
-			o->devices ? o->devices : o->cpus ? "none" : "auto",
-			hvn_bpf_steal_method(s->bpf));
-	} else if (s->source == HVN_SRC_MODULE) {
-		char *w = hvn_module_param("watched");
-		char *d = hvn_module_param("devices");
-
-		fprintf(f, "watched %s\ndevices %s\n", w ? w : "", d ? d : "");
-		free(w);
-		free(d);
-	}
-	for (int i = 0; i < s->nenabled; i++)
-		fprintf(f, "event %s\n", s->enabled[i]);
-	if (hvn_housekeeping()[0])
-		fprintf(f, "housekeeping %s\n", hvn_housekeeping());
+	fprintf(f, "source %s\nsource-why %s\n", r->source, r->source_why);
+	if (r->watched)
+		fprintf(f, "watched %s\n", r->watched);
+	if (r->devices)
+		fprintf(f, "devices %s\n", r->devices);
+	if (r->bpf_steal)
+		fprintf(f, "bpf-steal %s\n", r->bpf_steal);
+	for (int i = 0; i < r->nevents; i++)
+		fprintf(f, "event %s\n", r->events[i]);
+	if (r->housekeeping && r->housekeeping[0])
+		fprintf(f, "housekeeping %s\n", r->housekeeping);
 }
 
-void hvn_meta_put_bpf(FILE *f, const struct hvn_bpf *b)
+void hvn_meta_put_bpf(FILE *f, uint64_t dropped, uint64_t untracked,
+		      uint64_t throttled, uint64_t throttled_ns)
 {
-	uint64_t thr_ns, thr = hvn_bpf_throttled(b, &thr_ns);
-
 	fprintf(f, "bpf-dropped %llu\nbpf-untracked-irqs %llu\nbpf-throttled %llu %llu\n",
-		(unsigned long long)hvn_bpf_dropped(b),
-		(unsigned long long)hvn_bpf_untracked(b),
-		(unsigned long long)thr, (unsigned long long)thr_ns);
+		(unsigned long long)dropped, (unsigned long long)untracked,
+		(unsigned long long)throttled, (unsigned long long)throttled_ns);
 }
 
 void hvn_meta_put_gap(FILE *f, uint64_t start, uint64_t end)

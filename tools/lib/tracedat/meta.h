@@ -13,9 +13,6 @@
 #include <stdio.h>
 
 struct hvn_tdat;
-struct hvn_session;
-struct hvn_session_opts;
-struct hvn_bpf;
 
 /* One CPU's ring-buffer statistics (per_cpu/cpuN/stats, CPUSTAT option). */
 struct hvn_cpustat {
@@ -65,10 +62,20 @@ void hvn_meta_uname(char *buf, size_t len);
 
 /* Writers of the 0x4856 text. */
 void hvn_meta_put_clock(FILE *f);
-void hvn_meta_put_session(FILE *f, const struct hvn_session *s,
-			  const struct hvn_session_opts *o);
-/* What the BPF source lost: ring overflows, untracked IRQs, throttling. */
-void hvn_meta_put_bpf(FILE *f, const struct hvn_bpf *b);
+/* Who recorded, where, from which source, watching what: the values a
+ * session has (session.c hvn_session_meta()); NULL leaves a key out. */
+struct hvn_meta_rec {
+	const char *source, *source_why;
+	const char *watched, *devices, *bpf_steal;
+	const char *const *events;
+	int nevents;
+	const char *housekeeping;
+};
+void hvn_meta_put_recorder(FILE *f, const struct hvn_meta_rec *r);
+/* What the BPF source lost: ring overflows, untracked IRQs, throttling
+ * (@throttled times, @throttled_ns unsampled). */
+void hvn_meta_put_bpf(FILE *f, uint64_t dropped, uint64_t untracked,
+		      uint64_t throttled, uint64_t throttled_ns);
 /* hvnoise.ko was unloaded from @start to @end (mono ns). */
 void hvn_meta_put_gap(FILE *f, uint64_t start, uint64_t end);
 /* An incident of the flight recorder: its trigger, --keep, and the
