@@ -44,6 +44,7 @@
 #include "hvnoise.h"
 #include "hvnoise_trace.h"
 #include "hvnoise/event_layout.h"
+#include "hvnoise/tunables.h"
 #include "lib/lost.h"
 #include "lib/storm.h"
 
@@ -92,13 +93,9 @@ static __always_inline bool watched_here(void)
 }
 
 struct hvn_detect_cfg hvn_dcfg = {
-	.storm_rate = HVN_DEF_STORM_RATE,
-	.storm_all_rate = HVN_DEF_STORM_ALL_RATE,
-	.storm_window_ms = HVN_DEF_STORM_WINDOW_MS,
-	.lost_threshold_us = HVN_DEF_LOST_THRESHOLD_US,
-	.sample_us = HVN_DEF_SAMPLE_US,
-	.steal_ms = HVN_DEF_STEAL_MS,
-	.steal_threshold_us = HVN_DEF_STEAL_THRESHOLD_US,
+#define HVN_TUNABLE(n, lo, hi, def, off, what) .n = def,
+#include "hvnoise/tunable-list.h"
+#undef HVN_TUNABLE
 };
 
 /* Derived from hvn_dcfg; read racily by the hot path (word-sized fields). */

@@ -3,17 +3,14 @@
 #ifndef HVNOISE_DETECT_H
 #define HVNOISE_DETECT_H
 
+#include "hvnoise/tunables.h"
 #include "lib/watchset.h"
 
-/* Detector settings, from the module parameters (see params.c). */
+/* The tunables (include/hvnoise/tunables.h), as the module's parameters. */
 struct hvn_detect_cfg {
-	unsigned int storm_rate;	/* IRQs/s of one source that storm */
-	unsigned int storm_all_rate;	/* IRQs/s of all sources together */
-	unsigned int storm_window_ms;
-	unsigned int lost_threshold_us;
-	unsigned int sample_us;		/* pinned sampling timer, 0: off */
-	unsigned int steal_ms;		/* steal sampling period, 0: off */
-	unsigned int steal_threshold_us;
+#define HVN_TUNABLE(n, lo, hi, def, off, what) unsigned int n;
+#include "hvnoise/tunable-list.h"
+#undef HVN_TUNABLE
 };
 
 extern struct hvn_detect_cfg hvn_dcfg;

@@ -23,10 +23,6 @@ bool hvn_live;
 static DECLARE_BITMAP(cfg_cpus, NR_CPUS);
 static DECLARE_BITMAP(new_cpus, NR_CPUS);
 static struct hvn_config cfg = { .cpus = cfg_cpus };
-static unsigned int resolve_ms = 1000;
-
-#define RESOLVE_MS_MIN	10
-#define RESOLVE_MS_MAX	3600000
 
 const struct hvn_config *hvn_config(void)
 {
@@ -35,7 +31,7 @@ const struct hvn_config *hvn_config(void)
 
 unsigned int hvn_resolve_interval_ms(void)
 {
-	return resolve_ms;
+	return READ_ONCE(hvn_dcfg.resolve_ms);
 }
 
 /* A parameter value as the user wrote it, for messages: no newline. */
@@ -171,30 +167,6 @@ static int local_cpus_get(char *buf, const struct kernel_param *kp)
 	return sprintf(buf, "%d\n", READ_ONCE(cfg.local_cpus));
 }
 
-static int resolve_ms_set(const char *val, const struct kernel_param *kp)
-{
-	unsigned int ms;
-
-	if (kstrtouint(val, 10, &ms) ||
-	    (ms && (ms < RESOLVE_MS_MIN || ms > RESOLVE_MS_MAX))) {
-		reject("resolve_ms", val,
-		       "want 0 (no polling) or " __stringify(RESOLVE_MS_MIN)
-		       ".." __stringify(RESOLVE_MS_MAX));
-		return -EINVAL;
-	}
-	mutex_lock(&hvn_lock);
-	resolve_ms = ms;
-	if (hvn_live)
-		hvn_watch_kick(0);	/* re-arms with the new period */
-	mutex_unlock(&hvn_lock);
-	return 0;
-}
-
-static int resolve_ms_get(char *buf, const struct kernel_param *kp)
-{
-	return sprintf(buf, "%u\n", READ_ONCE(resolve_ms));
-}
-
 /* A read-only parameter's line: @format's text under hvn_lock, and a newline. */
 static int locked_line(char *buf, int (*format)(char *buf, size_t len))
 {
@@ -236,12 +208,25 @@ static int emit_set(const char *val, const struct kernel_param *kp)
 	return 0;
 }
 
-/* A detector setting: an unsigned int within [min, max], or 0 if allowed. */
+/* A tunable: an unsigned int within [min, max], or 0 if it turns it off. */
 struct uint_param {
 	unsigned int *val;
 	unsigned int min, max;
-	bool zero_off;		/* 0 turns the feature off */
-	void (*changed)(void);	/* with hvn_lock held, when live */
+	bool zero_off;
+	enum hvn_tunable id;
+};
+
+/* The watched set re-checked at the new period. */
+static void resolve_changed(void)
+{
+	hvn_watch_kick(0);
+}
+
+/* What a tunable's change must redo, with hvn_lock held, when live. */
+static void (*const changed[HVN_NTUNABLES])(void) = {
+	[HVN_TUN_resolve_ms] = resolve_changed,
+	[HVN_TUN_sample_us] = hvn_watch_redetect,
+	[HVN_TUN_steal_ms] = hvn_steal_kick,
 };
 
 static int uint_set(const char *val, const struct kernel_param *kp)
@@ -253,7 +238,7 @@ static int uint_set(const char *val, const struct kernel_param *kp)
 	if (kstrtouint(val, 10, &v) || ((v || !u->zero_off) &&
 					 (v < u->min || v > u->max))) {
 		snprintf(why, sizeof(why), "want %s%u..%u",
-			 u->zero_off ? "0 (off) or " : "", u->min, u->max);
+			 u->zero_off ? HVN_TUN_RANGE_1 : "", u->min, u->max);
 		reject(kp->name, val, why);
 		return -EINVAL;
 	}
@@ -261,8 +246,8 @@ static int uint_set(const char *val, const struct kernel_param *kp)
 	WRITE_ONCE(*u->val, v);
 	if (hvn_live) {
 		hvn_detect_cfg_changed();
-		if (u->changed)
-			u->changed();
+		if (changed[u->id])
+			changed[u->id]();
 	}
 	mutex_unlock(&hvn_lock);
 	return 0;
@@ -289,28 +274,17 @@ static const struct kernel_param_ops stats_ops = {
 	.get = stats_get,
 };
 
-#define HVN_UINT_PARAM(name, lo, hi, off, fn, desc)			\
-	static const struct uint_param name##_p = {			\
-		.val = &hvn_dcfg.name, .min = lo, .max = hi,		\
-		.zero_off = off, .changed = fn,				\
+/* Each tunable of include/hvnoise/tunables.h, a parameter. */
+#define HVN_TUNABLE(n, lo, hi, def, off, what)				\
+	static const struct uint_param n##_p = {			\
+		.val = &hvn_dcfg.n, .min = lo, .max = hi,		\
+		.zero_off = off, .id = HVN_TUN_##n,			\
 	};								\
-	module_param_cb(name, &uint_ops, (void *)&name##_p, 0600);	\
-	MODULE_PARM_DESC(name, desc)
-
-HVN_UINT_PARAM(storm_rate, 1, 100000000, false, NULL,
-	       "interrupts/s of one IRQ or vector on a CPU that make a storm (default 20000)");
-HVN_UINT_PARAM(storm_all_rate, 1, 100000000, false, NULL,
-	       "interrupts/s of all sources on a CPU that make a storm (default 100000)");
-HVN_UINT_PARAM(storm_window_ms, 1, 10000, false, NULL,
-	       "storm detection window in ms (default 100)");
-HVN_UINT_PARAM(lost_threshold_us, 10, 10000000, false, NULL,
-	       "smallest lost time reported, in us (default 1000)");
-HVN_UINT_PARAM(sample_us, 100, 1000000, true, hvn_watch_redetect,
-	       "period of a pinned sampling timer on watched CPUs in us, 0 off (default 0)");
-HVN_UINT_PARAM(steal_ms, 10, 60000, true, hvn_steal_kick,
-	       "steal sampling period in ms, 0 off (default 100)");
-HVN_UINT_PARAM(steal_threshold_us, 1, 10000000, false, NULL,
-	       "smallest steal per sampling period reported, in us (default 1000)");
+	module_param_cb(n, &uint_ops, (void *)&n##_p, 0600);		\
+	MODULE_PARM_DESC(n, what " (" HVN_TUN_RANGE_##off __stringify(lo) \
+			 ".." __stringify(hi) "; default " __stringify(def) ")");
+#include "hvnoise/tunable-list.h"
+#undef HVN_TUNABLE
 
 static const struct kernel_param_ops devices_ops = {
 	.set = devices_set,
@@ -325,11 +299,6 @@ static const struct kernel_param_ops cpus_ops = {
 static const struct kernel_param_ops local_cpus_ops = {
 	.set = local_cpus_set,
 	.get = local_cpus_get,
-};
-
-static const struct kernel_param_ops resolve_ms_ops = {
-	.set = resolve_ms_set,
-	.get = resolve_ms_get,
 };
 
 static const struct kernel_param_ops emit_ops = {
@@ -352,9 +321,6 @@ module_param_cb(cpus, &cpus_ops, NULL, 0600);
 MODULE_PARM_DESC(cpus, "cpulist of CPUs to watch, or \"none\" (default)");
 module_param_cb(local_cpus, &local_cpus_ops, NULL, 0600);
 MODULE_PARM_DESC(local_cpus, "also watch each device's NUMA-local CPUs (default 0)");
-module_param_cb(resolve_ms, &resolve_ms_ops, NULL, 0600);
-MODULE_PARM_DESC(resolve_ms,
-		 "period of the IRQ affinity re-check in ms, 0 to disable (default 1000)");
 module_param_cb(emit, &emit_ops, NULL, 0200);
 MODULE_PARM_DESC(emit, "write 1 to emit hvnoise:watch for the current set");
 module_param_cb(watched, &watched_ops, NULL, 0400);

@@ -328,6 +328,28 @@ for set in "kmod/:kmod tests/kunit tests/lib include" \
 	fi
 done
 
+# Documentation/layout.rst names every file of the product and its
+# scripts (a header where its .c is named).
+unnamed=""
+for f in $(git ls-files kmod include tools scripts 2>/dev/null); do
+	grep -qF "$(basename "$f")" Documentation/layout.rst && continue
+	c=${f%.h}.c
+	[ "$c" != "$f" ] && grep -qF "$(basename "$c")" Documentation/layout.rst && continue
+	unnamed="$unnamed $f"
+done
+if [ -z "$unnamed" ]; then
+	pass "style/layout: Documentation/layout.rst names every file of kmod/, include/, tools/ and scripts/"
+else
+	fail "style/layout: Documentation/layout.rst names every file of kmod/, include/, tools/ and scripts/ (not:$unnamed)"
+fi
+# The tunables' table in Documentation/detectors.rst is tunable-list.h's.
+if msg=$(scripts/tunables.py --check 2>&1); then
+	pass "style/tunables: Documentation/detectors.rst's table is include/hvnoise/tunable-list.h's"
+else
+	echo "$msg" | diag
+	fail "style/tunables: Documentation/detectors.rst's table is include/hvnoise/tunable-list.h's"
+fi
+
 # --- 3. KUnit --------------------------------------------------------------
 stage kunit "KUnit on the test kernel (7.2; 6.12 where 7.2 cannot be had)"
 if [ -n "$ktest" ] && [ -f build/kbuild-test/tests/kunit/hvnoise_kunit.ko ]; then
@@ -350,10 +372,12 @@ fi
 # --- 4. VM integration -----------------------------------------------------
 stage vm "VM integration on Debian's stock kernel"
 if [ -n "$k61" ] && [ -f build/kbuild-6.1/kmod/hvnoise.ko ]; then
+	scripts/tunables.py --list >"$out/tunables.txt"
 	run_vm vm vm "/boot/vmlinuz-$kver" 600 -- --kver "$kver" \
 		--kmod virtio_pci --kmod virtio_net --kmod virtio_blk \
 		--bin /usr/bin/trace-cmd --bin build/tools/hvnoise=/usr/bin/hvnoise \
 		--file tests/vm/guest-integration.sh=/lib/hvnoise/guest.sh \
+		--file "$out/tunables.txt=/lib/hvnoise/tunables" \
 		--file build/kbuild-6.1/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko
 elif [ -z "$k61" ]; then
 	skip "vm/completed" "$k61_why"

@@ -145,13 +145,4 @@ struct hvn_bpf_msg {
 	} rec;
 };
 
-/* The module's parameter defaults, which the BPF collector shares. */
-#define HVN_DEF_STORM_RATE		20000	/* IRQs/s of one source */
-#define HVN_DEF_STORM_ALL_RATE		100000	/* IRQs/s of a whole CPU */
-#define HVN_DEF_STORM_WINDOW_MS		100
-#define HVN_DEF_LOST_THRESHOLD_US	1000
-#define HVN_DEF_SAMPLE_US		0	/* no sampling timer */
-#define HVN_DEF_STEAL_MS		100
-#define HVN_DEF_STEAL_THRESHOLD_US	1000
-
 #endif /* HVNOISE_EVENT_LAYOUT_H */

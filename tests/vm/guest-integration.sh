@@ -133,6 +133,26 @@ for p in resolve_ms storm_window_ms; do
 done
 expect_write_rejected storm_window_ms 0x64 "want 1..10000"
 
+# Each tunable (include/hvnoise/tunables.h, listed by scripts/tunables.py
+# into /lib/hvnoise/tunables): the module's parameter and the BPF source's
+# --param refuse the values just outside its range with the same range.
+while read -r n lo hi def z; do
+	bad="$((hi + 1))"
+	[ "$lo" -gt 1 ] && bad="$bad $((lo - 1))"
+	[ "$z" = 0 ] && bad="$bad 0"
+	for v in $bad; do
+		dmesg -c >>/tmp/dmesg.all
+		echo "$v" >"$P/$n" 2>/dev/null && { check 1 "tunable $n=$v refused by the module"; continue; }
+		mod=$(dmesg | sed -n "s/.*hvnoise: $n=$v rejected: \(want [^;]*\).*/\1/p" | head -n 1)
+		bpf=$(hvnoise record --source bpf --param "$n=$v" -o /tmp/tun.dat 2>&1 |
+			sed -n "s/.*--param $n=$v: \(want .*\)/\1/p" | head -n 1)
+		[ -n "$mod" ] && [ "$mod" = "$bpf" ]
+		check $? "tunable $n=$v: the module and BPF refuse it alike (module: $mod; BPF: $bpf)"
+	done
+done </lib/hvnoise/tunables
+[ "$(grep -c . /lib/hvnoise/tunables)" -gt 0 ]
+check $? "the tunables' list came with the image ($(grep -c . /lib/hvnoise/tunables))"
+
 g=$(watch_gen)
 echo 2-3 >$P/cpus
 check $? "write cpus=2-3 accepted"

@@ -37,7 +37,6 @@
 #include "bpf_config.h"
 #include "hvnoise.skel.h"
 
-#define DEF_RESOLVE_MS		1000
 
 /* How steal is read (see hvnoise.bpf.c). */
 enum { STEAL_KSYMS, STEAL_KPROBE, STEAL_PROCSTAT };
@@ -112,23 +111,25 @@ struct hvn_bpf {
 
 /* --- tunables ------------------------------------------------------------ */
 
+/* include/hvnoise/tunables.h: the module's parameters, the same ranges. */
 static const struct tunable {
 	const char *name;
 	size_t off;
 	unsigned int min, max, def;
 	bool zero_off;
 } tunables[] = {
-#define T(n, lo, hi, d, z) { #n, offsetof(struct hvn_bpf_cfg, n), lo, hi, d, z }
-	T(storm_rate, 1, 100000000, HVN_DEF_STORM_RATE, false),
-	T(storm_all_rate, 1, 100000000, HVN_DEF_STORM_ALL_RATE, false),
-	T(storm_window_ms, 1, 10000, HVN_DEF_STORM_WINDOW_MS, false),
-	T(lost_threshold_us, 10, 10000000, HVN_DEF_LOST_THRESHOLD_US, false),
-	T(sample_us, 100, 1000000, HVN_DEF_SAMPLE_US, true),
-	T(steal_ms, 10, 60000, HVN_DEF_STEAL_MS, true),
-	T(steal_threshold_us, 1, 10000000, HVN_DEF_STEAL_THRESHOLD_US, false),
-	T(resolve_ms, 100, 60000, DEF_RESOLVE_MS, true),
-#undef T
+#define HVN_TUNABLE(n, lo, hi, d, z, what) \
+	{ #n, offsetof(struct hvn_bpf_cfg, n), lo, hi, d, z },
+#include "hvnoise/tunable-list.h"
+#undef HVN_TUNABLE
 };
+
+/* Their names, for the message that lists them. */
+static const char tunable_names[] =
+#define HVN_TUNABLE(n, lo, hi, d, z, what) ", " #n
+#include "hvnoise/tunable-list.h"
+#undef HVN_TUNABLE
+	;
 
 #define NTUNABLES (sizeof(tunables) / sizeof(*tunables))
 #define TVAL(c, t) ((unsigned int *)((char *)(c) + (t)->off))
@@ -150,7 +151,7 @@ int hvn_bpf_cfg_param(struct hvn_bpf_cfg *c, const char *nv)
 		if (errno || end == eq + 1 || *end ||
 		    ((v || !t->zero_off) && (v < t->min || v > t->max))) {
 			hvn_err("--param %s: want %s%u..%u", nv,
-				t->zero_off ? "0 (off) or " : "", t->min,
+				t->zero_off ? HVN_TUN_RANGE_1 : "", t->min,
 				t->max);
 			return -1;
 		}
@@ -158,8 +159,8 @@ int hvn_bpf_cfg_param(struct hvn_bpf_cfg *c, const char *nv)
 		*TVAL(c, t) = v ? (unsigned int)v : ~0u;
 		return 0;
 	}
-	hvn_err("--param %s: not NAME=VALUE with NAME one of storm_rate, storm_all_rate, storm_window_ms, lost_threshold_us, sample_us, steal_ms, steal_threshold_us, resolve_ms",
-		nv);
+	hvn_err("--param %s: not NAME=VALUE with NAME one of %s", nv,
+		tunable_names + 2);
 	return -1;
 }
 

@@ -11,15 +11,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "hvnoise/tunables.h"
 
 /* The module's tunables, under its parameter names; 0: the default. */
 struct hvn_bpf_cfg {
 	const char *cpus;		/* cpulist, or NULL */
 	const char *devices;		/* PCI addresses, "auto", "none" */
-	unsigned int storm_rate, storm_all_rate, storm_window_ms;
-	unsigned int lost_threshold_us, sample_us;
-	unsigned int steal_ms, steal_threshold_us;
-	unsigned int resolve_ms;
+#define HVN_TUNABLE(n, lo, hi, def, off, what) unsigned int n;
+#include "hvnoise/tunable-list.h"
+#undef HVN_TUNABLE
 };
 
 struct hvn_bpf;

@@ -15,13 +15,17 @@
 #include "builtin.h"
 #include "cpulist.h"
 #include "hvn.h"
+#include "hvnoise/tunables.h"
 #include "session.h"
 #include "out/jsonw.h"
 
+/* The module's parameters: the watched set's, then the tunables. */
+#define HVN_STR(x) #x
 static const char *const params[] = {
-	"devices", "cpus", "local_cpus", "resolve_ms", "storm_rate",
-	"storm_all_rate", "storm_window_ms", "lost_threshold_us", "sample_us",
-	"steal_ms", "steal_threshold_us",
+	"devices", "cpus", "local_cpus",
+#define HVN_TUNABLE(n, lo, hi, def, off, what) HVN_STR(n),
+#include "hvnoise/tunable-list.h"
+#undef HVN_TUNABLE
 };
 
 static const char *const events[] = {
