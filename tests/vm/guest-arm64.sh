@@ -75,23 +75,12 @@ grep " \(irq_storm_begin\|irq_migrate\): " $T/trace | head -3
 # Its programs were built for arm64 against this kernel's BTF (cut from
 # its Image by the host) and relocate at load (CO-RE).
 bpf_start() {	# bpf_start FILE [--param NAME=VALUE]...
-	bpf_file=$1
+	f=$1
 	shift
-	hvnoise record --source bpf --devices "$NIC,$BLK" "$@" -o $bpf_file \
-		>$bpf_file.log 2>&1 &
-	bpfpid=$!
-	wait_until 120 'grep -q recording $bpf_file.log'
-	check $? "hvnoise record --source bpf starts on arm64 ($bpf_file)"
-	cat $bpf_file.log
+	bpf_rec_start $f --devices "$NIC,$BLK" "$@"
+	cat $f.log
 }
-bpf_stop() {
-	kill -INT $bpfpid
-	wait $bpfpid
-	check $? "hvnoise record --source bpf wrote $bpf_file"
-	cat $bpf_file.log
-	trace-cmd report -i $bpf_file >$bpf_file.txt 2>&1
-	check $? "trace-cmd (Debian's arm64 one) reads $bpf_file"
-}
+bpf_stop() { bpf_rec_stop; }
 # Neither re-resolves the set meanwhile: a poll between a move's write
 # and its first interrupt would see it first (how=poll).
 rms=$(cat $P/resolve_ms)

@@ -125,28 +125,15 @@ sleep 3
 
 # The BPF source records the same noise beside the module, with the
 # module's tunables of the moment: its detections must be the module's.
-bpf_start() {	# bpf_start FILE STORM_RATE [NAME=VALUE]
-	$HVN record --source bpf --cpus 0-$((ncpu - 1)) --devices $NIC,$BLK \
-		--param storm_rate=$2 --param storm_window_ms=100 \
+bpf_start() {	# bpf_start FILE STORM_RATE [NAME=VALUE]: beside the module
+	f=$1 rate=$2
+	shift 2
+	bpf_rec_start $f --cpus 0-$((ncpu - 1)) --devices $NIC,$BLK \
+		--param storm_rate=$rate --param storm_window_ms=100 \
 		--param lost_threshold_us=$TEST_LOST_US --param sample_us=1000 \
-		${3:+--param $3} -o $1 >$1.log 2>&1 &
-	bpfpid=$!
-	# Loaded once it says it is recording (the verifier is slow in TCG).
-	for _ in $(seq 1 120); do
-		grep -q "recording" $1.log && break
-		sleep 0.5
-	done
-	grep -q "recording" $1.log || cat $1.log
-	grep -q "recording" $1.log
-	check $? "hvnoise record --source bpf started beside the module ($1)"
+		${1:+--param $1}
 }
-bpf_stop() {
-	kill -INT $bpfpid
-	wait $bpfpid
-	check $? "hvnoise record --source bpf wrote $1"
-	cat $1.log
-	trace-cmd report -i $1 >$1.txt 2>&1
-}
+bpf_stop() { bpf_rec_stop; }
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 bpf_start /tmp/bpf1.dat $STORM
 

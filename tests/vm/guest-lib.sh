@@ -247,15 +247,18 @@ events_of() {
 }
 
 # bpf_rec_start FILE ARGS...: hvnoise record --source bpf ARGS into FILE
-# (its messages in FILE.log), checked to record; bpf_rec_stop: stopped,
-# checked to have written FILE, which trace-cmd reads into FILE.txt.
+# (its messages in FILE.log), checked to record (the verifier is slow
+# under TCG); bpf_rec_stop: stopped, checked to have written FILE, which
+# trace-cmd must read into FILE.txt.
 bpf_rec_start() {
 	bpf_file=$1
 	shift
 	hvnoise record --source bpf "$@" -o $bpf_file >$bpf_file.log 2>&1 &
 	bpfpid=$!
 	wait_until 120 'grep -q recording $bpf_file.log'
-	check $? "hvnoise record --source bpf starts"
+	hvn_rc=$?
+	[ $hvn_rc = 0 ] || cat $bpf_file.log
+	check $hvn_rc "hvnoise record --source bpf starts ($bpf_file)"
 }
 bpf_rec_stop() {
 	kill -INT $bpfpid
@@ -263,6 +266,7 @@ bpf_rec_stop() {
 	check $? "hvnoise record --source bpf wrote $bpf_file"
 	cat $bpf_file.log
 	trace-cmd report -i $bpf_file >$bpf_file.txt 2>&1
+	check $? "trace-cmd reads $bpf_file"
 }
 
 # quiet_phases SECS TEST_US: the guest's TCG baseline (lateness from 2 ms at
