@@ -133,7 +133,7 @@ build/tools-arm64/obj/%.o: %.c $(ARM64_HDRS) build/tools-arm64/inputs
 build/tools-arm64/hvnoise: $(patsubst %.c,build/tools-arm64/obj/%.o,$(TOOL_CMD_SRCS) $(TOOL_LIB_SRCS)) | arm64-inputs
 	$(ARM64_CC) -o $@ $^ $(ARM64_LDLIBS)
 
-.PHONY: all module clean check demo deps unit unit-build tools fuzz fuzz-build stress soak-detectors soak-innocent soak-exp anchor arm64-inputs tools-arm64 \
+.PHONY: all module clean check demo deps unit unit-build tools fuzz fuzz-build stress soak-detectors soak-innocent soak-hangs soak-exp anchor arm64-inputs tools-arm64 vmtools \
 	install install-tools install-module uninstall dkms-install dkms-uninstall
 
 all: module
@@ -158,48 +158,18 @@ tools: build/tools/hvnoise build/tools-asan/hvnoise build/tools/hvnoise.8 $(MAN8
        build/tools-asan/libnccl-profiler-hvnoise.so build/tools-asan/nccl_fake \
        build/tools/plugin_hvnoise.so build/tools-asan/plugin_hvnoise.so
 
-# libtraceevent plugin: trace-cmd report and KernelShark decode hvnoise's
-# events and the NCCL records with it (TRACEEVENT_PLUGIN_DIR=build/tools).
-build/tools/plugin_hvnoise.so: tools/traceevent-plugin/plugin_hvnoise.c \
-		include/hvnoise/events.h include/hvnoise/nccl.h include/hvnoise/watch.h
-	@mkdir -p $(dir $@)
-	$(CC_USER) -std=c11 -Wall -Wextra -Werror -g -O2 -fPIC -shared -Iinclude \
-		$(shell pkg-config --cflags libtraceevent 2>/dev/null) -o $@ $< \
-		$(shell pkg-config --libs libtraceevent 2>/dev/null)
-
-build/tools-asan/plugin_hvnoise.so: tools/traceevent-plugin/plugin_hvnoise.c \
-		include/hvnoise/events.h include/hvnoise/nccl.h include/hvnoise/watch.h
-	@mkdir -p $(dir $@)
-	$(CC_USER) -std=c11 -Wall -Wextra -Werror -g -O1 $(ASAN) -fPIC -shared -Iinclude \
-		$(shell pkg-config --cflags libtraceevent 2>/dev/null) -o $@ $< \
-		$(shell pkg-config --libs libtraceevent 2>/dev/null)
-
-# The NCCL profiler plugin: NCCL_PROFILER_PLUGIN=hvnoise finds it by name.
+# The NCCL profiler plugin (NCCL_PROFILER_PLUGIN=hvnoise finds it by name),
+# the libtraceevent plugin (trace-cmd report and KernelShark decode hvnoise's
+# events and the NCCL records with it: TRACEEVENT_PLUGIN_DIR=build/tools)
+# and the NCCL-like driver of the plugin (ABI test, VM job, benchmark):
+# their rules, with the command's, are made per flavour below.
 PLUGIN_CFLAGS := -std=c11 -Wall -Wextra -Werror -g -fPIC -shared \
 		 -fvisibility=hidden -Iinclude
 FAKE_CFLAGS := -std=c11 -Wall -Wextra -Werror -g -Iinclude
+TEP_CFLAGS := -std=c11 -Wall -Wextra -Werror -g -fPIC -shared -Iinclude \
+	      $(shell pkg-config --cflags libtraceevent 2>/dev/null)
+TEP_LIBS := $(shell pkg-config --libs libtraceevent 2>/dev/null)
 ASAN := -fsanitize=address,undefined -fno-sanitize-recover=all
-
-build/tools/libnccl-profiler-hvnoise.so: tools/nccl-plugin/profiler.c \
-		tools/nccl-plugin/nccl_abi.h include/hvnoise/nccl.h
-	@mkdir -p $(dir $@)
-	$(CC_USER) $(PLUGIN_CFLAGS) -O2 -o $@ $< -lpthread
-
-build/tools-asan/libnccl-profiler-hvnoise.so: tools/nccl-plugin/profiler.c \
-		tools/nccl-plugin/nccl_abi.h include/hvnoise/nccl.h
-	@mkdir -p $(dir $@)
-	$(CC_USER) $(PLUGIN_CFLAGS) -O1 $(ASAN) -o $@ $< -lpthread
-
-# The NCCL-like driver of the plugin (ABI test, VM job, benchmark).
-build/tools/nccl_fake: tests/host/nccl_fake.c tools/nccl-plugin/nccl_abi.h \
-		include/hvnoise/nccl.h
-	@mkdir -p $(dir $@)
-	$(CC_USER) $(FAKE_CFLAGS) -O2 -o $@ $< -ldl -lpthread
-
-build/tools-asan/nccl_fake: tests/host/nccl_fake.c tools/nccl-plugin/nccl_abi.h \
-		include/hvnoise/nccl.h
-	@mkdir -p $(dir $@)
-	$(CC_USER) $(FAKE_CFLAGS) -O1 $(ASAN) -o $@ $< -ldl -lpthread
 
 build/tools/hvnoise.8: Documentation/hvnoise.8.rst
 	@mkdir -p $(dir $@)
@@ -229,32 +199,62 @@ $(MAN7):
 	rst2man --strict $@.rst $@
 	@rm -f $@.rst
 
-# One object directory per flavour: build/tools (-O2) and build/tools-asan.
+# One object directory per flavour: build/tools (-O2) and build/tools-asan
+# (-O1, ASan and UBSan, for the tests).  Each flavour's rules are the one
+# template below, made once per flavour (two rules, not one with two
+# targets: make would take one recipe run for both and leave the other's
+# output stale).
 TOOL_LIB_OBJS = $(patsubst %.c,$(1)/obj/%.o,$(TOOL_LIB_SRCS))
 TOOL_FLAVOUR_tools := -O2
 TOOL_FLAVOUR_tools-asan := -O1 $(ASAN)
-# Two rules, not one with two targets: make would take one recipe run for
-# both flavours and leave the other's object stale.
-build/tools/obj/%.o: %.c $(TOOL_HDRS)
-	@mkdir -p $(dir $@)
-	$(CC_USER) $(TOOL_CFLAGS) $(TOOL_FLAVOUR_tools) -c -o $@ $<
+define TOOL_RULES
+build/$(1)/obj/%.o: %.c $$(TOOL_HDRS)
+	@mkdir -p $$(dir $$@)
+	$$(CC_USER) $$(TOOL_CFLAGS) $$(TOOL_FLAVOUR_$(1)) -c -o $$@ $$<
 
-build/tools-asan/obj/%.o: %.c $(TOOL_HDRS)
-	@mkdir -p $(dir $@)
-	$(CC_USER) $(TOOL_CFLAGS) $(TOOL_FLAVOUR_tools-asan) -c -o $@ $<
+build/$(1)/libhvnoise.a: $$(call TOOL_LIB_OBJS,build/$(1))
 
-build/tools/libhvnoise.a: $(call TOOL_LIB_OBJS,build/tools)
-build/tools-asan/libhvnoise.a: $(call TOOL_LIB_OBJS,build/tools-asan)
+build/$(1)/hvnoise: $$(TOOL_CMD_SRCS) $$(TOOL_HDRS) build/$(1)/libhvnoise.a
+	$$(CC_USER) $$(TOOL_CFLAGS) $$(TOOL_FLAVOUR_$(1)) -o $$@ $$(TOOL_CMD_SRCS) \
+		build/$(1)/libhvnoise.a $$(TOOL_LIBS)
+
+build/$(1)/plugin_hvnoise.so: tools/traceevent-plugin/plugin_hvnoise.c \
+		include/hvnoise/events.h include/hvnoise/nccl.h include/hvnoise/watch.h
+	@mkdir -p $$(dir $$@)
+	$$(CC_USER) $$(TEP_CFLAGS) $$(TOOL_FLAVOUR_$(1)) -o $$@ $$< $$(TEP_LIBS)
+
+build/$(1)/libnccl-profiler-hvnoise.so: tools/nccl-plugin/profiler.c \
+		tools/nccl-plugin/nccl_abi.h include/hvnoise/nccl.h
+	@mkdir -p $$(dir $$@)
+	$$(CC_USER) $$(PLUGIN_CFLAGS) $$(TOOL_FLAVOUR_$(1)) -o $$@ $$< -lpthread
+
+build/$(1)/nccl_fake: tests/host/nccl_fake.c tools/nccl-plugin/nccl_abi.h \
+		include/hvnoise/nccl.h
+	@mkdir -p $$(dir $$@)
+	$$(CC_USER) $$(FAKE_CFLAGS) $$(TOOL_FLAVOUR_$(1)) -o $$@ $$< -ldl -lpthread
+endef
+$(foreach f,tools tools-asan,$(eval $(call TOOL_RULES,$(f))))
+
 build/tools/libhvnoise.a build/tools-asan/libhvnoise.a build/fuzz/libhvnoise.a:
 	@# P: members by their path, so that two sources of one name do not
 	@# replace each other.
 	rm -f $@ && ar rcsP $@ $^
 
-build/tools/hvnoise: $(TOOL_CMD_SRCS) $(TOOL_HDRS) build/tools/libhvnoise.a
-	$(CC_USER) $(TOOL_CFLAGS) -O2 -o $@ $(TOOL_CMD_SRCS) build/tools/libhvnoise.a $(TOOL_LIBS)
+# The VM tests' programs (tests/vm/tools/): the guests' static (dread,
+# rawsend, pasttimers), this host's linked as usual (hog, the stop witness
+# hoststops); build/vmtools-arm64/ for the arm64 guest.
+VMTOOLS_GUEST := dread rawsend pasttimers
+VMTOOLS_HOST := hog hoststops
+VMTOOLS_CFLAGS := -O2 -Wall -Wextra -Werror -pthread
+build/vmtools/%: tests/vm/tools/%.c $(wildcard tests/vm/tools/*.h)
+	@mkdir -p $(dir $@)
+	gcc $(VMTOOLS_CFLAGS) $(if $(filter $*,$(VMTOOLS_GUEST)),-static) -o $@ $<
 
-build/tools-asan/hvnoise: $(TOOL_CMD_SRCS) $(TOOL_HDRS) build/tools-asan/libhvnoise.a
-	$(CC_USER) $(TOOL_CFLAGS) -O1 $(ASAN) -o $@ $(TOOL_CMD_SRCS) build/tools-asan/libhvnoise.a $(TOOL_LIBS)
+build/vmtools-arm64/%: tests/vm/tools/%.c $(wildcard tests/vm/tools/*.h)
+	@mkdir -p $(dir $@)
+	aarch64-linux-gnu-gcc $(VMTOOLS_CFLAGS) -static -o $@ $<
+
+vmtools: $(addprefix build/vmtools/,$(VMTOOLS_GUEST) $(VMTOOLS_HOST))
 
 # libFuzzer harnesses (clang) of every parser; make fuzz runs each 10 min.
 # They link the library's sources only: no command, no main.
@@ -296,8 +296,9 @@ unit: unit-build
 deps:
 	scripts/install-deps.sh
 
+# STAGES="unit vm-detect": those stages alone (tests/check.sh).
 check: deps
-	tests/check.sh
+	HVN_STAGES="$(STAGES)" tests/check.sh
 
 demo: deps
 	scripts/demo.sh
@@ -309,10 +310,9 @@ stress: deps
 	t=$$(scripts/fetch-source-tree.sh 7.2) && \
 	k=$$(scripts/build-test-kernel.sh tests/kunit/kernel.config "$$(readlink -f $$t/source)") && \
 	scripts/kbuild.sh build/kbuild-7.2-test $$k HVNOISE_KUNIT=m && \
-	mkdir -p build/stress && \
-	gcc -O2 -Wall -Wextra -Werror -static -o build/stress/dread tests/vm/tools/dread.c && \
+	mkdir -p build/stress && $(MAKE) -s build/vmtools/dread && \
 	tests/vm/stress.sh $${CYCLES:-500} build/stress $$k build/kbuild-7.2-test/kmod/hvnoise.ko \
-		build/stress/dread
+		build/vmtools/dread
 
 # Lost-time recall: N rounds of host pauses and vCPU hogs (10 vCPU-injections
 # a round), module then BPF, in one booted VM; soak-exp runs the mechanism
@@ -326,6 +326,12 @@ soak-detectors: deps
 soak-innocent: deps
 	tests/vm/innocent.sh $${SECS:-600} build/innocent
 	HVN_VM_APPEND=highres=off tests/vm/innocent.sh $${SECS:-600} build/innocent-lowres
+
+# The livelock hunt: LOOPS start/stop cycles of the BPF source, then
+# TLOOPS of tracepoints on and off through tracefs (text patching on every
+# CPU), on single-threaded TCG (HANGS_ACCEL=tcg: a thread per vCPU).
+soak-hangs: deps
+	tests/vm/hangs.sh $${LOOPS:-100} $${TLOOPS:-1000} build/hangs
 
 soak-exp: deps
 	tests/vm/soak.sh exp 1 build/soak

@@ -36,11 +36,11 @@ kver=$(basename "$kdir" | sed 's/^linux-headers-//')
 inc=$(scripts/fetch-qemu-plugin-header.sh)
 gcc -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -I"$inc" \
 	-o "$out/insn-plugin.so" bench/insn-plugin.c
-for t in bench/insn-mark.c bench/evgen.c tests/vm/tools/dread.c tests/vm/tools/rawsend.c; do
+for t in bench/insn-mark.c bench/evgen.c; do
 	gcc -O2 -Wall -Wextra -Werror -static -o "$out/$(basename "$t" .c)" "$t"
 done
 scripts/kbuild.sh "$out/kbuild" "$kdir"
-make -s build/tools/hvnoise
+make -s build/tools/hvnoise build/vmtools/dread build/vmtools/rawsend
 tests/vm/mkinitramfs.sh "$out/initrd.gz" --kver "$kver" \
 	--kmod virtio_pci --kmod virtio_net --kmod virtio_blk --kmod virtio_console \
 	--bin build/tools/hvnoise=/usr/bin/hvnoise --bin /usr/sbin/bpftool \
@@ -48,8 +48,8 @@ tests/vm/mkinitramfs.sh "$out/initrd.gz" --kver "$kver" \
 	--file "$guest=/lib/hvnoise/guest.sh" \
 	--file tests/vm/guest-lib.sh=/lib/hvnoise/lib.sh \
 	--file bench/guest-bench-lib.sh=/lib/hvnoise/bench-lib.sh \
-	--file "$out/dread=/lib/hvnoise/dread" \
-	--file "$out/rawsend=/lib/hvnoise/rawsend" \
+	--file build/vmtools/dread=/lib/hvnoise/dread \
+	--file build/vmtools/rawsend=/lib/hvnoise/rawsend \
 	--file "$out/insn-mark=/lib/hvnoise/insn-mark" \
 	--file "$out/evgen=/lib/hvnoise/evgen" \
 	--file "$out/kbuild/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko"

@@ -22,13 +22,12 @@ mkdir -p "$out"
 kdir=$(scripts/kernel-dir.sh 6.1)
 kver=$(basename "$kdir" | sed 's/^linux-headers-//')
 scripts/kbuild.sh "$out/kbuild" "$kdir"
-make -s build/tools/hvnoise
-gcc -O2 -Wall -Wextra -Werror -static -o "$out/dread" tests/vm/tools/dread.c
+make -s build/tools/hvnoise build/vmtools/dread
 tests/vm/mkinitramfs.sh "$out/initrd.gz" --kver "$kver" \
 	--kmod virtio_pci --kmod virtio_net --kmod virtio_blk \
 	--bin build/tools/hvnoise=/usr/bin/hvnoise \
 	--file bench/guest-overhead.sh=/lib/hvnoise/guest.sh \
-	--file "$out/dread=/lib/hvnoise/dread" \
+	--file build/vmtools/dread=/lib/hvnoise/dread \
 	--file "$out/kbuild/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko"
 # One vCPU thread at a time: multi-threaded TCG was seen to livelock in the
 # int3 handler while the kernel patched code for a static key (module load).

@@ -27,7 +27,11 @@
 # failure details as "# " lines.
 #
 #   report_init FILE              start (FILE: results.txt)
-#   stage NAME DESCRIPTION...     a new stage (ends the one before)
+#   stage NAME DESCRIPTION...     a new stage (ends the one before); status 1
+#                                 if HVN_STAGES leaves it out: its checks and
+#                                 collects are then not reported, nor run
+#   report_want NAME              whether HVN_STAGES (a list of stage names;
+#                                 empty: all) holds NAME
 #   pass NAME | fail NAME         one check
 #   skip NAME REASON | xfail NAME REASON
 #   collect LOG CMD...            run CMD into LOG, take its results; CMD's status
@@ -67,8 +71,17 @@ stage_end() {
 	report_stage=""
 }
 
+report_want() {
+	[ -z "${HVN_STAGES:-}" ] || [[ " $HVN_STAGES " == *" $1 "* ]]
+}
+
 stage() {
 	stage_end
+	report_off=0
+	if ! report_want "$1"; then
+		report_off=1
+		return 1
+	fi
 	report_stage=$1
 	shift
 	report_nstages=$((report_nstages + 1))
@@ -82,6 +95,7 @@ stage() {
 # result ok|"not ok" NAME [DIRECTIVE]: one check of the stage.
 result() {
 	local status=$1 name=$2 directive=${3:-}
+	[ "${report_off:-0}" = 0 ] || return 0
 	report_n=$((report_n + 1))
 	report_out "    $status $report_n $name${directive:+ # $directive}"
 	if [ "$status" != ok ]; then
@@ -121,6 +135,7 @@ results_from() {
 collect() {
 	local log=$1 rc n
 	shift
+	[ "${report_off:-0}" = 0 ] || return 0
 	# Each command's numbering is its own: the stage numbers them again.
 	HVN_KTAP_COUNTER='' "$@" >"$log" 2>&1
 	rc=$?

@@ -14,11 +14,10 @@ t=$(scripts/fetch-source-tree.sh 6.12)
 k=$(scripts/build-test-kernel.sh tests/vm/anchor-kernel.config "$(readlink -f "$t/source")")
 scripts/kbuild.sh build/kbuild-anchor "$k"
 mkdir -p "$out"
-gcc -O2 -Wall -Wextra -Werror -o "$out/hog" tests/vm/tools/hog.c
-gcc -O2 -Wall -Wextra -Werror -pthread -o "$out/hoststops" tests/vm/tools/hoststops.c
+make -s vmtools
 tests/vm/mkinitramfs.sh "$out/anchor-initrd.gz" \
 	--file tests/vm/guest-anchor.sh=/lib/hvnoise/guest.sh \
 	--file tests/vm/guest-lib.sh=/lib/hvnoise/lib.sh \
 	--file build/kbuild-anchor/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko
-exec tests/vm/soak.py "$k/arch/x86/boot/bzImage" "$out/anchor-initrd.gz" "$out" "$out/hog" "$out/hoststops" \
+exec tests/vm/soak.py "$k/arch/x86/boot/bzImage" "$out/anchor-initrd.gz" "$out" build/vmtools/hog build/vmtools/hoststops \
 	anchor "$rounds"

@@ -14,9 +14,7 @@ scripts/kbuild.sh build/kbuild-6.1 "$k61"
 rm -rf "$out/spin" && cp -r tests/vm/spin "$out/spin"
 make -C "$k61" M="$(realpath "$out/spin")" modules >"$out/spin/build.log" 2>&1 ||
 	{ tail -20 "$out/spin/build.log"; exit 1; }
-gcc -O2 -Wall -Wextra -Werror -o "$out/hog" tests/vm/tools/hog.c
-gcc -O2 -Wall -Wextra -Werror -pthread -o "$out/hoststops" tests/vm/tools/hoststops.c
-make -s tools
+make -s tools vmtools
 tests/vm/mkinitramfs.sh "$out/soak-initrd.gz" --kver "$kver" \
 	--kmod virtio_pci --kmod virtio_net --kmod virtio_blk \
 	--bin /usr/bin/trace-cmd --bin build/tools/hvnoise=/usr/bin/hvnoise \
@@ -24,4 +22,4 @@ tests/vm/mkinitramfs.sh "$out/soak-initrd.gz" --kver "$kver" \
 	--file tests/vm/guest-lib.sh=/lib/hvnoise/lib.sh \
 	--file "$out/spin/hvn_spin.ko=/lib/hvnoise/hvn_spin.ko" \
 	--file build/kbuild-6.1/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko
-exec tests/vm/soak.py "/boot/vmlinuz-$kver" "$out/soak-initrd.gz" "$out" "$out/hog" "$out/hoststops" "$mode" "$rounds"
+exec tests/vm/soak.py "/boot/vmlinuz-$kver" "$out/soak-initrd.gz" "$out" build/vmtools/hog build/vmtools/hoststops "$mode" "$rounds"
