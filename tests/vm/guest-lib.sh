@@ -253,6 +253,9 @@ events_of() {
 bpf_rec_start() {
 	bpf_file=$1
 	shift
+	# No old log: its "recording" would let a SIGINT go before this one
+	# can take it (a background job starts with SIGINT ignored).
+	rm -f $bpf_file.log
 	hvnoise record --source bpf "$@" -o $bpf_file >$bpf_file.log 2>&1 &
 	bpfpid=$!
 	wait_until 120 'grep -q recording $bpf_file.log'

@@ -197,13 +197,21 @@ def qemu_args(sockpath, arch="x86_64"):
 # vCPUs' registers are read through QMP and named (hang_report()).
 HANG_S = int(os.environ.get("HVN_HANG_S", "240"))
 # Where a hung vCPU sits, by function: what that hang is.  Multi-threaded
-# TCG has hung in the kernel's text patching (tests/vm/qemu.sh).
+# TCG hangs in the kernel's text patching (make soak-hangs: with no hvnoise
+# at all, tracepoints switched on and off through tracefs hung it after
+# about 110 cycles, every vCPU at a tracepoint's jump label or in the int3
+# handler; never under one TCG thread).
 # Each: the sets of functions that must all have a vCPU in them.
+INT3 = {"poke_int3_handler", "exc_int3", "asm_exc_int3", "text_poke_bp_batch",
+        "text_poke_sync"}
 KNOWN_HANGS = (
-    (({"poke_int3_handler", "exc_int3", "text_poke_bp_batch", "text_poke_sync"},
-      {"smp_call_function_many_cond", "on_each_cpu_cond_mask"}),
+    ((INT3, {"smp_call_function_many_cond", "on_each_cpu_cond_mask"}),
      "the kernel's text patching under multi-threaded TCG (a vCPU in the int3 "
      "handler, another waiting for its IPI): the known TCG hang, not hvnoise's"),
+    ((INT3,),
+     "the kernel's text patching under multi-threaded TCG (a vCPU in the int3 "
+     "handler of a patched jump label): the known TCG hang, which tracefs alone "
+     "makes (make soak-hangs), not hvnoise's"),
 )
 
 
@@ -227,21 +235,32 @@ def qmp(path, line):
     return r.get("return", "") if isinstance(r.get("return"), str) else ""
 
 
-def symbols(console):
-    """(sorted addresses, names) of the functions the guest's init named
+def symbols(console, ksyms=None):
+    """(sorted addresses, names) of the kernel's text symbols: all of
+    them where the guest wrote /proc/kallsyms to the disk image @ksyms
+    (tests/vm/guest-hangs.sh), else the functions the guest's init named
     (HVN-KSYM ADDR TYPE NAME), each followed by the symbol after it, where
     it ends; or None."""
-    rows = sorted((int(a, 16), n) for a, n in
-                  re.findall(r"^HVN-KSYM ([0-9a-f]+) \w (\w+)", console, re.M))
+    text = "\n".join(console.splitlines())
+    pat = r"^HVN-KSYM ([0-9a-f]+) \w (\w+)"
+    if ksyms and os.path.exists(ksyms):
+        with open(ksyms, "rb") as f:
+            text = f.read().split(b"\0", 1)[0].decode(errors="replace")
+        pat = r"^([0-9a-f]+) [tTwW] (\S+)"
+    rows = sorted((int(a, 16), n) for a, n in re.findall(pat, text, re.M))
     return ([a for a, _ in rows], [n for _, n in rows]) if rows else None
 
 
-def hang_report(qmp_path, console, samples=3):
+# The hangs serve() caught in this process: what each was.
+hangs = []
+
+
+def hang_report(qmp_path, console, samples=3, ksyms=None):
     """Where each vCPU of a hung guest is, sampled @samples times 0.5 s
     apart: its program counter, named where it lies in a function the
-    guest's init named (@console's HVN-KSYM lines; the guests boot with
-    nokaslr), and what hang that is.  Lines to print."""
-    syms = symbols(console)
+    guest named (@ksyms, else @console's HVN-KSYM lines: symbols(); the
+    guests boot with nokaslr), and what hang that is.  Lines to print."""
+    syms = symbols(console, ksyms)
     seen, out = {}, []
     for _ in range(samples):
         try:
@@ -261,6 +280,7 @@ def hang_report(qmp_path, console, samples=3):
     what = next((w for sets, w in KNOWN_HANGS if all(funcs & fs for fs in sets)),
                 "every vCPU idle: the guest waits on something, none spins" if funcs <= idle
                 else "not a known hang")
+    hangs.append(what)
     out.append(f"HANG: the guest said nothing for {HANG_S} s: {what}")
     for cpu in sorted(seen):
         out.append(f"HANG: vCPU {cpu} at " + ", ".join(seen[cpu]))
@@ -309,11 +329,11 @@ def hog(pid, hogbin, ms):
     return (int(m.group(2)), float(m.group(1))) if m else (0, 0.0)
 
 
-def serve(log, sockpath, pidfile, proc, hogbin, on_line=None):
+def serve(log, sockpath, pidfile, proc, hogbin, on_line=None, ksyms=None):
     """Answer the guest's HVN-DO requests until QEMU exits.  @on_line(line,
     pid) sees every other console line (the marker-driven injections).  A
     console silent for HANG_S seconds is a hang: where the vCPUs are is
-    printed (hang_report()) and QEMU is ended."""
+    printed (hang_report(), named from @ksyms if there) and QEMU is ended."""
     conn = None
     for _ in range(600):
         if proc.poll() is not None:
@@ -339,7 +359,8 @@ def serve(log, sockpath, pidfile, proc, hogbin, on_line=None):
         if chunk:
             spoke = time.monotonic()
         elif time.monotonic() - spoke > HANG_S:
-            for line in hang_report(sockpath + ".qmp", open(log, errors="replace").read()):
+            for line in hang_report(sockpath + ".qmp", open(log, errors="replace").read(),
+                                    ksyms=ksyms):
                 print("# " + line, flush=True)
             try:
                 os.kill(int(open(pidfile).read()), signal.SIGKILL)
@@ -447,7 +468,7 @@ def run_vm(name, kernel, initrd, outdir, env, stopsbin, hogbin, timeout_s, check
     proc = subprocess.Popen([os.path.join(os.path.dirname(os.path.abspath(__file__)), "qemu.sh"),
                              kernel, initrd, log, "/lib/hvnoise/guest.sh", str(timeout_s),
                              pidfile], env=env)
-    serve(log, sockpath, pidfile, proc, hogbin)
+    serve(log, sockpath, pidfile, proc, hogbin, ksyms=os.path.join(outdir, f"{name}-ksyms.img"))
     proc.wait()
     if witness:
         check(witness.stop(), "the witness of this host's stops ran to the end")
