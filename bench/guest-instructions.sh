@@ -8,6 +8,8 @@
 KO=/lib/hvnoise/hvnoise.ko
 T=/sys/kernel/tracing
 N=${BENCH_READS:-5000}
+# The timed segments: BENCH_SECS (make check's smoke run: 1) for all.
+IDLE_S=${BENCH_SECS:-10} RATE_S=${BENCH_SECS:-5}
 irq=$(awk '$NF == "virtio1-req.1" { sub(":", "", $1); print $1 }' /proc/interrupts)
 # Three vCPUs: the disk's interrupts on 1, every reader (hvnoise record)
 # on 0, and 2, idle, the CPU the "unwatched" configurations watch, so that
@@ -96,10 +98,10 @@ idle_segment() {	# idle_segment NAME PID
 	v0=$(sed -n 's/^voluntary_ctxt_switches:\t*//p' /proc/$2/status 2>/dev/null)
 	seg=$((seg + 1))
 	/lib/hvnoise/insn-mark begin
-	sleep 10
+	sleep $IDLE_S
 	/lib/hvnoise/insn-mark end
 	v1=$(sed -n 's/^voluntary_ctxt_switches:\t*//p' /proc/$2/status 2>/dev/null)
-	echo "SEGMENT $seg $1 round=1 reads=0 irqs=0 seconds=10 wakeups=$((${v1:-0} - ${v0:-0}))"
+	echo "SEGMENT $seg $1 round=1 reads=0 irqs=0 seconds=$IDLE_S wakeups=$((${v1:-0} - ${v0:-0}))"
 }
 idle_segment idle $$
 insmod $KO cpus=1-2
@@ -169,11 +171,11 @@ for c in none flight record tracecmd; do
 	/lib/hvnoise/insn-mark begin
 	# evgen makes RATE x 5 calls however long they take: its own
 	# measure of the time is what the rates are of.
-	taskset -c 1 /lib/hvnoise/evgen $RATE 5 >/tmp/evgen.txt
+	taskset -c 1 /lib/hvnoise/evgen $RATE $RATE_S >/tmp/evgen.txt
 	/lib/hvnoise/insn-mark end
 	set -- $( [ -n "$pid" ] && tree_stat $pid)
 	read -r _ made _ _ took _ </tmp/evgen.txt
-	echo "SEGMENT $seg rate-$c round=1 reads=0 irqs=0 seconds=5 elapsed=${took:-0} events=${made:-0}" \
+	echo "SEGMENT $seg rate-$c round=1 reads=0 irqs=0 seconds=$RATE_S elapsed=${took:-0} events=${made:-0}" \
 		"ticks=$((${1:-0} - s0)) wakeups=$((${2:-0} - w0)) rss_kb=${3:-0} overrun=$(($(overruns) - o0))"
 	case $c in
 	none) rmdir $T/instances/evs ;;

@@ -14,6 +14,7 @@ STAGE=bench	# shellcheck disable=SC2034
 . /lib/hvnoise/bench-lib.sh
 SMALL=0000:00:07.0 BIG=0000:00:08.0 PEER=0000:00:06.0
 N=${BENCH_READS:-3000}
+POLL_S=${BENCH_SECS:-5}	# make check's smoke run: 1
 cpu=1 reader=0
 irq=$(irq_of virtio1-req.1)	# the disk's queue of CPU 1 (managed there)
 seg=0
@@ -105,9 +106,9 @@ for set in $A $C; do
 	record --source bpf --devices $set
 	sleep 1
 	begin
-	sleep 5
+	sleep $POLL_S
 	end
-	segment bpfpoll-$(nirqs $set) round=1 irqs=0 seconds=5 recs=0
+	segment bpfpoll-$(nirqs $set) round=1 irqs=0 seconds=$POLL_S recs=0
 	stop_reader
 done
 
@@ -136,9 +137,9 @@ for set in $NIC $A $B $C $D; do
 	echo 1000 >$P/resolve_ms
 	echo >$T/trace
 	begin
-	sleep 5
+	sleep $POLL_S
 	end
-	segment poll-$n round=1 irqs=0 seconds=5 recs=$(recs)
+	segment poll-$n round=1 irqs=0 seconds=$POLL_S recs=$(recs)
 	# An IRQ move: the NIC's receive vector to another CPU (frames make
 	# it change, at its next interrupt), until the set that follows it.
 	from=$(cat /proc/irq/$rxirq/effective_affinity_list)

@@ -675,8 +675,8 @@ if stage bench-smoke "every script of bench/ in a smoke form (tiny inputs), so t
 	smoke correlate-speed bench/correlate-speed.py --sizes 0.01
 	smoke fleet-speed bench/fleet-speed.py build/tools/hvnoise 4 2 10 100
 	smoke overhead env HVN_VM_APPEND="BENCH_ROUNDS=1 BENCH_READS=100" bench/overhead.sh
-	smoke instructions env BENCH_READS=100 bench/instructions.sh
-	smoke instructions-scale env BENCH_READS=100 bench/instructions.sh scale
+	smoke instructions env BENCH_READS=100 BENCH_SECS=1 bench/instructions.sh
+	smoke instructions-scale env BENCH_READS=100 BENCH_SECS=1 bench/instructions.sh scale
 	# Each file of bench/ is one of those or what they run; a new one
 	# fails here until it is given a smoke form.
 	ran="bpf-probe-cost.sh nccl-plugin.sh report-speed.py synth-trace.py correlate-speed.py
