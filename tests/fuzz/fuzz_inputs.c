@@ -32,8 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	hvn_quiet = true;
 	if (!size)
 		return 0;
-	j = json_parse((const char *)data + 1, size - 1, err, sizeof(err));
-	json_free(j);
+	j = hvn_json_parse((const char *)data + 1, size - 1, err, sizeof(err));
+	hvn_json_free(j);
 	fd = memfd_create("in", 0);
 	if (fd < 0 || write(fd, data + 1, size - 1) != (ssize_t)(size - 1))
 		abort();

@@ -48,12 +48,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FILE *f;
 
 	hvn_quiet = true;
-	j = pickle_parse(data, size, err, sizeof(err));
+	j = hvn_pickle_parse(data, size, err, sizeof(err));
 	if (j)
 		added += walk(j) & 1;
 	else if (!err[0])
 		abort();	/* every refusal says why */
-	json_free(j);
+	hvn_json_free(j);
 	/* The dump's rank is in its name, as Flight Recorder writes it. */
 	if (!path[0]) {
 		if (!mkdtemp(dir))

@@ -9,7 +9,7 @@ static char err[128];
 
 static struct json *parse(const char *s)
 {
-	return json_parse(s, strlen(s), err, sizeof(err));
+	return hvn_json_parse(s, strlen(s), err, sizeof(err));
 }
 
 /* @s must be refused with an error naming @why and the byte @at. */
@@ -19,7 +19,7 @@ static void expect_error(struct hvn_test *t, const char *s, const char *why,
 	struct json *j = parse(s);
 
 	HT_EXPECT_TRUE(t, j == NULL);
-	json_free(j);
+	hvn_json_free(j);
 	HT_EXPECT_SUBSTR(t, err, why);
 	HT_EXPECT_SUBSTR(t, err, at);
 }
@@ -30,18 +30,18 @@ static void json_scalars(struct hvn_test *t)
 
 	j = parse("null");
 	HT_EXPECT_TRUE(t, j && j->type == J_NULL);
-	json_free(j);
+	hvn_json_free(j);
 	j = parse(" true ");
 	HT_EXPECT_TRUE(t, j && j->type == J_BOOL && j->b);
-	json_free(j);
+	hvn_json_free(j);
 	j = parse("\n\tfalse\r\n");
 	HT_EXPECT_TRUE(t, j && j->type == J_BOOL && !j->b);
-	json_free(j);
+	hvn_json_free(j);
 	j = parse("\"\"");
 	HT_EXPECT_TRUE(t, j && j->type == J_STR);
 	if (j)
 		HT_EXPECT_STREQ(t, j->str, "");
-	json_free(j);
+	hvn_json_free(j);
 	HT_EXPECT_STREQ(t, err, "");
 }
 
@@ -65,7 +65,7 @@ static void json_numbers(struct hvn_test *t)
 		if (j && j->num != c[i].v)
 			ht_fail(t, __FILE__, __LINE__, "%s: %g != %g",
 				c[i].s, j->num, c[i].v);
-		json_free(j);
+		hvn_json_free(j);
 	}
 }
 
@@ -83,12 +83,12 @@ static void json_nesting(struct hvn_test *t)
 	HT_EXPECT_EQ(t, j->n, 3);
 	HT_EXPECT_STREQ(t, j->keys[0], "a");
 	HT_EXPECT_STREQ(t, j->keys[2], "d");
-	a = json_get(j, "a");
+	a = hvn_json_get(j, "a");
 	HT_EXPECT_TRUE(t, a && a->type == J_ARR && a->n == 3);
 	if (a && a->n == 3) {
 		HT_EXPECT_EQ(t, a->kids[0].type, J_NUM);
 		HT_EXPECT_EQ(t, a->kids[0].num, 1);
-		b = json_get(&a->kids[1], "b");
+		b = hvn_json_get(&a->kids[1], "b");
 		HT_EXPECT_TRUE(t, b && b->type == J_ARR && b->n == 3);
 		if (b && b->n == 3) {
 			HT_EXPECT_TRUE(t, b->kids[0].type == J_BOOL &&
@@ -99,14 +99,14 @@ static void json_nesting(struct hvn_test *t)
 		HT_EXPECT_TRUE(t, a->kids[2].type == J_ARR &&
 				  a->kids[2].n == 0);
 	}
-	c = json_get(j, "c");
+	c = hvn_json_get(j, "c");
 	HT_EXPECT_TRUE(t, c && c->type == J_OBJ && c->n == 0);
-	HT_EXPECT_TRUE(t, json_get(j, "d") && json_get(j, "d")->num == -25);
+	HT_EXPECT_TRUE(t, hvn_json_get(j, "d") && hvn_json_get(j, "d")->num == -25);
 	/* Only objects have keys; a missing key is NULL. */
-	HT_EXPECT_TRUE(t, json_get(j, "e") == NULL);
-	HT_EXPECT_TRUE(t, json_get(a, "b") == NULL);
-	HT_EXPECT_TRUE(t, json_get(NULL, "a") == NULL);
-	json_free(j);
+	HT_EXPECT_TRUE(t, hvn_json_get(j, "e") == NULL);
+	HT_EXPECT_TRUE(t, hvn_json_get(a, "b") == NULL);
+	HT_EXPECT_TRUE(t, hvn_json_get(NULL, "a") == NULL);
+	hvn_json_free(j);
 }
 
 static void json_empty_containers(struct hvn_test *t)
@@ -115,13 +115,13 @@ static void json_empty_containers(struct hvn_test *t)
 
 	j = parse("[]");
 	HT_EXPECT_TRUE(t, j && j->type == J_ARR && j->n == 0);
-	json_free(j);
+	hvn_json_free(j);
 	j = parse("{ }");
 	HT_EXPECT_TRUE(t, j && j->type == J_OBJ && j->n == 0);
-	json_free(j);
+	hvn_json_free(j);
 	j = parse("[[],{},[[]]]");
 	HT_EXPECT_TRUE(t, j && j->type == J_ARR && j->n == 3);
-	json_free(j);
+	hvn_json_free(j);
 }
 
 static void json_escapes(struct hvn_test *t)
@@ -132,27 +132,27 @@ static void json_escapes(struct hvn_test *t)
 	HT_EXPECT_TRUE(t, j && j->type == J_STR);
 	if (j)
 		HT_EXPECT_STREQ(t, j->str, "q\" b\\ s/ \b\f\n\r\t");
-	json_free(j);
+	hvn_json_free(j);
 	/* \u: printable ASCII is kept, either case of hex digits. */
 	j = parse("\"\\u0041\\u007a\\u007E\"");
 	if (j)
 		HT_EXPECT_STREQ(t, j->str, "Az~");
-	json_free(j);
+	hvn_json_free(j);
 	/* The rest, controls and NUL included, is marked '?' (json.c). */
 	j = parse("\"a\\u0000b\\u001fc\\u00e9d\"");
 	if (j)
 		HT_EXPECT_STREQ(t, j->str, "a?b?c?d");
-	json_free(j);
+	hvn_json_free(j);
 	/* A surrogate pair is two escapes: two marks, nothing decoded. */
 	j = parse("\"\\ud83d\\ude00\"");
 	if (j)
 		HT_EXPECT_STREQ(t, j->str, "??");
-	json_free(j);
+	hvn_json_free(j);
 	/* Raw UTF-8 passes through untouched. */
 	j = parse("\"caf\xc3\xa9 \xf0\x9f\x98\x80\"");
 	if (j)
 		HT_EXPECT_STREQ(t, j->str, "caf\xc3\xa9 \xf0\x9f\x98\x80");
-	json_free(j);
+	hvn_json_free(j);
 }
 
 /* A string longer than the first buffer, full of escapes, grows intact. */
@@ -177,7 +177,7 @@ static void json_long_string(struct hvn_test *t)
 	HT_EXPECT_TRUE(t, j && j->type == J_STR);
 	if (j)
 		HT_EXPECT_STREQ(t, j->str, want);
-	json_free(j);
+	hvn_json_free(j);
 }
 
 static void json_truncated(struct hvn_test *t)
@@ -201,14 +201,14 @@ static void json_truncated(struct hvn_test *t)
 /* @len bounds the parse, not a NUL: the rest of the buffer is not read. */
 static void json_length_bounded(struct hvn_test *t)
 {
-	struct json *j = json_parse("[1, 2] garbage", 6, err, sizeof(err));
+	struct json *j = hvn_json_parse("[1, 2] garbage", 6, err, sizeof(err));
 
 	HT_EXPECT_TRUE(t, j && j->type == J_ARR && j->n == 2);
-	json_free(j);
-	j = json_parse("\"abc\"", 3, err, sizeof(err));
+	hvn_json_free(j);
+	j = hvn_json_parse("\"abc\"", 3, err, sizeof(err));
 	HT_EXPECT_TRUE(t, j == NULL);
 	HT_EXPECT_SUBSTR(t, err, "unterminated string");
-	j = json_parse("true", 3, err, sizeof(err));
+	j = hvn_json_parse("true", 3, err, sizeof(err));
 	HT_EXPECT_TRUE(t, j == NULL);
 	HT_EXPECT_SUBSTR(t, err, "bad literal");
 }
@@ -260,7 +260,7 @@ static void json_strict_numbers(struct hvn_test *t)
 			ht_fail(t, __FILE__, __LINE__,
 				"\"%s\" is not JSON but parsed as %g",
 				bad[i], j->num);
-		json_free(j);
+		hvn_json_free(j);
 	}
 }
 
@@ -279,7 +279,7 @@ static void json_long_number(struct hvn_test *t)
 	HT_EXPECT_TRUE(t, j && j->type == J_NUM);
 	if (!j)
 		HT_EXPECT_STREQ(t, err, "");
-	json_free(j);
+	hvn_json_free(j);
 }
 
 static char *nest(int depth, char open, char close)
@@ -302,7 +302,7 @@ static void json_depth_limit(struct hvn_test *t)
 	/* 64 levels are taken ... */
 	j = s ? parse(s) : NULL;
 	HT_EXPECT_TRUE(t, j && j->type == J_ARR && j->n == 1);
-	json_free(j);
+	hvn_json_free(j);
 	free(s);
 	/* ... 65 are not, however they end. */
 	s = nest(65, '[', ']');
@@ -327,7 +327,7 @@ static void json_depth_limit(struct hvn_test *t)
 		     "{\"a\":", "nested too deep", "byte 320");
 }
 
-/* Duplicate keys are all kept, in order; json_get finds the first. */
+/* Duplicate keys are all kept, in order; hvn_json_get finds the first. */
 static void json_duplicate_keys(struct hvn_test *t)
 {
 	struct json *j = parse("{\"k\": 1, \"x\": 0, \"k\": 2}");
@@ -335,21 +335,21 @@ static void json_duplicate_keys(struct hvn_test *t)
 	HT_EXPECT_TRUE(t, j && j->n == 3);
 	if (!j)
 		return;
-	HT_EXPECT_EQ(t, json_get(j, "k")->num, 1);
+	HT_EXPECT_EQ(t, hvn_json_get(j, "k")->num, 1);
 	HT_EXPECT_STREQ(t, j->keys[2], "k");
 	HT_EXPECT_EQ(t, j->kids[2].num, 2);
-	json_free(j);
+	hvn_json_free(j);
 }
 
 /* A small error buffer truncates the message, never overflows. */
 static void json_small_err_buffer(struct hvn_test *t)
 {
 	char small[8];
-	struct json *j = json_parse("[1,", 3, small, sizeof(small));
+	struct json *j = hvn_json_parse("[1,", 3, small, sizeof(small));
 
 	HT_EXPECT_TRUE(t, j == NULL);
 	HT_EXPECT_STREQ(t, small, "unexpec");
-	json_free(NULL);
+	hvn_json_free(NULL);
 }
 
 /* Integers exactly (ns since the epoch need 61 bits, a double holds 53);
@@ -374,9 +374,9 @@ static void json_exact_ints(struct hvn_test *t)
 		struct json *j = parse(c[k].s);
 		int64_t v = 0;
 
-		HT_EXPECT_EQ(t, json_int(j, &v), c[k].ok);
+		HT_EXPECT_EQ(t, hvn_json_int(j, &v), c[k].ok);
 		HT_EXPECT_EQ(t, v, c[k].v);
-		json_free(j);
+		hvn_json_free(j);
 	}
 }
 

@@ -122,13 +122,13 @@ static void jsonw_all_short(struct hvn_test *t)
 				if ((unsigned char)*p < 0x20 ||
 				    (unsigned char)*p == 0x7f)
 					bad = 1;
-			j = json_parse(s, strlen(s), err, sizeof(err));
+			j = hvn_json_parse(s, strlen(s), err, sizeof(err));
 			if (!j || j->type != J_STR)
 				bad = 1;
 			if (bad)
 				ht_fail(t, __FILE__, __LINE__,
 					"%02x %02x: %s (%s)", a, b, s, err);
-			json_free(j);
+			hvn_json_free(j);
 			free(s);
 		}
 	}

@@ -15,7 +15,7 @@ static char err[200];
 
 static struct json *parse(const char *s, size_t len)
 {
-	return pickle_parse(s, len, err, sizeof(err));
+	return hvn_pickle_parse(s, len, err, sizeof(err));
 }
 
 #define P(lit)	parse(lit, sizeof(lit) - 1)
@@ -47,25 +47,25 @@ static void pickle_jit_dump(struct hvn_test *t)
 	HT_EXPECT_TRUE(t, j && j->type == J_OBJ && j->n == 9);
 	if (!j)
 		return;
-	v = json_get(j, "version");
+	v = hvn_json_get(j, "version");
 	HT_EXPECT_TRUE(t, v && v->type == J_STR && !strcmp(v->str, "2.10"));
 	/* ns since the epoch, exactly (a double would round to 256 ns) */
-	v = json_get(j, "t");
-	HT_EXPECT_TRUE(t, json_int(v, &i) && i == 1700000000123456789LL);
-	v = json_get(j, "d");
+	v = hvn_json_get(j, "t");
+	HT_EXPECT_TRUE(t, hvn_json_int(v, &i) && i == 1700000000123456789LL);
+	v = hvn_json_get(j, "d");
 	HT_EXPECT_TRUE(t, v && v->type == J_NUM && v->num == 2.5 && !v->is_int);
-	HT_EXPECT_TRUE(t, json_int(json_get(j, "neg"), &i) && i == -1);
-	HT_EXPECT_TRUE(t, json_int(json_get(j, "s"), &i) && i == 300);
-	v = json_get(j, "pg");
+	HT_EXPECT_TRUE(t, hvn_json_int(hvn_json_get(j, "neg"), &i) && i == -1);
+	HT_EXPECT_TRUE(t, hvn_json_int(hvn_json_get(j, "s"), &i) && i == 300);
+	v = hvn_json_get(j, "pg");
 	HT_EXPECT_TRUE(t, v && v->type == J_ARR && v->n == 2 &&
 		       !strcmp(v->kids[1].str, "default_pg"));
 	/* the shared dict, copied out twice */
-	v = json_get(j, "l");
+	v = hvn_json_get(j, "l");
 	HT_EXPECT_TRUE(t, v && v->type == J_ARR && v->n == 2 &&
-		       json_int(json_get(&v->kids[1], "a"), &i) && i == 1);
-	HT_EXPECT_TRUE(t, json_get(j, "n") && json_get(j, "n")->type == J_NULL);
-	HT_EXPECT_TRUE(t, json_get(j, "b") && json_get(j, "b")->b);
-	json_free(j);
+		       hvn_json_int(hvn_json_get(&v->kids[1], "a"), &i) && i == 1);
+	HT_EXPECT_TRUE(t, hvn_json_get(j, "n") && hvn_json_get(j, "n")->type == J_NULL);
+	HT_EXPECT_TRUE(t, hvn_json_get(j, "b") && hvn_json_get(j, "b")->b);
+	hvn_json_free(j);
 }
 
 /* Python 3.8+: pickle.dumps({"e": [1, "x"], "k": (), 7: False}, 5).  The
@@ -85,21 +85,21 @@ static void pickle_python5(struct hvn_test *t)
 	HT_EXPECT_STREQ(t, err, "");
 	if (!j)
 		return;
-	v = json_get(j, "e");
+	v = hvn_json_get(j, "e");
 	HT_EXPECT_TRUE(t, v && v->n == 2 && v->kids[1].type == J_STR);
-	v = json_get(j, "k");
+	v = hvn_json_get(j, "k");
 	HT_EXPECT_TRUE(t, v && v->type == J_ARR && v->n == 0);
 	/* an integer key becomes its decimal string */
-	v = json_get(j, "7");
+	v = hvn_json_get(j, "7");
 	HT_EXPECT_TRUE(t, v && v->type == J_BOOL && !v->b);
-	json_free(j);
+	hvn_json_free(j);
 	j = P(shared);
 	HT_EXPECT_STREQ(t, err, "");
 	/* both elements are the one list, which got the 5 */
 	HT_EXPECT_TRUE(t, j && j->n == 2 && j->kids[0].n == 1 &&
 		       j->kids[1].n == 1 &&
-		       json_int(&j->kids[1].kids[0], &i) && i == 5);
-	json_free(j);
+		       hvn_json_int(&j->kids[1].kids[0], &i) && i == 5);
+	hvn_json_free(j);
 }
 
 static void pickle_ints(struct hvn_test *t)
@@ -123,9 +123,9 @@ static void pickle_ints(struct hvn_test *t)
 		struct json *j = parse(c[k].p, c[k].len);
 		int64_t v = 0;
 
-		HT_EXPECT_TRUE(t, json_int(j, &v));
+		HT_EXPECT_TRUE(t, hvn_json_int(j, &v));
 		HT_EXPECT_EQ(t, v, c[k].v);
-		json_free(j);
+		hvn_json_free(j);
 	}
 }
 
@@ -136,7 +136,7 @@ static void refused(struct hvn_test *t, const char *p, size_t len,
 	struct json *j = parse(p, len);
 
 	HT_EXPECT_TRUE(t, j == NULL);
-	json_free(j);
+	hvn_json_free(j);
 	HT_EXPECT_SUBSTR(t, err, why);
 }
 
@@ -195,7 +195,7 @@ static void pickle_truncated(struct hvn_test *t)
 		memcpy(copy, jit_dump, n);
 		j = parse(copy, n);
 		bad += j != NULL || !err[0];
-		json_free(j);
+		hvn_json_free(j);
 		free(copy);
 	}
 	HT_EXPECT_EQ(t, bad, 0);
@@ -224,7 +224,7 @@ static void pickle_expansion_bounded(struct hvn_test *t)
 	p[n++] = 'h';
 	p[n++] = 10;
 	p[n++] = '.';
-	HT_EXPECT_TRUE(t, pickle_parse(p, n, err, sizeof(err)) == NULL);
+	HT_EXPECT_TRUE(t, hvn_pickle_parse(p, n, err, sizeof(err)) == NULL);
 	HT_EXPECT_SUBSTR(t, err, "expands beyond");
 }
 
@@ -251,7 +251,7 @@ static void pickle_string_expansion_bounded(struct hvn_test *t)
 	}
 	p[n++] = 'e';
 	p[n++] = '.';
-	HT_EXPECT_TRUE(t, pickle_parse(p, n, err, sizeof(err)) == NULL);
+	HT_EXPECT_TRUE(t, hvn_pickle_parse(p, n, err, sizeof(err)) == NULL);
 	HT_EXPECT_SUBSTR(t, err, "expands beyond");
 	free(p);
 }
@@ -273,12 +273,12 @@ static void pickle_memo_forms(struct hvn_test *t)
 		       j->kids[1].n == 0 && j->kids[2].type == J_ARR &&
 		       j->kids[2].n == 0 && j->kids[3].type == J_STR &&
 		       !strcmp(j->kids[3].str, "z"));
-	json_free(j);
+	hvn_json_free(j);
 	j = P(mixed);
 	HT_EXPECT_STREQ(t, err, "");
 	HT_EXPECT_TRUE(t, j && j->n == 4 && !strcmp(j->kids[2].str, "A") &&
 		       !strcmp(j->kids[3].str, "B"));
-	json_free(j);
+	hvn_json_free(j);
 }
 
 static void pickle_duplicate_keys(struct hvn_test *t)
@@ -295,16 +295,16 @@ static void pickle_tiny_err_buffer(struct hvn_test *t)
 {
 	char one[1];
 
-	HT_EXPECT_TRUE(t, pickle_parse("\x80\x02(", 3, one, sizeof(one)) == NULL);
-	HT_EXPECT_TRUE(t, pickle_parse("\x80\x02(", 3, NULL, 0) == NULL);
-	HT_EXPECT_TRUE(t, pickle_parse("\x80\x02\x8a\x09", 4, one, sizeof(one)) == NULL);
+	HT_EXPECT_TRUE(t, hvn_pickle_parse("\x80\x02(", 3, one, sizeof(one)) == NULL);
+	HT_EXPECT_TRUE(t, hvn_pickle_parse("\x80\x02(", 3, NULL, 0) == NULL);
+	HT_EXPECT_TRUE(t, hvn_pickle_parse("\x80\x02\x8a\x09", 4, one, sizeof(one)) == NULL);
 }
 
 static void pickle_detect(struct hvn_test *t)
 {
-	HT_EXPECT_TRUE(t, pickle_is("\x80\x02}", 3));
-	HT_EXPECT_FALSE(t, pickle_is("{\"version\"", 10));
-	HT_EXPECT_FALSE(t, pickle_is("\x80", 1));
+	HT_EXPECT_TRUE(t, hvn_pickle_is("\x80\x02}", 3));
+	HT_EXPECT_FALSE(t, hvn_pickle_is("{\"version\"", 10));
+	HT_EXPECT_FALSE(t, hvn_pickle_is("\x80", 1));
 }
 
 static struct ht_case pickle_cases[] = {

@@ -302,7 +302,7 @@ static void free_kids(struct json *j)
 	free(j->str);
 }
 
-struct json *json_parse(const char *text, size_t len, char *err, size_t errlen)
+struct json *hvn_json_parse(const char *text, size_t len, char *err, size_t errlen)
 {
 	struct parser p = { .s = text, .len = len, .err = err, .errlen = errlen };
 	struct json *j = calloc(1, sizeof(*j));
@@ -321,7 +321,7 @@ struct json *json_parse(const char *text, size_t len, char *err, size_t errlen)
 	return NULL;
 }
 
-void json_free(struct json *j)
+void hvn_json_free(struct json *j)
 {
 	if (!j)
 		return;
@@ -329,7 +329,7 @@ void json_free(struct json *j)
 	free(j);
 }
 
-const struct json *json_get(const struct json *o, const char *key)
+const struct json *hvn_json_get(const struct json *o, const char *key)
 {
 	if (!o || o->type != J_OBJ)
 		return NULL;
@@ -339,7 +339,7 @@ const struct json *json_get(const struct json *o, const char *key)
 	return NULL;
 }
 
-bool json_int(const struct json *j, int64_t *v)
+bool hvn_json_int(const struct json *j, int64_t *v)
 {
 	if (!j || j->type != J_NUM)
 		return false;

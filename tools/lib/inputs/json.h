@@ -26,11 +26,11 @@ struct json {
 };
 
 /* Parses @len bytes; NULL with @err (and its offset) on failure. */
-struct json *json_parse(const char *text, size_t len, char *err, size_t errlen);
-void json_free(struct json *j);
-const struct json *json_get(const struct json *obj, const char *key);
+struct json *hvn_json_parse(const char *text, size_t len, char *err, size_t errlen);
+void hvn_json_free(struct json *j);
+const struct json *hvn_json_get(const struct json *obj, const char *key);
 /* A J_NUM as an exact integer: an integer literal, or a double that is
  * whole and in range.  false otherwise (no rounding, no wrapping). */
-bool json_int(const struct json *j, int64_t *v);
+bool hvn_json_int(const struct json *j, int64_t *v);
 
 #endif

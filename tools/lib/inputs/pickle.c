@@ -496,7 +496,7 @@ static uint32_t key_hash(const char *k)
 	return h;
 }
 
-/* A key given twice: Python keeps the last value, json_get() finds the
+/* A key given twice: Python keeps the last value, hvn_json_get() finds the
  * first; such a dict is no dump's, refuse it. */
 static bool keys_unique(struct unpickler *u, char **keys, size_t n)
 {
@@ -579,14 +579,14 @@ static bool copy_out(struct unpickler *u, uint32_t id, struct json *to, int dept
 	return !obj || keys_unique(u, to->keys, n);
 }
 
-bool pickle_is(const void *buf, size_t len)
+bool hvn_pickle_is(const void *buf, size_t len)
 {
 	const unsigned char *b = buf;
 
 	return len >= 2 && b[0] == 0x80;
 }
 
-struct json *pickle_parse(const void *buf, size_t len, char *err, size_t errlen)
+struct json *hvn_pickle_parse(const void *buf, size_t len, char *err, size_t errlen)
 {
 	struct unpickler u = { .s = buf, .len = len, .err = err, .errlen = errlen,
 			       .budget = len * 64 + (1u << 20) };
@@ -611,7 +611,7 @@ struct json *pickle_parse(const void *buf, size_t len, char *err, size_t errlen)
 		if (!j)
 			fail(&u, "out of memory");
 		else if (!copy_out(&u, top, j, 0)) {
-			json_free(j);
+			hvn_json_free(j);
 			j = NULL;
 		}
 	}

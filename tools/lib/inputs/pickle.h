@@ -9,8 +9,8 @@
 #include "inputs/json.h"
 
 /* Whether @buf starts as a pickle of protocol 2 or later does (PROTO). */
-bool pickle_is(const void *buf, size_t len);
+bool hvn_pickle_is(const void *buf, size_t len);
 /* NULL with @err (the opcode and its byte offset) on failure. */
-struct json *pickle_parse(const void *buf, size_t len, char *err, size_t errlen);
+struct json *hvn_pickle_parse(const void *buf, size_t len, char *err, size_t errlen);
 
 #endif

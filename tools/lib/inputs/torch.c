@@ -155,7 +155,7 @@ static struct json *load(struct src *s, size_t *len_out, char **text_out)
 		*len_out = len;
 		return (struct json *)1;
 	}
-	j = json_parse(text, len, err, sizeof(err));
+	j = hvn_json_parse(text, len, err, sizeof(err));
 	free(text);
 	if (!j)
 		bad(s, "not JSON (%s)", err);
@@ -166,7 +166,7 @@ static struct json *load(struct src *s, size_t *len_out, char **text_out)
 static const struct json *present(struct src *s, const struct json *o,
 				  const char *key, bool need, int *ret)
 {
-	const struct json *j = json_get(o, key);
+	const struct json *j = hvn_json_get(o, key);
 
 	if (j && j->type != J_NULL)
 		return j;
@@ -213,7 +213,7 @@ static bool int_key(struct src *s, const struct json *o, const char *key,
 
 	if (!j)
 		return false;
-	if (!json_int(j, v)) {
+	if (!hvn_json_int(j, v)) {
 		*ret = bad(s, "key \"%s\" is not a 64-bit integer", key);
 		return false;
 	}
@@ -382,8 +382,8 @@ static int name_rank(struct src *s, bool only_number, int *ret)
 static bool fr_bytes(struct src *s, const struct json *e, uint64_t *bytes,
 		     int *ret)
 {
-	const struct json *sz = json_get(e, "input_sizes");
-	const struct json *dt = json_get(e, "input_dtypes");
+	const struct json *sz = hvn_json_get(e, "input_sizes");
+	const struct json *dt = hvn_json_get(e, "input_dtypes");
 	uint64_t el = 1;
 
 	*bytes = 0;
@@ -403,7 +403,7 @@ static bool fr_bytes(struct src *s, const struct json *e, uint64_t *bytes,
 		for (size_t d = 0; d < shape->n; d++) {
 			int64_t n;
 
-			if (!json_int(&shape->kids[d], &n) || n < 0) {
+			if (!hvn_json_int(&shape->kids[d], &n) || n < 0) {
 				*ret = bad(s, "input_sizes[%zu][%zu] is not a size", k, d);
 				return false;
 			}
@@ -458,8 +458,8 @@ static int fr_entry(struct src *s, const struct json *e, int rank,
 	else
 		return bad(s, "state \"%.40s\" is none of scheduled, started, completed", state);
 	c->func = fr_func(name, &p2p);
-	if (json_get(e, "is_p2p")) {
-		const struct json *b = json_get(e, "is_p2p");
+	if (hvn_json_get(e, "is_p2p")) {
+		const struct json *b = hvn_json_get(e, "is_p2p");
 
 		if (b->type != J_BOOL)
 			return bad(s, "key \"is_p2p\" is not a boolean");
@@ -477,12 +477,12 @@ static int fr_entry(struct src *s, const struct json *e, int rank,
 	int_key(s, e, "time_discovered_started_ns", &started, false, &ret);
 	if (ret)
 		return ret;
-	if (json_get(e, "duration_ms") && json_get(e, "duration_ms")->type != J_NULL &&
+	if (hvn_json_get(e, "duration_ms") && hvn_json_get(e, "duration_ms")->type != J_NULL &&
 	    !(dur >= 0 && dur < 1e12))
 		return bad(s, "key \"duration_ms\" is %g, not a duration", dur);
 	if (done < 0 || started < 0)
 		return bad(s, "a negative time_discovered_*_ns");
-	pg = json_get(e, "process_group");
+	pg = hvn_json_get(e, "process_group");
 	if (pg && pg->type == J_ARR && pg->n && pg->kids[0].type == J_STR)
 		c->comm = hash_str(pg->kids[0].str);
 	else if (pg && pg->type != J_NULL)
@@ -518,12 +518,12 @@ static struct json *fr_load(struct src *s)
 
 	if (!text)
 		return NULL;
-	if (pickle_is(text, len)) {
-		j = pickle_parse(text, len, err, sizeof(err));
+	if (hvn_pickle_is(text, len)) {
+		j = hvn_pickle_parse(text, len, err, sizeof(err));
 		if (!j)
 			bad(s, "a pickle that is not a Flight Recorder dump (%s)", err);
 	} else {
-		j = json_parse(text, len, err, sizeof(err));
+		j = hvn_json_parse(text, len, err, sizeof(err));
 		if (!j)
 			bad(s, "neither a pickle nor JSON (%s)", err);
 	}
@@ -540,7 +540,7 @@ int hvn_read_torch_fr(const char *path, hvn_ext_add add, void *ctx)
 
 	if (!j)
 		return HVN_EXIT_BADFILE;
-	v = json_get(j, "version");
+	v = hvn_json_get(j, "version");
 	if (j->type != J_OBJ || !v) {
 		ret = bad(&s, "not a Flight Recorder dump (no \"version\" key)");
 		goto out;
@@ -554,7 +554,7 @@ int hvn_read_torch_fr(const char *path, hvn_ext_add add, void *ctx)
 	rank = name_rank(&s, true, &ret);
 	if (ret)
 		goto out;
-	entries = json_get(j, "entries");	/* PyTorch's JSON omits it when empty */
+	entries = hvn_json_get(j, "entries");	/* PyTorch's JSON omits it when empty */
 	if (entries && entries->type != J_ARR) {
 		ret = bad(&s, "key \"entries\" is not a list");
 		goto out;
@@ -576,7 +576,7 @@ int hvn_read_torch_fr(const char *path, hvn_ext_add add, void *ctx)
 			goto out;
 	}
 out:
-	json_free(j);
+	hvn_json_free(j);
 	return finish(&s, ret, add, ctx);
 }
 
@@ -670,13 +670,13 @@ int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx)
 
 	if (!j)
 		return HVN_EXIT_BADFILE;
-	ev = json_get(j, "traceEvents");
+	ev = hvn_json_get(j, "traceEvents");
 	if (j->type != J_OBJ || !ev || ev->type != J_ARR) {
 		ret = bad(&s, "not a Chrome trace (no \"traceEvents\" array)");
 		goto out;
 	}
 	int_key(&s, j, "baseTimeNanoseconds", &base, false, &ret);
-	di = json_get(j, "distributedInfo");
+	di = hvn_json_get(j, "distributedInfo");
 	if (int_key(&s, di, "rank", &r, false, &ret)) {
 		if (r < 0 || r > INT32_MAX) {
 			ret = bad(&s, "distributedInfo.rank %lld is not a rank", (long long)r);
@@ -724,7 +724,7 @@ int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx)
 			ret = bad(&s, "relative \"ts\" without \"baseTimeNanoseconds\"");
 			goto out;
 		}
-		pgn = str(&s, json_get(e, "args"), "Process Group Name", false, &ret);
+		pgn = str(&s, hvn_json_get(e, "args"), "Process Group Name", false, &ret);
 		if (ret)
 			goto out;
 		if (pgn) {
@@ -742,8 +742,8 @@ int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx)
 	qsort(kv, nkv, sizeof(*kv), cmp_kev);
 	def_pg = !many_pg ? only_pg : have0 ? "0" : NULL;
 	for (size_t q = 0; q < nkv; q++) {
-		const struct json *e = &ev->kids[kv[q].i], *args = json_get(e, "args");
-		const char *name = json_get(e, "name")->str, *pgn = kv[q].pgn, *dt;
+		const struct json *e = &ev->kids[kv[q].i], *args = hvn_json_get(e, "args");
+		const char *name = hvn_json_get(e, "name")->str, *pgn = kv[q].pgn, *dt;
 		struct hvn_ext_coll c = { .rank = rank };
 		double ts = kv[q].ts, dur = kv[q].dur;
 		bool p2p;
@@ -792,7 +792,7 @@ int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx)
 out:
 	free(kv);
 	free(cnt);
-	json_free(j);
+	hvn_json_free(j);
 	return finish(&s, ret, add, ctx);
 }
 
@@ -850,7 +850,7 @@ static char *null_nonfinite(const char *p, size_t l, size_t *out_len)
 static bool kernel_times(struct src *s, const struct json *tr, struct hvn_ext_coll *c,
 			 int *ret)
 {
-	const struct json *ke = json_get(tr, "kernel_events");
+	const struct json *ke = hvn_json_get(tr, "kernel_events");
 	double lo = 0, hi = 0;
 	bool any = false;
 
@@ -884,8 +884,8 @@ static bool kernel_times(struct src *s, const struct json *tr, struct hvn_ext_co
 static int inspector_line(struct src *s, const struct json *j, struct hvn_ext_coll *c,
 			  bool *approx, double *dump)
 {
-	const struct json *h = json_get(j, "header"), *m = json_get(j, "metadata");
-	const struct json *cp = json_get(j, "coll_perf"), *pp = json_get(j, "p2p_perf");
+	const struct json *h = hvn_json_get(j, "header"), *m = hvn_json_get(j, "metadata");
+	const struct json *cp = hvn_json_get(j, "coll_perf"), *pp = hvn_json_get(j, "p2p_perf");
 	const struct json *perf = cp ? cp : pp, *tr;
 	const char *id, *op, *host;
 	int64_t rank, sn, size;
@@ -934,9 +934,9 @@ static int inspector_line(struct src *s, const struct json *j, struct hvn_ext_co
 	/* Verbose dumps nest their times in the perf object (an older layout
 	 * had them at the top).  coll_start_ts/stop_ts bracket the enqueue:
 	 * the execution is the kernels'. */
-	tr = json_get(perf, "event_trace_ts");
+	tr = hvn_json_get(perf, "event_trace_ts");
 	if (!tr)
-		tr = json_get(j, "event_trace_ts");
+		tr = hvn_json_get(j, "event_trace_ts");
 	*approx = false;
 	if (kernel_times(s, tr, c, &ret))
 		return 0;
@@ -986,10 +986,10 @@ int hvn_read_inspector(const char *path, hvn_ext_add add, void *ctx)
 			p = nl ? nl + 1 : end;
 			continue;
 		}
-		j = json_parse(p, l, err, sizeof(err));
+		j = hvn_json_parse(p, l, err, sizeof(err));
 		if (!j) {
 			fixed = null_nonfinite(p, l, &fl);
-			j = fixed ? json_parse(fixed, fl, err + 60, sizeof(err) - 60) : NULL;
+			j = fixed ? hvn_json_parse(fixed, fl, err + 60, sizeof(err) - 60) : NULL;
 			free(fixed);
 		}
 		if (!j) {
@@ -1001,7 +1001,7 @@ int hvn_read_inspector(const char *path, hvn_ext_add add, void *ctx)
 		}
 		p = nl ? nl + 1 : end;
 		r = inspector_line(&s, j, &c, &approx, &dump);
-		json_free(j);
+		hvn_json_free(j);
 		if (!r)
 			r = push(&s, &c);
 		if (r) {
