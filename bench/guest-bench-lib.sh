@@ -29,11 +29,23 @@ bpf_progs() {	# "BPFPROG ADDRESS SIZE NAME" of each loaded program
 # records; stop_reader: Ctrl-C it (or trace-cmd) and wait.
 readerpid=""
 record() {
+	# No old log: its "recording" would start the measurement, and the
+	# SIGINT of stop_reader, before this recorder can take it.
+	rm -f /tmp/r.log
 	taskset -c "$reader" hvnoise record -o /tmp/r.dat "$@" >/tmp/r.log 2>&1 &
 	readerpid=$!
 	wait_log /tmp/r.log recording && return
 	echo "bench: hvnoise record did not start: $*"
 	cat /tmp/r.log
+}
+# tracecmd_ready DAT: trace-cmd record, writing DAT, records (it makes
+# DAT.cpu0 then; it says nothing when its output is not a terminal).
+tracecmd_ready() {
+	for _ in $(seq 1 600); do
+		[ -e "$1.cpu0" ] && return 0
+		sleep 0.2
+	done
+	return 1
 }
 # wait_log FILE PATTERN: until a reader's log says it reads (2 min at most)
 wait_log() {

@@ -59,10 +59,11 @@ setup() {	# setup CONFIG: every configuration but none has the same reader
 		record --source kernel -b 1024 $(for e in $EVS; do echo "-e $e"; done) ;;
 	events-tracecmd)
 		# shellcheck disable=SC2046
+		rm -f /tmp/t.dat.cpu*
 		taskset -c $reader trace-cmd record -C mono -b 1024 -o /tmp/t.dat \
 			$(for e in $EVS; do echo "-e $e"; done) >/tmp/t.log 2>&1 &
 		readerpid=$!
-		wait_log /tmp/t.log "Ctrl" ;;
+		tracecmd_ready /tmp/t.dat ;;
 	esac
 	[ "${1#module}" != "$1" ] && module_sections
 	[ "${1#bpf}" != "$1" ] && bpf_progs
@@ -152,16 +153,18 @@ for c in none flight record tracecmd; do
 		echo 1024 >$T/instances/evs/buffer_size_kb
 		echo 1 >$T/instances/evs/events/syscalls/sys_enter_getppid/enable ;;
 	flight)
+		rm -f /tmp/fr.log	# the first recorder's "recording" is in it
 		taskset -c $reader hvnoise flight-recorder -b 1024 -e $EV -o /tmp/fr/rate \
 			>/tmp/fr.log 2>&1 &
 		pid=$!
 		wait_log /tmp/fr.log recording ;;
 	record) record --source kernel -b 1024 -e $EV; pid=$readerpid ;;
 	tracecmd)
+		rm -f /tmp/t.dat.cpu*
 		taskset -c $reader trace-cmd record -C mono -b 1024 -e $EV -o /tmp/t.dat \
 			>/tmp/t.log 2>&1 &
 		pid=$!
-		wait_log /tmp/t.log "Ctrl" ;;
+		tracecmd_ready /tmp/t.dat ;;
 	esac
 	sleep 1
 	o0=$(overruns)

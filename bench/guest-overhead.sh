@@ -21,6 +21,7 @@ other=$(( (cpu + 1) % 2 ))
 bpfpid=""
 
 bpf() {	# bpf CPUS: the BPF source recording CPUS, its reader on the other CPU
+	rm -f /tmp/b.log	# the last one's "recording" would come first
 	taskset -c $other hvnoise record --source bpf --cpus $1 -o /tmp/b.dat \
 		>/tmp/b.log 2>&1 &
 	bpfpid=$!
