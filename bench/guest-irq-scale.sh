@@ -15,6 +15,7 @@ STAGE=bench	# shellcheck disable=SC2034
 SMALL=0000:00:07.0 BIG=0000:00:08.0 PEER=0000:00:06.0
 N=${BENCH_READS:-3000}
 POLL_S=${BENCH_SECS:-5}	# make check's smoke run: 1
+ROUNDS=${BENCH_ROUNDS:-3}	# of each operation (the reads: 2 at most); smoke: 1
 cpu=1 reader=0
 irq=$(irq_of virtio1-req.1)	# the disk's queue of CPU 1 (managed there)
 seg=0
@@ -71,7 +72,7 @@ rxirq=$(irq_of virtio0-input.0)
 
 # Per disk interrupt.
 taskset -c $cpu /lib/hvnoise/dread /dev/vda 1000 >/dev/null	# warm up
-for round in 1 2; do
+for round in $(seq 1 $((ROUNDS < 2 ? ROUNDS : 2))); do
 	for c in none module-$A module-$D storm-$A storm-$D bpf-$A bpf-$C; do
 		stop_reader
 		rmmod hvnoise 2>/dev/null
@@ -116,7 +117,7 @@ done
 # first the markers' own cost, taken from the kernel's and all columns.
 insmod $KO devices=none resolve_ms=60000	# no re-resolution in a resolve
 echo 1 >$T/events/hvnoise/enable
-for r in 1 2 3; do
+for r in $(seq 1 $ROUNDS); do
 	begin
 	end
 	segment empty-0 round=$r irqs=0 ops=1 recs=0
@@ -124,7 +125,7 @@ done
 for set in $NIC $A $B $C $D; do
 	n=$(nirqs $set)
 	# Resolving the set: three writes of it after "none".
-	for r in 1 2 3; do
+	for r in $(seq 1 $ROUNDS); do
 		echo none >$P/devices
 		echo >$T/trace
 		begin

@@ -57,7 +57,7 @@ tests/vm/mkinitramfs.sh "$out/initrd.gz" --kver "$kver" \
 rm -f "$out/counts.txt"
 # Single-threaded TCG: the plugin's counters are shared, not atomic.
 HVN_VM_ACCEL=tcg,thread=single HVN_VM_CPUS=$cpus \
-	HVN_VM_APPEND="nokaslr BENCH_READS=${BENCH_READS:-$reads} BENCH_RATE=${BENCH_RATE:-100000} ${BENCH_SECS:+BENCH_SECS=$BENCH_SECS}" \
+	HVN_VM_APPEND="nokaslr BENCH_READS=${BENCH_READS:-$reads} BENCH_RATE=${BENCH_RATE:-100000} ${BENCH_SECS:+BENCH_SECS=$BENCH_SECS} ${BENCH_ROUNDS:+BENCH_ROUNDS=$BENCH_ROUNDS}" \
 	HVN_VM_ARGS="-plugin $out/insn-plugin.so,out=$out/counts.txt $devs" \
 	tests/vm/qemu.sh "/boot/vmlinuz-$kver" "$out/initrd.gz" "$out/console.log" \
 	/lib/hvnoise/guest.sh 3000 2>"$out/qemu.err"

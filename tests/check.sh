@@ -31,9 +31,12 @@ out=$top/build/check
 # make check STAGES="unit vm-detect" (HVN_STAGES): those stages alone, after
 # the builds they need; a stage that reads another's output brings that
 # stage too (prometheus the tools stage's live recording, kernelshark the
-# plugin stage's files, bench-smoke the detector VM's recording).
+# plugin stage's files, bench-smoke the detector VM's recording; the
+# detector VM's stages, vm-detect, vm-tools, nccl-e2e and vm-cycles, are
+# one run, with the tools stage).
 HVN_STAGES=$(echo ${HVN_STAGES:-})
-all_stages=$(sed -n 's/^\(if \)\{0,1\}stage \([a-z0-9-]*\) .*/\2/p' "$top/tests/check.sh" | xargs)
+all_stages=$(sed -n 's/^[[:space:]]*\(if \)\{0,1\}stage \([a-z0-9-]*\) .*/\2/p' \
+	"$top/tests/check.sh" | xargs)
 for s in $HVN_STAGES; do
 	case " $all_stages " in
 	*" $s "*) ;;
@@ -45,6 +48,11 @@ if [ -n "$HVN_STAGES" ]; then
 	report_want prometheus && HVN_STAGES="$HVN_STAGES tools"
 	report_want kernelshark && HVN_STAGES="$HVN_STAGES plugin"
 	report_want bench-smoke && HVN_STAGES="$HVN_STAGES vm-detect"
+	# The detector VM's stages are one run: each brings the others, and
+	# vm-tools writes its cases beside the tools stage's.
+	for s in vm-detect vm-tools nccl-e2e vm-cycles; do
+		report_want $s && HVN_STAGES="$HVN_STAGES vm-detect vm-tools nccl-e2e vm-cycles tools"
+	done
 fi
 rm -rf "$out"
 mkdir -p "$out"
@@ -676,7 +684,8 @@ if stage bench-smoke "every script of bench/ in a smoke form (tiny inputs), so t
 	smoke fleet-speed bench/fleet-speed.py build/tools/hvnoise 4 2 10 100
 	smoke overhead env HVN_VM_APPEND="BENCH_ROUNDS=1 BENCH_READS=100" bench/overhead.sh
 	smoke instructions env BENCH_READS=100 BENCH_SECS=1 bench/instructions.sh
-	smoke instructions-scale env BENCH_READS=100 BENCH_SECS=1 bench/instructions.sh scale
+	smoke instructions-scale env BENCH_READS=100 BENCH_SECS=1 BENCH_ROUNDS=1 \
+		bench/instructions.sh scale
 	# Each file of bench/ is one of those or what they run; a new one
 	# fails here until it is given a smoke form.
 	ran="bpf-probe-cost.sh nccl-plugin.sh report-speed.py synth-trace.py correlate-speed.py
