@@ -27,7 +27,8 @@ TOOL_UNIT_SRCS := tests/unit/runner.c $(wildcard tests/unit/tool/*_test.c)
 # loader, and the module's kernel-independent library: the watched set and
 # the storm logic of the BPF source are the module's own code).  The
 # commands (tools/hvnoise/) and the fuzzers link it.
-TOOL_LIB_SRCS := $(wildcard tools/lib/*.c tools/lib/*/*.c) tools/bpf/loader.c \
+TOOL_LIB_SRCS := $(wildcard tools/lib/*.c tools/lib/*/*.c) \
+		 $(filter-out %.bpf.c,$(wildcard tools/bpf/*.c)) \
 		 kmod/lib/cpulist.c kmod/lib/devlist.c kmod/lib/watchset.c \
 		 kmod/lib/storm.c
 TOOL_CMD_SRCS := $(wildcard tools/hvnoise/*.c)

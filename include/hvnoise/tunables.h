@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The detectors' tunables, once: the module's parameters (kmod/params.c),
- * the BPF source's --param (tools/bpf/loader.c), hvnoise status and the
+ * the BPF source's --param (tools/bpf/params.c), hvnoise status and the
  * table in Documentation/detectors.rst (scripts/tunables.py) are made from
  * the one list in tunable-list.h.  Each entry is
  * HVN_TUNABLE(name, least, most, default, zero_off, what): a value outside

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Limits and map values the BPF collector (hvnoise.bpf.c) and the tool
- * (tools/bpf/loader.c) share.
+ * (tools/bpf/) share.
  */
 #ifndef HVNOISE_BPF_CONFIG_H
 #define HVNOISE_BPF_CONFIG_H
 
+#include "hvnoise/events.h"
 #include "lost.h"
 #include "storm.h"
 

@@ -11,23 +11,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "hvnoise/tunables.h"
-
-/* The module's tunables, under its parameter names; 0: the default. */
-struct hvn_bpf_cfg {
-	const char *cpus;		/* cpulist, or NULL */
-	const char *devices;		/* PCI addresses, "auto", "none" */
-#define HVN_TUNABLE(n, lo, hi, def, off, what) unsigned int n;
-#include "hvnoise/tunable-list.h"
-#undef HVN_TUNABLE
-};
+#include "params.h"
 
 struct hvn_bpf;
 
 /* Whether BPF can be used here; if not, @why says what is missing. */
 bool hvn_bpf_usable(char *why, size_t len);
-/* Take a "NAME=VALUE" tunable (--param); -1 with the reason printed. */
-int hvn_bpf_cfg_param(struct hvn_bpf_cfg *c, const char *nv);
 
 /* Load and attach; 0 or an HVN_EXIT_* code with the reason printed. */
 int hvn_bpf_start(struct hvn_bpf **b, const struct hvn_bpf_cfg *c);
