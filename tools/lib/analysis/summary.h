@@ -5,8 +5,8 @@
  * collectives' arrivals and ends, its own stalls and their causes, the
  * noise episodes on the CPUs that serve them), a hundredth of the trace or
  * less.  Made where the trace is (hvnoise correlate --summary), read by the
- * join as a trace would be.  This file is its one reader and one writer;
- * Documentation/nccl.rst describes the format.
+ * join as a trace would be.  The format is inputs/summary.h's, described
+ * in Documentation/nccl.rst.
  */
 #ifndef HVNOISE_ANALYSIS_SUMMARY_H
 #define HVNOISE_ANALYSIS_SUMMARY_H
@@ -15,11 +15,8 @@
 #include <stddef.h>
 
 #include "analysis/stalls.h"
+#include "inputs/summary.h"
 
-#define HVN_SUMMARY_MAGIC	"HVNSUMM1"	/* 8 bytes, at the start */
-
-/* Whether @path begins as a summary does (false if it cannot be read). */
-bool hvn_summary_is(const char *path);
 /*
  * @x, analysed with its episodes kept, of @host into @path (written whole
  * or not at all): 0, or an HVN_EXIT_* code with the reason said.

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "inputs/nccl.h"
+#include "inputs/recfile.h"
 #include "msg.h"
 
 /* A name as the plugin wrote it, made printable. */
@@ -46,45 +47,40 @@ int hvn_nccl_decode(uint32_t id, const uint8_t *p, uint32_t len,
 	return 0;
 }
 
+static const struct hvn_recfile_fmt nccl_file = {
+	HVN_NCCL_FILE_MAGIC, HVN_RECHDR_ID32, 512,
+};
+
 int hvn_nccl_read_file(const char *path,
 		       void (*fn)(void *ctx, const struct hvn_nccl_rec *r),
 		       void *ctx)
 {
-	FILE *f = fopen(path, "rb");
-	char magic[8];
-	uint8_t buf[512];
-	struct hvn_nccl_file_rec h;
+	struct hvn_recfile f;
 	struct hvn_nccl_rec r;
-	uint64_t off = 8, n = 0;
+	uint32_t id, size;
+	const void *body;
+	int e = hvn_recfile_open(&f, path, &nccl_file), ret = 0;
 
-	if (!f) {
+	if (e < 0) {
 		hvn_err("%s: %s", path, strerror(errno));
+		hvn_recfile_close(&f);
 		return HVN_EXIT_BADFILE;
 	}
-	if (fread(magic, 1, 8, f) != 8 || memcmp(magic, HVN_NCCL_FILE_MAGIC, 8)) {
+	if (e) {
 		hvn_err("%s: not an hvnoise NCCL file (no %s magic)", path,
 			HVN_NCCL_FILE_MAGIC);
-		fclose(f);
+		hvn_recfile_close(&f);
 		return HVN_EXIT_BADFILE;
 	}
-	for (;;) {
-		size_t got = fread(&h, 1, sizeof(h), f);
-
-		if (!got && feof(f))
-			break;
-		if (got != sizeof(h) || h.size > sizeof(buf) ||
-		    fread(buf, 1, h.size, f) != h.size ||
-		    hvn_nccl_decode(h.id, buf, h.size, &r)) {
-			hvn_err("%s: bad record at offset %llu (after %llu records); the rest is skipped",
-				path, (unsigned long long)off,
-				(unsigned long long)n);
-			fclose(f);
-			return HVN_EXIT_BADFILE;
-		}
+	while ((e = hvn_recfile_next(&f, &id, &size, &body)) == HVN_REC_OK &&
+	       !hvn_nccl_decode(id, body, size, &r))
 		fn(ctx, &r);
-		off += sizeof(h) + h.size;
-		n++;
+	if (e != HVN_REC_END) {
+		hvn_err("%s: bad record at offset %llu (after %llu records); the rest is skipped",
+			path, (unsigned long long)f.off,
+			(unsigned long long)f.n);
+		ret = HVN_EXIT_BADFILE;
 	}
-	fclose(f);
-	return 0;
+	hvn_recfile_close(&f);
+	return ret;
 }
