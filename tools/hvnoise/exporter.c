@@ -23,6 +23,7 @@
 #include <traceevent/event-parse.h>
 
 #include "builtin.h"
+#include "tool.h"
 #include "analysis/episodes.h"
 #include "http.h"
 #include "loader.h"
@@ -71,12 +72,19 @@ struct client {
 };
 
 struct exporter {
+	struct exporter_args a;
 	struct hvn_session s;
+	struct hvn_schema *schema;
+	struct tep_handle *tep;
 	struct hvn_analysis an;
 	struct hvn_rb rb;
 	void *page;
 	uint64_t scrapes, start_real;
 	bool textfile;			/* for node_exporter: no process metrics */
+	int lfd;			/* the listening socket, or -1 */
+	char shown[80];			/* its address, as said */
+	double ivl;			/* -i, at most 1 s with BPF when serving */
+	uint64_t next;			/* the next read of the rings */
 	struct client cl[MAX_CLIENTS];
 	int ncl;
 };
@@ -154,16 +162,6 @@ static int listen_on(const char *spec, char *shown, size_t shown_len)
 	return fd;
 }
 
-/* The BPF source's records go where the pages' events go. */
-static int bpf_feed(void *ctx, int cpu, uint64_t ts, const void *rec,
-		    uint32_t len)
-{
-	struct hvn_rb *rb = ctx;
-
-	rb->event(rb->ctx, cpu, ts, rec, len);
-	return 0;
-}
-
 /* Everything the ring buffers (and the BPF source) hold now, into the
  * running counters. */
 static void drain(struct exporter *x)
@@ -172,11 +170,7 @@ static void drain(struct exporter *x)
 
 	/* Reloaded under us: its events enabled again. */
 	hvn_session_module_check(&x->s, &a, &b);
-	for (int c = 0; c < x->s.ncpus; c++)
-		while (hvn_session_read(&x->s, c, x->page) > 0)
-			hvn_rb_page(&x->rb, c, x->page);
-	if (x->s.bpf)
-		hvn_bpf_poll(x->s.bpf, bpf_feed, &x->rb);
+	hvn_tool_feed(&x->s, x->page, &x->rb);
 	/* Counters only: the list of every migration would grow forever. */
 	x->an.nmig = 0;
 	hvn_an_finish(&x->an);
@@ -364,75 +358,68 @@ static int client_drain(struct client *c)
 	return !r || c->discarded > 65536 ? -1 : 0;
 }
 
-static int serve(struct exporter *x, int lfd, double ivl)
+/* Until the next read of the rings: one poll() of the clients. */
+static void serve_wait(struct hvn_tool *t)
 {
-	uint64_t next = hvn_now(CLOCK_MONOTONIC);
+	struct exporter *x = t->priv;
+	struct pollfd pfd[MAX_CLIENTS + 1];
+	uint64_t now = hvn_now(CLOCK_MONOTONIC), wake = x->next;
+	int n = 0, timeout;
 
-	while (!hvn_stop_sig) {
-		struct pollfd pfd[MAX_CLIENTS + 1];
-		uint64_t now = hvn_now(CLOCK_MONOTONIC), wake = next;
-		int n = 0, timeout;
+	pfd[n++] = (struct pollfd){ .fd = x->ncl < MAX_CLIENTS ? x->lfd : -1,
+				    .events = POLLIN };
+	for (int i = 0; i < x->ncl; i++) {
+		const struct client *c = &x->cl[i];
+		bool writing = c->out && c->sent < c->nout;
 
-		if (now >= next) {
-			drain(x);
-			next = now + ivl * 1e9;
-			wake = next;
-		}
-		pfd[n++] = (struct pollfd){ .fd = x->ncl < MAX_CLIENTS ? lfd : -1,
-					    .events = POLLIN };
-		for (int i = 0; i < x->ncl; i++) {
-			const struct client *c = &x->cl[i];
-			bool writing = c->out && c->sent < c->nout;
-
-			pfd[n++] = (struct pollfd){ .fd = c->fd,
-				.events = writing ? POLLOUT : POLLIN };
-			if (x->cl[i].deadline < wake)
-				wake = x->cl[i].deadline;
-		}
-		timeout = wake > now ? (wake - now) / 1000000 + 1 : 0;
-		/* A signal between the stop check and poll() is seen within a
-		 * second, whatever -i says (a stop must not wait out -i). */
-		if (timeout > 1000)
-			timeout = 1000;
-		if (poll(pfd, n, timeout) < 0) {
-			if (errno == EINTR)
-				continue;
+		pfd[n++] = (struct pollfd){ .fd = c->fd,
+			.events = writing ? POLLOUT : POLLIN };
+		if (x->cl[i].deadline < wake)
+			wake = x->cl[i].deadline;
+	}
+	timeout = wake > now ? (wake - now) / 1000000 + 1 : 0;
+	/* A signal between the stop check and poll() is seen within a
+	 * second, whatever -i says (a stop must not wait out -i). */
+	if (timeout > 1000)
+		timeout = 1000;
+	if (poll(pfd, n, timeout) < 0) {
+		if (errno != EINTR) {
 			hvn_err("poll: %s", strerror(errno));
-			return HVN_EXIT_FAIL;
+			t->ret = HVN_EXIT_FAIL;
 		}
-		now = hvn_now(CLOCK_MONOTONIC);
-		/* Clients first: pfd[1..] matches cl[] only until one drops. */
-		for (int i = x->ncl - 1; i >= 0; i--) {
-			struct client *c = &x->cl[i];
-			short re = pfd[i + 1].revents;
-			int r = 0;
+		return;
+	}
+	now = hvn_now(CLOCK_MONOTONIC);
+	/* Clients first: pfd[1..] matches cl[] only until one drops. */
+	for (int i = x->ncl - 1; i >= 0; i--) {
+		struct client *c = &x->cl[i];
+		short re = pfd[i + 1].revents;
+		int r = 0;
 
-			if (re & (POLLERR | POLLNVAL))
-				r = -1;
-			else if (re & POLLOUT)
-				r = client_out(c, now);
-			else if (re & (POLLIN | POLLHUP))
-				r = c->out ? client_drain(c) : client_in(x, c);
-			if (!r && now >= c->deadline)
-				r = -1;
-			if (r)
-				drop(x, i);
-		}
-		if (pfd[0].revents & POLLIN) {
-			while (x->ncl < MAX_CLIENTS) {
-				int fd = accept4(lfd, NULL, NULL,
-						 SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (re & (POLLERR | POLLNVAL))
+			r = -1;
+		else if (re & POLLOUT)
+			r = client_out(c, now);
+		else if (re & (POLLIN | POLLHUP))
+			r = c->out ? client_drain(c) : client_in(x, c);
+		if (!r && now >= c->deadline)
+			r = -1;
+		if (r)
+			drop(x, i);
+	}
+	if (pfd[0].revents & POLLIN) {
+		while (x->ncl < MAX_CLIENTS) {
+			int fd = accept4(x->lfd, NULL, NULL,
+					 SOCK_NONBLOCK | SOCK_CLOEXEC);
 
-				if (fd < 0)
-					break;
-				memset(&x->cl[x->ncl], 0, sizeof(x->cl[0]));
-				x->cl[x->ncl].fd = fd;
-				x->cl[x->ncl].deadline = now + CLIENT_MS * 1000000ull;
-				x->ncl++;
-			}
+			if (fd < 0)
+				break;
+			memset(&x->cl[x->ncl], 0, sizeof(x->cl[0]));
+			x->cl[x->ncl].fd = fd;
+			x->cl[x->ncl].deadline = now + CLIENT_MS * 1000000ull;
+			x->ncl++;
 		}
 	}
-	return HVN_EXIT_OK;
 }
 
 /* The counters into @path: written beside it and renamed over it, so the
@@ -463,124 +450,162 @@ static int write_textfile(struct exporter *x, const char *path)
 	return 0;
 }
 
-static int textfile_loop(struct exporter *x, const char *path, double ivl)
+/* In steps of at most a second: a stop must not wait out -i, and the BPF
+ * source's small ring is read at least that often. */
+static void textfile_wait(struct hvn_tool *t)
 {
-	uint64_t next = 0;
+	struct exporter *x = t->priv;
+	uint64_t now = hvn_now(CLOCK_MONOTONIC);
 
-	while (!hvn_stop_sig) {
-		uint64_t now = hvn_now(CLOCK_MONOTONIC);
-
-		if (now >= next) {
-			if (write_textfile(x, path))
-				return HVN_EXIT_FAIL;
-			next = now + ivl * 1e9;
-			continue;
-		}
-		/* In steps of at most a second: a stop must not wait out -i,
-		 * and the BPF source's small ring is read at least that often. */
-		usleep(next - now > 1000000000ull ? 1000000 : (next - now) / 1000 + 1);
-		if (x->s.bpf)
-			drain(x);
-	}
-	return HVN_EXIT_OK;
+	if (now < x->next)
+		usleep(x->next - now > 1000000000ull ? 1000000 :
+		       (x->next - now) / 1000 + 1);
+	if (x->s.bpf)
+		drain(x);
 }
 
-int cmd_exporter(int argc, char **argv)
+static void exporter_wait(struct hvn_tool *t)
 {
-	struct exporter_args a = { .interval = 1 };
-	struct hvn_session_opts o = { .prefix = "hvnoise-exporter" };
-	struct hvn_schema *schema = NULL;
-	struct tep_handle *tep = NULL;
-	struct exporter *x = NULL;
-	const char *listen_spec = NULL;
-	char shown[80] = "";
-	double ivl;
-	int first, ret, lfd = -1;
+	struct exporter *x = t->priv;
 
-	ret = hvn_cli_parse(&exporter_cmd, argc, argv, &a, &o, &first);
-	if (ret >= 0) {
-		hvn_session_opts_free(&o);
-		return ret;
+	if (x->textfile)
+		textfile_wait(t);
+	else
+		serve_wait(t);
+}
+
+/* The rings read every -i: into the textfile, or for the next scrape. */
+static enum hvn_tick exporter_tick(struct hvn_tool *t)
+{
+	struct exporter *x = t->priv;
+	uint64_t now = hvn_now(CLOCK_MONOTONIC);
+
+	if (now < x->next)
+		return HVN_TICK_WAIT;
+	if (x->textfile && write_textfile(x, x->a.textfile)) {
+		t->ret = HVN_EXIT_FAIL;
+		return HVN_TICK_DONE;
 	}
-	listen_spec = a.listen;
-	ivl = a.interval;
-	if (!listen_spec == !a.textfile) {
+	if (!x->textfile)
+		drain(x);
+	x->next = now + x->ivl * 1e9;
+	return HVN_TICK_WAIT;
+}
+
+static int exporter_apply(struct hvn_tool *t)
+{
+	struct exporter *x = t->priv;
+	const char *listen_spec = x->a.listen;
+
+	if (!listen_spec == !x->a.textfile) {
 		hvn_err("%s", listen_spec ? "--listen or --textfile: choose one" :
 			"--listen ADDR:PORT is required (e.g. 127.0.0.1:9464), or --textfile PATH");
-		hvn_session_opts_free(&o);
 		return HVN_EXIT_USAGE;
 	}
 	/* The address first: a bad one is a usage error before any tracing. */
-	lfd = listen_spec ? listen_on(listen_spec, shown, sizeof(shown)) : -3;
-	if (lfd < 0 && lfd != -3) {
-		hvn_session_opts_free(&o);
-		return lfd == -2 ? HVN_EXIT_USAGE : HVN_EXIT_FAIL;
+	if (listen_spec) {
+		x->lfd = listen_on(listen_spec, x->shown, sizeof(x->shown));
+		if (x->lfd < 0)
+			return x->lfd == -2 ? HVN_EXIT_USAGE : HVN_EXIT_FAIL;
 	}
-	x = calloc(1, sizeof(*x));
-	schema = calloc(1, sizeof(*schema));
-	if (!x || !schema) {
-		ret = HVN_EXIT_FAIL;
-		goto out;
-	}
+	x->schema = calloc(1, sizeof(*x->schema));
+	if (!x->schema)
+		return HVN_EXIT_FAIL;
 	hvn_session_reap("hvnoise-exporter");	/* a killed one's */
-	ret = hvn_session_start(&x->s, &o);
-	if (ret)
-		goto out;
-	tep = hvn_session_tep(&x->s);
+	return -1;
+}
+
+static int exporter_init(struct hvn_tool *t)
+{
+	struct exporter *x = t->priv;
+
+	x->tep = hvn_session_tep(&x->s);
 	x->page = malloc(x->s.page_size);
-	if (!tep || !x->page || hvn_an_init(&x->an, schema)) {
+	if (!x->tep || !x->page || hvn_an_init(&x->an, x->schema)) {
 		hvn_err("cannot read the event formats from tracefs");
-		ret = HVN_EXIT_FAIL;
-		goto out;
+		return HVN_EXIT_FAIL;
 	}
-	hvn_schema_bind(schema, tep);
+	hvn_schema_bind(x->schema, x->tep);
 	x->an.top_max = 1;
 	x->rb = (struct hvn_rb){ .event = hvn_an_event, .ctx = &x->an,
 				 .page_size = x->s.page_size };
-	x->rb.commit_size = tep_get_header_page_size(tep);
+	x->rb.commit_size = tep_get_header_page_size(x->tep);
 	if (x->rb.commit_size != 4 && x->rb.commit_size != 8)
 		x->rb.commit_size = sizeof(long);
 	x->start_real = hvn_now(CLOCK_REALTIME);
-	{
-		struct sigaction sa = { .sa_handler = SIG_IGN };
+	return 0;
+}
 
-		hvn_catch_stop();
-		sigaction(SIGPIPE, &sa, NULL);
-	}
+static int exporter_enable(struct hvn_tool *t)
+{
+	struct exporter *x = t->priv;
+	struct sigaction sa = { .sa_handler = SIG_IGN };
+
+	hvn_catch_stop();
+	sigaction(SIGPIPE, &sa, NULL);
+	x->ivl = x->a.interval;
 	/* The BPF source's ring buffer is small: read it at least every
 	 * second, whatever -i says, or it drops records. */
-	if (x->s.bpf && ivl > 1 && !a.textfile)
-		ivl = 1;
-	x->textfile = a.textfile;
-	if (a.textfile) {
+	if (x->s.bpf && x->ivl > 1 && !x->a.textfile)
+		x->ivl = 1;
+	x->textfile = x->a.textfile;
+	if (x->a.textfile)
 		hvn_info("%s, writing %s every %g s%s%s\n",
-			x->s.name, a.textfile, ivl, hvn_housekeeping()[0] ? "; runs on CPUs " : "",
+			x->s.name, x->a.textfile, x->ivl,
+			hvn_housekeeping()[0] ? "; runs on CPUs " : "",
 			hvn_housekeeping());
-		ret = textfile_loop(x, a.textfile, ivl);
-	} else {
+	else
 		hvn_info("%s, serving http://%s/metrics%s%s\n",
-			x->s.name, shown, hvn_housekeeping()[0] ? "; runs on CPUs " : "",
+			x->s.name, x->shown, hvn_housekeeping()[0] ? "; runs on CPUs " : "",
 			hvn_housekeeping());
-		ret = serve(x, lfd, ivl);
-	}
+	return 0;
+}
+
+static int exporter_finish(struct hvn_tool *t)
+{
 	if (hvn_stop_sig)
-		hvn_info("stopped by signal %s\n",
-			strsignal(hvn_stop_sig));
-out:
-	if (x) {
-		while (x->ncl)
-			drop(x, x->ncl - 1);
-		if (x->an.cpu)
-			hvn_an_free(&x->an);
-		free(x->page);
-		hvn_session_end(&x->s);
-	}
-	if (tep)
-		tep_free(tep);
-	free(schema);
+		hvn_info("stopped by signal %s\n", strsignal(hvn_stop_sig));
+	return t->ret;
+}
+
+static void exporter_free(struct hvn_tool *t)
+{
+	struct exporter *x = t->priv;
+
+	while (x->ncl)
+		drop(x, x->ncl - 1);
+	if (x->an.cpu)
+		hvn_an_free(&x->an);
+	free(x->page);
+	if (x->tep)
+		tep_free(x->tep);
+	free(x->schema);
+	if (x->lfd >= 0)
+		close(x->lfd);
+}
+
+static const struct hvn_tool_ops exporter_ops = {
+	.cmd = &exporter_cmd,
+	.prefix = "hvnoise-exporter",
+	.apply = exporter_apply,
+	.init = exporter_init,
+	.enable = exporter_enable,
+	.tick = exporter_tick,
+	.wait = exporter_wait,
+	.finish = exporter_finish,
+	.free = exporter_free,
+};
+
+int cmd_exporter(int argc, char **argv)
+{
+	struct exporter *x = calloc(1, sizeof(*x));
+	int ret;
+
+	if (!x)
+		return HVN_EXIT_FAIL;
+	x->a.interval = 1;
+	x->lfd = -1;
+	ret = hvn_tool_main(&exporter_ops, &x->a, x, &x->s, argc, argv);
 	free(x);
-	hvn_session_opts_free(&o);
-	if (lfd >= 0)
-		close(lfd);
 	return ret;
 }

@@ -30,6 +30,7 @@
 #include <tracefs/tracefs.h>
 
 #include "builtin.h"
+#include "tool.h"
 #include "analysis/episodes.h"
 #include "cpulist.h"
 #include "loader.h"
@@ -40,11 +41,10 @@
 #include "tracedat/tracedat.h"
 #include "trigger.h"
 
-#define POLL_MS		200
 #define DEFAULT_KB	8192		/* ring per CPU */
 #define UNWATCHED_KB	1024		/* ... per CPU hvnoise.ko does not watch */
 #define SETTLE_MS	500		/* after an episode, before writing */
-#define CHECK_POLLS	5		/* instance and module checks: 1 s */
+#define CHECK_POLLS	5		/* instance and module checks: 1 s of polls */
 
 static volatile sig_atomic_t usr1;
 
@@ -801,34 +801,24 @@ static void adopt_earlier(struct flight *f)
 	globfree(&g);
 }
 
-int cmd_flight_recorder(int argc, char **argv)
+static int flight_apply(struct hvn_tool *t)
 {
-	struct flight_args a = {
-		.prefix = "hvnoise-incident", .keep = 30, .lost_ms = 20,
-		.storm_irqs = 10000, .max_files = 20, .unwatched_kb = UNWATCHED_KB,
-	};
-	struct hvn_session_opts o = { .prefix = "hvnoise-fr" };
-	struct flight *f;
-	int first, ret;
+	struct flight *f = t->priv;
+	const struct flight_args *a = t->args;
+	struct hvn_session_opts *o = &t->o;
 
-	ret = hvn_cli_parse(&flight_cmd, argc, argv, &a, &o, &first);
-	f = ret < 0 ? calloc(1, sizeof(*f)) : NULL;
-	if (!f) {
-		hvn_session_opts_free(&o);
-		return ret < 0 ? HVN_EXIT_FAIL : ret;
-	}
-	f->prefix = a.prefix;
-	f->trigger_file = a.trigger_file;
-	f->keep = a.keep;
-	f->lost_ms = a.lost_ms;
-	f->storm_irqs = a.storm_irqs;
-	f->max_files = a.max_files;
-	if (!o.buffer_kb)
-		o.buffer_kb = DEFAULT_KB;
-	f->ring_kb = o.buffer_kb;
+	f->prefix = a->prefix;
+	f->trigger_file = a->trigger_file;
+	f->keep = a->keep;
+	f->lost_ms = a->lost_ms;
+	f->storm_irqs = a->storm_irqs;
+	f->max_files = a->max_files;
+	if (!o->buffer_kb)
+		o->buffer_kb = DEFAULT_KB;
+	f->ring_kb = o->buffer_kb;
 	/* At most -b: an unwatched CPU's ring is never the larger. */
-	f->unwatched_kb = a.unwatched_kb && a.unwatched_kb < o.buffer_kb ?
-			  (int)a.unwatched_kb : o.buffer_kb;
+	f->unwatched_kb = a->unwatched_kb && a->unwatched_kb < o->buffer_kb ?
+			  (int)a->unwatched_kb : o->buffer_kb;
 
 	/* A recorder killed before this one (systemd restarts it) left its
 	 * rings: 8 MB per CPU each, never read again. */
@@ -837,13 +827,19 @@ int cmd_flight_recorder(int argc, char **argv)
 	/* Started small where it may stay so, then grown where needed: never
 	 * -b on every CPU at once. */
 	if (f->unwatched_kb < f->ring_kb)
-		o.buffer_kb = f->unwatched_kb;
-	ret = hvn_session_start(&f->ring, &o);
-	o.buffer_kb = f->ring_kb;
+		o->buffer_kb = f->unwatched_kb;
 	live_flight = f;
 	atexit(cleanup);
-	if (ret)
-		goto out;
+	return -1;
+}
+
+static int flight_init(struct hvn_tool *t)
+{
+	struct flight *f = t->priv;
+	struct hvn_session_opts *o = &t->o;
+	int ret = 0;
+
+	o->buffer_kb = f->ring_kb;
 	f->ring.mod_quiet = true;	/* check_module() says it */
 	/* The ring keeps the newest events: the kernel's default, made sure. */
 	if (tracefs_option_enable(f->ring.inst, TRACEFS_OPTION_OVERWRITE))
@@ -858,22 +854,19 @@ int cmd_flight_recorder(int argc, char **argv)
 			size_rings(f);
 		} else if (tracefs_instance_set_buffer_size(f->ring.inst, f->ring_kb, -1)) {
 			hvn_err("cannot set a %d KB buffer per CPU", f->ring_kb);
-			ret = HVN_EXIT_FAIL;
-			goto out;
+			return HVN_EXIT_FAIL;
 		}
 	}
 	f->page = malloc(f->ring.page_size);
-	f->max_pages = (size_t)o.buffer_kb * 1024 / f->ring.page_size + 1;
-	if (!f->page) {
-		ret = HVN_EXIT_FAIL;
-		goto out;
-	}
+	f->max_pages = (size_t)o->buffer_kb * 1024 / f->ring.page_size + 1;
+	if (!f->page)
+		return HVN_EXIT_FAIL;
 	if (f->ring.bpf)
 		ret = start_bpf(f);
 	else if (f->ring.source == HVN_SRC_MODULE && (f->lost_ms || f->storm_irqs))
 		ret = start_monitor(f);
 	if (ret)
-		goto out;
+		return ret;
 
 	hvn_meta_uname(f->uname_str, sizeof(f->uname_str));
 	adopt_earlier(f);
@@ -882,16 +875,52 @@ int cmd_flight_recorder(int argc, char **argv)
 		FILE *mf = open_memstream(&f->base_meta, &len);
 
 		if (mf) {
-			hvn_session_put_meta(mf, &f->ring, &o);
+			hvn_session_put_meta(mf, &f->ring, o);
 			fclose(mf);
 		}
 	}
-	{
-		struct sigaction sa = { .sa_handler = on_usr1 };
+	return 0;
+}
 
-		hvn_catch_stop();
-		sigaction(SIGUSR1, &sa, NULL);
-	}
+/* One line, said at once (hvn_info prefixes each call). */
+static void say_recording(const struct flight *f, int buffer_kb)
+{
+	char *msg = NULL;
+	size_t len;
+	FILE *m = open_memstream(&msg, &len);
+
+	if (!m)
+		return;
+	fprintf(m, "recording %s (pid %d): the last %.0f s of %s in a ring of %d KB per %sCPU",
+		f->ring.name, getpid(), f->keep,
+		f->ring.bpf ? "the BPF source's and the kernel's events" :
+		f->ring.source == HVN_SRC_MODULE ? "hvnoise events" : "the events",
+		buffer_kb, f->cpu_kb ? "watched or housekeeping " : "");
+	if (f->cpu_kb)
+		fprintf(m, ", %d KB per other", f->unwatched_kb);
+	fprintf(m, "; writes %s-*.dat on SIGUSR1", f->prefix);
+	if (f->trigger_file)
+		fprintf(m, ", touch %s", f->trigger_file);
+	if ((f->have_mon || f->ring.bpf) && f->lost_ms)
+		fprintf(m, ", lost >= %lu ms", f->lost_ms);
+	if ((f->have_mon || f->ring.bpf) && f->storm_irqs)
+		fprintf(m, ", storm >= %lu IRQs", f->storm_irqs);
+	if (f->ring.source == HVN_SRC_KERNEL && (f->lost_ms || f->storm_irqs))
+		fprintf(m, " (no lost or storm triggers: %s)", f->ring.source_why);
+	if (hvn_housekeeping()[0])
+		fprintf(m, "; runs on CPUs %s", hvn_housekeeping());
+	fclose(m);
+	hvn_info("%s\n", msg);
+	free(msg);
+}
+
+static int flight_enable(struct hvn_tool *t)
+{
+	struct flight *f = t->priv;
+	struct sigaction sa = { .sa_handler = on_usr1 };
+
+	hvn_catch_stop();
+	sigaction(SIGUSR1, &sa, NULL);
 	/* A file already there is not a trigger: only a touch from now on. */
 	if (f->trigger_file) {
 		struct stat st;
@@ -901,117 +930,110 @@ int cmd_flight_recorder(int argc, char **argv)
 			f->tf_mtime = st.st_mtim;
 		}
 	}
-	/* One line, said at once (hvn_info prefixes each call). */
+	say_recording(f, t->o.buffer_kb);
+	return 0;
+}
+
+/* The trigger file's line as the incident's tag and why; NULL: a window
+ * still to come (hvnoise trigger --at), written once it has passed. */
+static const char *file_trigger(struct flight *f, const char *line, char *why,
+				size_t len)
+{
+	struct hvn_trigger t;
+	const char *tag;
+
+	hvn_trigger_parse(line, &t);
+	tag = strncmp(t.why, "nccl stall:", 11) ? "file" : "stall";
+	snprintf(why, len, "trigger file %s%s%s", f->trigger_file,
+		 line[0] ? ": " : "", line);
+	if (!t.at)
+		return tag;
 	{
-		char *msg = NULL;
-		size_t len;
-		FILE *m = open_memstream(&msg, &len);
+		time_t sec = t.at / 1000000000ull;
+		struct tm tm;
+		char when[32];
 
-		if (m) {
-			fprintf(m, "recording %s (pid %d): the last %.0f s of %s in a ring of %d KB per %sCPU",
-				f->ring.name, getpid(), f->keep,
-				f->ring.bpf ? "the BPF source's and the kernel's events" :
-				f->ring.source == HVN_SRC_MODULE ? "hvnoise events" : "the events",
-				o.buffer_kb, f->cpu_kb ? "watched or housekeeping " : "");
-			if (f->cpu_kb)
-				fprintf(m, ", %d KB per other", f->unwatched_kb);
-			fprintf(m, "; writes %s-*.dat on SIGUSR1", f->prefix);
-			if (f->trigger_file)
-				fprintf(m, ", touch %s", f->trigger_file);
-			if ((f->have_mon || f->ring.bpf) && f->lost_ms)
-				fprintf(m, ", lost >= %lu ms", f->lost_ms);
-			if ((f->have_mon || f->ring.bpf) && f->storm_irqs)
-				fprintf(m, ", storm >= %lu IRQs", f->storm_irqs);
-			if (f->ring.source == HVN_SRC_KERNEL && (f->lost_ms || f->storm_irqs))
-				fprintf(m, " (no lost or storm triggers: %s)", f->ring.source_why);
-			if (hvn_housekeeping()[0])
-				fprintf(m, "; runs on CPUs %s", hvn_housekeeping());
-			fclose(m);
-			hvn_info("%s\n", msg);
-			free(msg);
-		}
+		localtime_r(&sec, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+		snprintf(why, len, "trigger file %s: +-%.3f s around %s.%03llu: %s",
+			 f->trigger_file, t.window / 1e9, when,
+			 (unsigned long long)(t.at / 1000000 % 1000), t.why);
 	}
+	return ask_window(f, &t, why) ? NULL : "at";
+}
 
-	while (!hvn_stop_sig) {
-		const char *tag = NULL;
-		char why[512], line[200];
+static enum hvn_tick flight_tick(struct hvn_tool *t)
+{
+	struct flight *f = t->priv;
+	const char *tag = NULL;
+	char why[512], line[200];
 
-		/* Someone removed our instance: nothing records any more.  A
-		 * failure, so that systemd starts a recorder afresh.  These
-		 * checks walk tracefs and sysfs: once a second, not each poll
-		 * (they were most of an idle recorder's cost). */
-		if (++f->polls % CHECK_POLLS == 1 &&
-		    (!tracefs_instance_exists(f->ring.name) ||
-		     (f->have_mon && !tracefs_instance_exists(f->mon.name)))) {
-			hvn_err("its tracefs instance was removed: stopping (exit %d)",
-				HVN_EXIT_FAIL);
-			ret = HVN_EXIT_FAIL;
-			goto out;
-		}
-		if (f->polls % CHECK_POLLS == 1)
-			check_module(f);
-		poll_monitor(f);
-		if (usr1) {
-			usr1 = 0;
-			tag = "signal";
-			snprintf(why, sizeof(why), "SIGUSR1");
-		} else if (trigger_file_touched(f, line, sizeof(line))) {
-			struct hvn_trigger t;
-
-			hvn_trigger_parse(line, &t);
-			tag = strncmp(t.why, "nccl stall:", 11) ? "file" : "stall";
-			snprintf(why, sizeof(why), "trigger file %s%s%s",
-				 f->trigger_file, line[0] ? ": " : "", line);
-			if (t.at) {
-				time_t sec = t.at / 1000000000ull;
-				struct tm tm;
-				char when[32];
-
-				localtime_r(&sec, &tm);
-				strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
-				snprintf(why, sizeof(why), "trigger file %s: +-%.3f s around %s.%03llu: %s",
-					 f->trigger_file, t.window / 1e9, when,
-					 (unsigned long long)(t.at / 1000000 % 1000), t.why);
-			}
-			/* A window to come is written when it has passed. */
-			if (t.at)
-				tag = ask_window(f, &t, why) ? NULL : "at";
-		} else if (f->at_until &&
-			   hvn_now(CLOCK_MONOTONIC) >= f->at_until) {
-			write_incident(f, "at", f->at_why, f->at_from, f->at_until);
-			f->at_until = 0;
-			continue;
-		} else if (f->reason[0]) {
-			tag = !strncmp(f->reason, "lost", 4) ? "lost" : "storm";
-			snprintf(why, sizeof(why), "%s", f->reason);
-			/* One incident for one episode: a pause of the whole
-			 * VM reports lost time on every CPU, some later. */
-			poll(NULL, 0, SETTLE_MS);
-		}
-		if (tag) {
-			/* Failures are reported; the recorder keeps going. */
-			if (!strcmp(tag, "at"))
-				write_incident(f, tag, why, f->at_from, f->at_until);
-			else
-				write_incident(f, tag, why, 0, UINT64_MAX);
-			if (!strcmp(tag, "at"))
-				f->at_until = 0;
-			/* Episodes seen while writing belong to this one. */
-			poll_monitor(f);
-			f->reason[0] = 0;
-			continue;
-		}
-		poll(NULL, 0, POLL_MS);
+	/* Someone removed our instance: nothing records any more.  A
+	 * failure, so that systemd starts a recorder afresh.  These checks
+	 * walk tracefs and sysfs: once a second, not each poll (they were
+	 * most of an idle recorder's cost). */
+	if (++f->polls % CHECK_POLLS == 1 &&
+	    (!tracefs_instance_exists(f->ring.name) ||
+	     (f->have_mon && !tracefs_instance_exists(f->mon.name)))) {
+		hvn_err("its tracefs instance was removed: stopping (exit %d)",
+			HVN_EXIT_FAIL);
+		t->ret = HVN_EXIT_FAIL;
+		return HVN_TICK_DONE;
 	}
+	if (f->polls % CHECK_POLLS == 1)
+		check_module(f);
+	poll_monitor(f);
+	if (usr1) {
+		usr1 = 0;
+		tag = "signal";
+		snprintf(why, sizeof(why), "SIGUSR1");
+	} else if (trigger_file_touched(f, line, sizeof(line))) {
+		tag = file_trigger(f, line, why, sizeof(why));
+	} else if (f->at_until && hvn_now(CLOCK_MONOTONIC) >= f->at_until) {
+		write_incident(f, "at", f->at_why, f->at_from, f->at_until);
+		f->at_until = 0;
+		return HVN_TICK_AGAIN;
+	} else if (f->reason[0]) {
+		tag = !strncmp(f->reason, "lost", 4) ? "lost" : "storm";
+		snprintf(why, sizeof(why), "%s", f->reason);
+		/* One incident for one episode: a pause of the whole VM
+		 * reports lost time on every CPU, some later. */
+		poll(NULL, 0, SETTLE_MS);
+	}
+	if (!tag)
+		return HVN_TICK_WAIT;
+	/* Failures are reported; the recorder keeps going. */
+	if (!strcmp(tag, "at")) {
+		write_incident(f, tag, why, f->at_from, f->at_until);
+		f->at_until = 0;
+	} else {
+		write_incident(f, tag, why, 0, UINT64_MAX);
+	}
+	/* Episodes seen while writing belong to this one. */
+	poll_monitor(f);
+	f->reason[0] = 0;
+	return HVN_TICK_AGAIN;
+}
+
+static int flight_finish(struct hvn_tool *t)
+{
+	struct flight *f = t->priv;
+
+	if (t->ret)
+		return t->ret;
 	if (f->unwritten)
 		hvn_info("stopped by signal %s; %llu incidents could not be written (%llu pages lost)\n",
 			 strsignal(hvn_stop_sig), (unsigned long long)f->unwritten,
 			 (unsigned long long)f->unwritten_pages);
 	else
 		hvn_info("stopped by signal %s\n", strsignal(hvn_stop_sig));
-	ret = HVN_EXIT_OK;
-out:
-	hvn_session_opts_free(&o);
+	return HVN_EXIT_OK;
+}
+
+static void flight_free(struct hvn_tool *t)
+{
+	struct flight *f = t->priv;
+
 	cleanup();
 	live_flight = NULL;
 	for (int c = 0; f->bc && c < f->ring.ncpus; c++) {
@@ -1029,6 +1051,31 @@ out:
 		free(f->files[i]);
 	free(f->base_meta);
 	free(f->files);
+}
+
+static const struct hvn_tool_ops flight_ops = {
+	.cmd = &flight_cmd,
+	.prefix = "hvnoise-fr",
+	.apply = flight_apply,
+	.init = flight_init,
+	.enable = flight_enable,
+	.tick = flight_tick,
+	.finish = flight_finish,
+	.free = flight_free,
+};
+
+int cmd_flight_recorder(int argc, char **argv)
+{
+	struct flight_args a = {
+		.prefix = "hvnoise-incident", .keep = 30, .lost_ms = 20,
+		.storm_irqs = 10000, .max_files = 20, .unwatched_kb = UNWATCHED_KB,
+	};
+	struct flight *f = calloc(1, sizeof(*f));
+	int ret;
+
+	if (!f)
+		return HVN_EXIT_FAIL;
+	ret = hvn_tool_main(&flight_ops, &a, f, &f->ring, argc, argv);
 	free(f);
 	return ret;
 }

@@ -19,12 +19,12 @@
 #include <tracefs/tracefs.h>
 
 #include "builtin.h"
+#include "tool.h"
 #include "tracedat/pages.h"
 #include "session.h"
 #include "tracedat/meta.h"
 #include "tracedat/tracedat.h"
 
-#define POLL_MS		200
 #define CLOCK_EVERY_NS	5000000000ull
 #define BPF_FLUSH_NS	1000000000ull
 
@@ -150,6 +150,30 @@ done:
 	return ret;
 }
 
+struct page_out {
+	struct hvn_session *s;
+	struct cpu_out *co;
+};
+
+static int write_page(void *ctx, int c, const void *page)
+{
+	struct page_out *po = ctx;
+	struct cpu_out *co = &po->co[c];
+	uint32_t ps = po->s->page_size;
+
+	if (write(co->fd, page, ps) != (ssize_t)ps) {
+		hvn_err("writing %s: %s; recording stopped, keeping the %llu pages written",
+			co->path, strerror(errno ? errno : ENOSPC),
+			(unsigned long long)co->pages);
+		/* A partial page would not be a page. */
+		if (ftruncate(co->fd, co->pages * ps))
+			hvn_warn("cannot trim %s", co->path);
+		return -1;
+	}
+	co->pages++;
+	return 0;
+}
+
 /*
  * Pages from every CPU's buffer into its file.  A failure stops the
  * recording but keeps what was read: -1 for a full disk or another write
@@ -157,29 +181,13 @@ done:
  */
 static int drain(struct hvn_session *s, struct cpu_out *co, void *page)
 {
-	for (int c = 0; c < s->ncpus; c++) {
-		int r;
+	struct page_out po = { s, co };
+	int bad, r = hvn_tool_read(s, page, write_page, &po, &bad);
 
-		while ((r = hvn_session_read(s, c, page)) > 0) {
-			if (write(co[c].fd, page, s->page_size) !=
-			    (ssize_t)s->page_size) {
-				hvn_err("writing %s: %s; recording stopped, keeping the %llu pages written",
-					co[c].path, strerror(errno ? errno : ENOSPC),
-					(unsigned long long)co[c].pages);
-				/* A partial page would not be a page. */
-				if (ftruncate(co[c].fd, co[c].pages * s->page_size))
-					hvn_warn("cannot trim %s", co[c].path);
-				return -1;
-			}
-			co[c].pages++;
-		}
-		if (r < 0) {
-			hvn_err("reading CPU %d's buffer: %s; recording stopped",
-				c, strerror(errno));
-			return -2;
-		}
-	}
-	return 0;
+	if (r == -2)
+		hvn_err("reading CPU %d's buffer: %s; recording stopped",
+			bad, strerror(errno));
+	return r;
 }
 
 /*
@@ -312,247 +320,285 @@ static pid_t spawn(char **argv, const char *inst_dir)
 	return pid;
 }
 
-int cmd_record(int argc, char **argv)
-{
-	struct record_args a = { .out = "trace.dat" };
-	const char *out;
-	double duration;
-	struct hvn_session_opts o = { .prefix = "hvnoise-record" };
-	bool keep = false;
+/* A recording under way. */
+struct rec {
+	struct record_args a;
 	struct hvn_session s;
-	struct cpu_out *co = NULL;
+	struct cpu_out *co;
 	struct bpf_out bo;
-	struct tdat_meta_buf { char *buf; size_t len; } mb = { 0 };
-	struct hvn_tdat_meta m = { 0 };
-	char uname_str[512], **files = NULL, *clock = NULL;
-	uint64_t start, last_clock, last_flush, pages = 0;
+	struct { char *buf; size_t len; } mb;	/* the meta text */
 	FILE *meta;
-	void *page = NULL;
-	pid_t child = 0;
-	int first, ret, failed = 0, child_status = 0;
-	bool child_ended = false;	/* by itself, not stopped by us */
-	bool pieces_made = false;
+	char uname_str[512], **files;
+	uint64_t start, last_clock, last_flush;
+	void *page;
+	pid_t child;
+	int failed, child_status;
+	bool child_ended;	/* by itself, not stopped by us */
+	bool pieces_made;
+	bool keep;		/* the pieces stay, for --recover */
+};
 
-	ret = hvn_cli_parse(&record_cmd, argc, argv, &a, &o, &first);
-	if (ret >= 0) {
-		hvn_session_opts_free(&o);
-		return ret;
-	}
-	out = a.out;
-	duration = a.duration;
+static int record_apply(struct hvn_tool *t)
+{
+	struct rec *r = t->priv;
 
-	if (a.recover) {
-		hvn_session_opts_free(&o);
-		return recover(out);
-	}
-	ret = hvn_session_start(&s, &o);
-	hvn_session_opts_free(&o);
-	if (ret)
-		return ret;
+	return r->a.recover ? recover(r->a.out) : -1;
+}
 
-	meta = open_memstream(&mb.buf, &mb.len);
-	hvn_meta_uname(uname_str, sizeof(uname_str));
-	hvn_session_put_meta(meta, &s, &o);
-	hvn_meta_put_clock(meta);
+static int record_init(struct hvn_tool *t)
+{
+	struct rec *r = t->priv;
+	struct hvn_session *s = t->s;
+	const char *out = r->a.out;
 
-	co = calloc(s.ncpus, sizeof(*co));
-	for (int c = 0; co && c < s.ncpus; c++)
-		co[c].fd = co[c].bfd = -1;
-	files = calloc(s.ncpus, sizeof(*files));
-	page = malloc(s.page_size);
-	if (!co || !files || !page) {
-		ret = HVN_EXIT_FAIL;
-		goto out;
-	}
-	for (int c = 0; c < s.ncpus; c++) {
-		if (create_tmp(&co[c].path, &co[c].fd, out, "cpu", c)) {
-			ret = HVN_EXIT_FAIL;
-			goto out;
-		}
-		files[c] = co[c].path;
-		if (!s.bpf)
+	r->meta = open_memstream(&r->mb.buf, &r->mb.len);
+	hvn_meta_uname(r->uname_str, sizeof(r->uname_str));
+	hvn_session_put_meta(r->meta, s, &t->o);
+	hvn_meta_put_clock(r->meta);
+
+	r->co = calloc(s->ncpus, sizeof(*r->co));
+	for (int c = 0; r->co && c < s->ncpus; c++)
+		r->co[c].fd = r->co[c].bfd = -1;
+	r->files = calloc(s->ncpus, sizeof(*r->files));
+	r->page = malloc(s->page_size);
+	if (!r->co || !r->files || !r->page)
+		return HVN_EXIT_FAIL;
+	for (int c = 0; c < s->ncpus; c++) {
+		struct cpu_out *co = &r->co[c];
+
+		if (create_tmp(&co->path, &co->fd, out, "cpu", c))
+			return HVN_EXIT_FAIL;
+		r->files[c] = co->path;
+		if (!s->bpf)
 			continue;
-		if (hvn_rb_out_init(&co[c].bout, s.page_size, sizeof(long),
-				    bpf_flush, &co[c]) ||
-		    create_tmp(&co[c].bpath, &co[c].bfd, out, "bpf", c)) {
-			ret = HVN_EXIT_FAIL;
-			goto out;
-		}
+		if (hvn_rb_out_init(&co->bout, s->page_size, sizeof(long),
+				    bpf_flush, co) ||
+		    create_tmp(&co->bpath, &co->bfd, out, "bpf", c))
+			return HVN_EXIT_FAIL;
 	}
-	bo.co = co;
-	bo.ncpus = s.ncpus;
-	pieces_made = true;
+	r->bo.co = r->co;
+	r->bo.ncpus = s->ncpus;
+	r->pieces_made = true;
+	return 0;
+}
+
+static int record_enable(struct hvn_tool *t)
+{
+	struct rec *r = t->priv;
+	struct hvn_session *s = t->s;
 
 	hvn_catch_stop();
-	if (first < argc) {
-		char *dir = tracefs_instance_get_dir(s.inst);
+	if (t->first < t->argc) {
+		char *dir = tracefs_instance_get_dir(s->inst);
 
-		child = spawn(argv + first, dir);
+		r->child = spawn(t->argv + t->first, dir);
 		free(dir);
-		if (child < 0) {
-			ret = HVN_EXIT_FAIL;
-			goto out;
-		}
+		if (r->child < 0)
+			return HVN_EXIT_FAIL;
 	}
-	start = last_clock = last_flush = hvn_now(CLOCK_MONOTONIC);
-	write_recovery(out, &s, uname_str, meta, &mb.buf);
-	hvn_info("recording %s into %s%s%s%s\n", s.name,
-		out, duration || child ? "" : " (Ctrl-C stops)",
+	r->start = r->last_clock = r->last_flush = hvn_now(CLOCK_MONOTONIC);
+	write_recovery(r->a.out, s, r->uname_str, r->meta, &r->mb.buf);
+	hvn_info("recording %s into %s%s%s%s\n", s->name,
+		r->a.out, r->a.duration || r->child ? "" : " (Ctrl-C stops)",
 		hvn_housekeeping()[0] ? "; runs on CPUs " : "",
 		hvn_housekeeping());
+	return 0;
+}
 
-	while (!hvn_stop_sig) {
-		uint64_t now, gap_start, gap_end;
+static enum hvn_tick record_tick(struct hvn_tool *t)
+{
+	struct rec *r = t->priv;
+	struct hvn_session *s = t->s;
+	uint64_t now, gap_start, gap_end;
 
-		if (hvn_session_module_check(&s, &gap_start, &gap_end) ==
-		    HVN_MOD_BACK)
-			hvn_meta_put_gap(meta, gap_start, gap_end);
-		failed = drain(&s, co, page);
-		if (!failed && s.bpf && hvn_bpf_poll(s.bpf, bpf_rec, &bo) < 0)
-			failed = -1;
-		if (failed)
-			break;
-		now = hvn_now(CLOCK_MONOTONIC);
-		/* What the BPF source gave is on disk within a second, for
-		 * --recover after a kill; only CPUs with records pay a page. */
-		if (s.bpf && now - last_flush >= BPF_FLUSH_NS) {
-			for (int c = 0; c < s.ncpus && !failed; c++)
-				if (hvn_rb_out_flush(&co[c].bout))
-					failed = -1;
-			last_flush = now;
-			if (failed)
-				break;
-		}
-		if (now - last_clock >= CLOCK_EVERY_NS) {
-			hvn_meta_put_clock(meta);
-			write_recovery(out, &s, uname_str, meta, &mb.buf);
-			last_clock = now;
-		}
-		if (duration && now - start >= duration * 1e9)
-			break;
-		if (child && waitpid(child, &child_status, WNOHANG) == child) {
-			child = 0;
-			child_ended = true;
-			break;
-		}
-		poll(NULL, 0, POLL_MS);
+	if (hvn_session_module_check(s, &gap_start, &gap_end) == HVN_MOD_BACK)
+		hvn_meta_put_gap(r->meta, gap_start, gap_end);
+	r->failed = drain(s, r->co, r->page);
+	if (!r->failed && s->bpf && hvn_bpf_poll(s->bpf, bpf_rec, &r->bo) < 0)
+		r->failed = -1;
+	if (r->failed)
+		return HVN_TICK_DONE;
+	now = hvn_now(CLOCK_MONOTONIC);
+	/* What the BPF source gave is on disk within a second, for
+	 * --recover after a kill; only CPUs with records pay a page. */
+	if (s->bpf && now - r->last_flush >= BPF_FLUSH_NS) {
+		for (int c = 0; c < s->ncpus && !r->failed; c++)
+			if (hvn_rb_out_flush(&r->co[c].bout))
+				r->failed = -1;
+		r->last_flush = now;
+		if (r->failed)
+			return HVN_TICK_DONE;
 	}
-	hvn_session_stop(&s);
-	if (s.mod_gone)		/* and still gone at the end */
-		hvn_meta_put_gap(meta, s.mod_seen, hvn_now(CLOCK_MONOTONIC));
-	if (!failed)
-		failed = drain(&s, co, page);
-	if (s.bpf) {
-		uint64_t thr, thr_ns;
+	if (now - r->last_clock >= CLOCK_EVERY_NS) {
+		hvn_meta_put_clock(r->meta);
+		write_recovery(r->a.out, s, r->uname_str, r->meta, &r->mb.buf);
+		r->last_clock = now;
+	}
+	if (r->a.duration && now - r->start >= r->a.duration * 1e9)
+		return HVN_TICK_DONE;
+	if (r->child && waitpid(r->child, &r->child_status, WNOHANG) == r->child) {
+		r->child = 0;
+		r->child_ended = true;
+		return HVN_TICK_DONE;
+	}
+	return HVN_TICK_WAIT;
+}
 
-		if (!failed && hvn_bpf_finish(s.bpf, bpf_rec, &bo) < 0)
-			failed = -1;
-		for (int c = 0; c < s.ncpus; c++)
-			if (!failed && hvn_rb_out_flush(&co[c].bout))
-				failed = -1;
-		if (hvn_bpf_dropped(s.bpf))
-			hvn_warn("the BPF ring buffer overflowed: %llu hvnoise records lost",
-				 (unsigned long long)hvn_bpf_dropped(s.bpf));
-		if (hvn_bpf_untracked(s.bpf))
-			hvn_warn("%llu interrupts were not tracked for storms (no free slot, or the IRQ table full)",
-				 (unsigned long long)hvn_bpf_untracked(s.bpf));
-		thr = hvn_bpf_throttled(s.bpf, &thr_ns);
-		if (thr)
-			hvn_warn("perf throttled the BPF source's timers %llu times: %.3f ms unsampled in all",
-				 (unsigned long long)thr, thr_ns / 1e6);
-		hvn_session_put_bpf_meta(meta, s.bpf);
-		for (int c = 0; c < s.ncpus; c++) {
-			close(co[c].bfd);
-			co[c].bfd = -1;
-			pages += co[c].bout.pages;
-			/* A failed merge keeps every piece for --recover. */
-			if (merge_bpf(out, c, s.page_size)) {
-				failed = -1;
-				keep = true;
-			}
+/* The BPF source's last records, what it could not do, its pieces merged. */
+static void record_finish_bpf(struct rec *r, struct hvn_session *s,
+			      uint64_t *pages)
+{
+	uint64_t thr, thr_ns;
+
+	if (!r->failed && hvn_bpf_finish(s->bpf, bpf_rec, &r->bo) < 0)
+		r->failed = -1;
+	for (int c = 0; c < s->ncpus; c++)
+		if (!r->failed && hvn_rb_out_flush(&r->co[c].bout))
+			r->failed = -1;
+	if (hvn_bpf_dropped(s->bpf))
+		hvn_warn("the BPF ring buffer overflowed: %llu hvnoise records lost",
+			 (unsigned long long)hvn_bpf_dropped(s->bpf));
+	if (hvn_bpf_untracked(s->bpf))
+		hvn_warn("%llu interrupts were not tracked for storms (no free slot, or the IRQ table full)",
+			 (unsigned long long)hvn_bpf_untracked(s->bpf));
+	thr = hvn_bpf_throttled(s->bpf, &thr_ns);
+	if (thr)
+		hvn_warn("perf throttled the BPF source's timers %llu times: %.3f ms unsampled in all",
+			 (unsigned long long)thr, thr_ns / 1e6);
+	hvn_session_put_bpf_meta(r->meta, s->bpf);
+	for (int c = 0; c < s->ncpus; c++) {
+		close(r->co[c].bfd);
+		r->co[c].bfd = -1;
+		*pages += r->co[c].bout.pages;
+		/* A failed merge keeps every piece for --recover. */
+		if (merge_bpf(r->a.out, c, s->page_size)) {
+			r->failed = -1;
+			r->keep = true;
 		}
 	}
-	hvn_meta_put_clock(meta);
-	if (child) {
-		kill(child, SIGTERM);
-		waitpid(child, &child_status, 0);
+}
+
+static int record_finish(struct hvn_tool *t)
+{
+	struct rec *r = t->priv;
+	struct hvn_session *s = t->s;
+	const char *out = r->a.out;
+	struct hvn_tdat_meta m = { 0 };
+	uint64_t pages = 0;
+	char *clock;
+	int ret = HVN_EXIT_OK;
+
+	hvn_session_stop(s);
+	if (s->mod_gone)		/* and still gone at the end */
+		hvn_meta_put_gap(r->meta, s->mod_seen, hvn_now(CLOCK_MONOTONIC));
+	if (!r->failed)
+		r->failed = drain(s, r->co, r->page);
+	if (s->bpf)
+		record_finish_bpf(r, s, &pages);
+	hvn_meta_put_clock(r->meta);
+	if (r->child) {
+		kill(r->child, SIGTERM);
+		waitpid(r->child, &r->child_status, 0);
 	}
 
-	m.cpustat = calloc(s.ncpus, sizeof(char *));
-	for (int c = 0; c < s.ncpus; c++) {
-		m.cpustat[c] = s.tcpu[c] ? hvn_session_cpustat(&s, c) : NULL;
-		pages += co[c].pages;
+	m.cpustat = calloc(s->ncpus, sizeof(char *));
+	for (int c = 0; c < s->ncpus; c++) {
+		if (m.cpustat)
+			m.cpustat[c] = s->tcpu[c] ? hvn_session_cpustat(s, c) : NULL;
+		pages += r->co[c].pages;
 	}
-	fclose(meta);
-	meta = NULL;
-	clock = tracefs_instance_file_read(s.inst, "trace_clock", NULL);
-	m.uname = uname_str;
+	fclose(r->meta);
+	r->meta = NULL;
+	clock = tracefs_instance_file_read(s->inst, "trace_clock", NULL);
+	m.uname = r->uname_str;
 	m.clock = clock;
-	m.meta = mb.buf;
-	m.ncpus = s.ncpus;
-	m.hvnoise_formats = s.bpf != NULL;
-	if (hvn_tdat_write(out, s.tdir, s.systems, s.nsystems, &m, files,
-			   s.page_size)) {
+	m.meta = r->mb.buf;
+	m.ncpus = s->ncpus;
+	m.hvnoise_formats = s->bpf != NULL;
+	if (hvn_tdat_write(out, s->tdir, s->systems, s->nsystems, &m, r->files,
+			   s->page_size)) {
 		/* Keep the pieces: --recover assembles them later. */
-		write_recovery(out, &s, uname_str, meta ? meta : stderr, &mb.buf);
-		keep = true;
+		write_recovery(out, s, r->uname_str, stderr, &r->mb.buf);
+		r->keep = true;
 		hvn_err("%s not written; what was recorded is kept in %s.cpu*.hvnoise-tmp: free space, then run hvnoise record --recover -o %s",
 			out, out, out);
 		ret = HVN_EXIT_FAIL;
-	} else {
-		if (failed)
-			ret = HVN_EXIT_FAIL;
+	} else if (r->failed) {
+		ret = HVN_EXIT_FAIL;
 	}
-	if (!keep)
+	if (!r->keep)
 		hvn_info("wrote %s: %llu pages of %u bytes from %d CPUs%s%s%s\n",
-			out, (unsigned long long)pages, s.page_size, s.ncpus,
+			out, (unsigned long long)pages, s->page_size, s->ncpus,
 			hvn_stop_sig ? ", stopped by signal " : "",
 			hvn_stop_sig ? strsignal(hvn_stop_sig) : "",
-			failed ? ", cut short by the error above" : "");
-	if (m.cpustat)
-		for (int c = 0; c < s.ncpus; c++)
-			free(m.cpustat[c]);
+			r->failed ? ", cut short by the error above" : "");
+	for (int c = 0; m.cpustat && c < s->ncpus; c++)
+		free(m.cpustat[c]);
 	free(m.cpustat);
-out:
-	if (meta)
-		fclose(meta);
-	free(mb.buf);
 	free(clock);
-	for (int c = 0; co && c < s.ncpus; c++) {
-		if (co[c].fd >= 0)
-			close(co[c].fd);
-		if (co[c].bfd >= 0)
-			close(co[c].bfd);
-		if (co[c].path && !keep)
-			unlink(co[c].path);
-		if (co[c].bpath && !keep)
-			unlink(co[c].bpath);
-		free(co[c].path);
-		free(co[c].bpath);
-		hvn_rb_out_free(&co[c].bout);
-	}
-	/* The recovery file is ours once the pieces were: all were made. */
-	if (!keep && co && pieces_made) {
-		char rp[4096];
-
-		snprintf(rp, sizeof(rp), "%s.hvnoise-recover", out);
-		unlink(rp);
-	}
-	free(co);
-	free(files);
-	free(page);
-	hvn_session_end(&s);
 	/* A recording that succeeded returns the command's own status, as
 	 * time(1) does: a scheduler must see the job fail. */
-	if (!ret && child_ended && WIFEXITED(child_status) &&
-	    WEXITSTATUS(child_status)) {
+	if (!ret && r->child_ended && WIFEXITED(r->child_status) &&
+	    WEXITSTATUS(r->child_status)) {
 		hvn_info("the command exited with %d\n",
-			WEXITSTATUS(child_status));
-		ret = WEXITSTATUS(child_status);
-	} else if (!ret && child_ended && WIFSIGNALED(child_status)) {
+			WEXITSTATUS(r->child_status));
+		ret = WEXITSTATUS(r->child_status);
+	} else if (!ret && r->child_ended && WIFSIGNALED(r->child_status)) {
 		hvn_info("the command was killed by signal %s\n",
-			strsignal(WTERMSIG(child_status)));
-		ret = 128 + WTERMSIG(child_status);
+			strsignal(WTERMSIG(r->child_status)));
+		ret = 128 + WTERMSIG(r->child_status);
 	}
 	return ret;
+}
+
+static void record_free(struct hvn_tool *t)
+{
+	struct rec *r = t->priv;
+
+	if (r->meta)
+		fclose(r->meta);
+	free(r->mb.buf);
+	for (int c = 0; r->co && c < t->s->ncpus; c++) {
+		struct cpu_out *co = &r->co[c];
+
+		if (co->fd >= 0)
+			close(co->fd);
+		if (co->bfd >= 0)
+			close(co->bfd);
+		if (co->path && !r->keep)
+			unlink(co->path);
+		if (co->bpath && !r->keep)
+			unlink(co->bpath);
+		free(co->path);
+		free(co->bpath);
+		hvn_rb_out_free(&co->bout);
+	}
+	/* The recovery file is ours once the pieces were: all were made. */
+	if (!r->keep && r->co && r->pieces_made) {
+		char rp[4096];
+
+		snprintf(rp, sizeof(rp), "%s.hvnoise-recover", r->a.out);
+		unlink(rp);
+	}
+	free(r->co);
+	free(r->files);
+	free(r->page);
+}
+
+static const struct hvn_tool_ops record_ops = {
+	.cmd = &record_cmd,
+	.prefix = "hvnoise-record",
+	.apply = record_apply,
+	.init = record_init,
+	.enable = record_enable,
+	.tick = record_tick,
+	.finish = record_finish,
+	.free = record_free,
+};
+
+int cmd_record(int argc, char **argv)
+{
+	struct rec r = { .a = { .out = "trace.dat" } };
+
+	return hvn_tool_main(&record_ops, &r.a, &r, &r.s, argc, argv);
 }

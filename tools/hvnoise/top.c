@@ -15,6 +15,7 @@
 #include <traceevent/event-parse.h>
 
 #include "builtin.h"
+#include "tool.h"
 #include "analysis/episodes.h"
 #include "out/human.h"
 #include "tracedat/pages.h"
@@ -127,57 +128,46 @@ static void draw(const struct hvn_session *s, struct both *b, double ivl,
 }
 
 /* The BPF source's records go where the pages' events go. */
-static int bpf_feed(void *ctx, int cpu, uint64_t ts, const void *rec,
-		    uint32_t len)
-{
-	struct hvn_rb *rb = ctx;
+/* A top under way. */
+struct topst {
+	struct top_args a;
+	struct hvn_session s;
+	struct hvn_schema *schema;
+	struct hvn_rb rb;
+	struct tep_handle *tep;
+	struct both b;
+	bool an_ready;
+	long done;
+	uint64_t start;
+	void *page;
+};
 
-	rb->event(rb->ctx, cpu, ts, rec, len);
+static int top_init(struct hvn_tool *t)
+{
+	struct topst *p = t->priv;
+
+	p->tep = hvn_session_tep(t->s);
+	p->schema = calloc(1, sizeof(*p->schema));
+	p->page = malloc(t->s->page_size);
+	if (!p->tep || !p->schema || !p->page || hvn_an_init(&p->b.cur, p->schema) ||
+	    hvn_an_init(&p->b.tot, p->schema)) {
+		hvn_err("cannot read the event formats from tracefs");
+		return HVN_EXIT_FAIL;
+	}
+	p->an_ready = true;
+	hvn_schema_bind(p->schema, p->tep);
+	p->b.tot.top_max = 5;
+	p->rb = (struct hvn_rb){ .event = feed, .ctx = &p->b,
+				 .page_size = t->s->page_size };
+	p->rb.commit_size = tep_get_header_page_size(p->tep);
+	if (p->rb.commit_size != 4 && p->rb.commit_size != 8)
+		p->rb.commit_size = sizeof(long);
 	return 0;
 }
 
-int cmd_top(int argc, char **argv)
+static int top_enable(struct hvn_tool *t)
 {
-	struct top_args a = { .interval = 1 };
-	struct hvn_session_opts o = { .prefix = "hvnoise-top" };
-	struct hvn_schema *schema;
-	struct hvn_session s;
-	struct hvn_rb rb = { .event = feed };
-	struct tep_handle *tep;
-	struct both b;
-	double ivl;
-	long count, done = 0;
-	uint64_t start;
-	void *page;
-	int first, ret;
-
-	ret = hvn_cli_parse(&top_cmd, argc, argv, &a, &o, &first);
-	if (ret >= 0) {
-		hvn_session_opts_free(&o);
-		return ret;
-	}
-	ivl = a.interval;
-	count = a.count;
-	ret = hvn_session_start(&s, &o);
-	hvn_session_opts_free(&o);
-	if (ret)
-		return ret;
-	tep = hvn_session_tep(&s);
-	schema = calloc(1, sizeof(*schema));
-	page = malloc(s.page_size);
-	if (!tep || !schema || !page || hvn_an_init(&b.cur, schema) ||
-	    hvn_an_init(&b.tot, schema)) {
-		hvn_err("cannot read the event formats from tracefs");
-		hvn_session_end(&s);
-		return HVN_EXIT_FAIL;
-	}
-	hvn_schema_bind(schema, tep);
-	b.tot.top_max = 5;
-	rb.ctx = &b;
-	rb.page_size = s.page_size;
-	rb.commit_size = tep_get_header_page_size(tep);
-	if (rb.commit_size != 4 && rb.commit_size != 8)
-		rb.commit_size = sizeof(long);
+	struct topst *p = t->priv;
 
 	hvn_catch_stop();
 	if (isatty(0) && !tcgetattr(0, &saved_tty)) {
@@ -189,55 +179,89 @@ int cmd_top(int argc, char **argv)
 		tty_raw = !tcsetattr(0, TCSANOW, &raw);
 		atexit(restore_tty);
 	}
-	start = hvn_now(CLOCK_MONOTONIC);
-	while (!quit && !hvn_stop_sig) {
-		uint64_t until = hvn_now(CLOCK_MONOTONIC) + ivl * 1e9;
-		struct pollfd pfd = { .fd = 0, .events = POLLIN };
+	p->start = hvn_now(CLOCK_MONOTONIC);
+	return 0;
+}
 
-		/* Wait out the interval, watching for q. */
-		for (;;) {
-			uint64_t now = hvn_now(CLOCK_MONOTONIC);
-			char ch;
+/* Wait out the interval, watching for q. */
+static void top_wait(struct hvn_tool *t)
+{
+	struct topst *p = t->priv;
+	uint64_t until = hvn_now(CLOCK_MONOTONIC) + p->a.interval * 1e9;
+	struct pollfd pfd = { .fd = 0, .events = POLLIN };
 
-			if (quit || hvn_stop_sig || now >= until)
-				break;
-			if (poll(&pfd, tty_raw ? 1 : 0,
-				 (until - now) / 1000000 + 1) > 0) {
-				if (read(0, &ch, 1) == 1 &&
-				    (ch == 'q' || ch == 'Q'))
-					quit = 1;
-				else if (!tty_raw)
-					pfd.fd = -1;
-			}
-		}
-		if (quit || hvn_stop_sig)
+	for (;;) {
+		uint64_t now = hvn_now(CLOCK_MONOTONIC);
+		char ch;
+
+		if (quit || hvn_stop_sig || now >= until)
 			break;
-		hvn_an_reset_counts(&b.cur);
-		{
-			uint64_t a, z;
-
-			/* On the screen, not stderr. */
-			s.mod_quiet = true;
-			hvn_session_module_check(&s, &a, &z);
+		if (poll(&pfd, tty_raw ? 1 : 0, (until - now) / 1000000 + 1) > 0) {
+			if (read(0, &ch, 1) == 1 && (ch == 'q' || ch == 'Q'))
+				quit = 1;
+			else if (!tty_raw)
+				pfd.fd = -1;
 		}
-		for (int c = 0; c < s.ncpus; c++)
-			while (hvn_session_read(&s, c, page) > 0)
-				hvn_rb_page(&rb, c, page);
-		if (s.bpf)
-			hvn_bpf_poll(s.bpf, bpf_feed, &rb);
-		hvn_an_finish(&b.cur);
-		hvn_an_finish(&b.tot);
-		draw(&s, &b, ivl, hvn_now(CLOCK_MONOTONIC) - start,
-		     rb.missed_pages);
-		if (count && ++done >= count)
-			break;
 	}
+}
+
+static enum hvn_tick top_tick(struct hvn_tool *t)
+{
+	struct topst *p = t->priv;
+	uint64_t a, z;
+
+	if (quit)
+		return HVN_TICK_DONE;
+	hvn_an_reset_counts(&p->b.cur);
+	/* On the screen, not stderr. */
+	t->s->mod_quiet = true;
+	hvn_session_module_check(t->s, &a, &z);
+	hvn_tool_feed(t->s, p->page, &p->rb);
+	hvn_an_finish(&p->b.cur);
+	hvn_an_finish(&p->b.tot);
+	draw(t->s, &p->b, p->a.interval, hvn_now(CLOCK_MONOTONIC) - p->start,
+	     p->rb.missed_pages);
+	if (p->a.count && ++p->done >= p->a.count)
+		return HVN_TICK_DONE;
+	return HVN_TICK_WAIT;
+}
+
+static int top_finish(struct hvn_tool *t)
+{
+	(void)t;
 	restore_tty();
-	hvn_an_free(&b.cur);
-	hvn_an_free(&b.tot);
-	free(schema);
-	free(page);
-	tep_free(tep);
-	hvn_session_end(&s);
 	return HVN_EXIT_OK;
+}
+
+static void top_free(struct hvn_tool *t)
+{
+	struct topst *p = t->priv;
+
+	if (p->an_ready) {
+		hvn_an_free(&p->b.cur);
+		hvn_an_free(&p->b.tot);
+	}
+	free(p->schema);
+	free(p->page);
+	if (p->tep)
+		tep_free(p->tep);
+}
+
+static const struct hvn_tool_ops top_ops = {
+	.cmd = &top_cmd,
+	.prefix = "hvnoise-top",
+	.wait_first = true,
+	.init = top_init,
+	.enable = top_enable,
+	.tick = top_tick,
+	.wait = top_wait,
+	.finish = top_finish,
+	.free = top_free,
+};
+
+int cmd_top(int argc, char **argv)
+{
+	struct topst p = { .a = { .interval = 1 } };
+
+	return hvn_tool_main(&top_ops, &p.a, &p, &p.s, argc, argv);
 }
