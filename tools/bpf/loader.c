@@ -386,7 +386,13 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
 	return vfprintf(stderr, fmt, ap);
 }
 
-int hvn_bpf_start(struct hvn_bpf **out, const struct hvn_bpf_cfg *c)
+/*
+ * The collector fitted to this kernel and to the tunables before it is
+ * loaded: the programs of tracepoints it lacks left out, the way to read
+ * steal chosen, the detectors' thresholds.  0, or -1 (said).
+ */
+static int configure(struct hvn_bpf *b, struct hvnoise_bpf *sk,
+		     const struct hvn_bpf_cfg *c)
 {
 	static const char *const x86_tps[] = {
 		"nmi_handler", "local_timer_entry", "local_timer_exit",
@@ -394,58 +400,16 @@ int hvn_bpf_start(struct hvn_bpf **out, const struct hvn_bpf_cfg *c)
 		"call_function_exit", "call_function_single_entry",
 		"call_function_single_exit", "vector_update",
 	};
-	LIBBPF_OPTS(bpf_object_open_opts, oo);
-	char why[256], err[256];
-	struct hvn_bpf *b;
-	struct hvnoise_bpf *sk;
 	struct bpf_program *prog;
-	struct hvn_watchset *ws;
 	struct btf *btf;
-	u64 win;
-	int ret = HVN_EXIT_FAIL;
 	bool ksyms;
+	u64 win;
 
-	if (!hvn_bpf_usable(why, sizeof(why))) {
-		hvn_err("BPF: %s", why);
-		return HVN_EXIT_FAIL;
-	}
-	b = calloc(1, sizeof(*b));
-	if (!b)
-		return HVN_EXIT_FAIL;
-	b->steal_t = HVN_TIMER_INIT;
-	b->cfg = *c;
-	b->ncpus = libbpf_num_possible_cpus();
-	if ((int)b->ncpus < 1 || b->ncpus > HVN_BPF_MAX_CPUS) {
-		hvn_err("BPF: %d possible CPUs; the collector handles at most %d",
-			(int)b->ncpus, HVN_BPF_MAX_CPUS);
-		goto fail;
-	}
-	if (c->cpus &&
-	    hvn_cpulist_parse(c->cpus, b->listed, b->ncpus, err, sizeof(err))) {
-		hvn_err("--cpus %s: %s", c->cpus, err);
-		ret = HVN_EXIT_USAGE;
-		goto fail;
-	}
-	if (hvn_devlist_parse(c->devices ? c->devices : (c->cpus ? "none" : "auto"),
-			      &b->devs, err, sizeof(err))) {
-		hvn_err("--devices %s: %s", c->devices, err);
-		ret = HVN_EXIT_USAGE;
-		goto fail;
-	}
-
-	libbpf_set_print(libbpf_quiet);
-	if (getenv("HVNOISE_BTF"))
-		oo.btf_custom_path = hvn_bpf_btf_path();
-	b->skel = sk = hvnoise_bpf__open_opts(&oo);
-	if (!sk) {
-		hvn_err("BPF: cannot open the collector: %s", strerror(errno));
-		goto fail;
-	}
 	btf = btf__parse(hvn_bpf_btf_path(), NULL);
 	if (!btf) {
 		hvn_err("BPF: cannot read the kernel's BTF from %s: %s",
 			hvn_bpf_btf_path(), strerror(errno));
-		goto fail;
+		return -1;
 	}
 	sk->rodata->nr_cpus = load_cpus(b);
 	sk->rodata->have_vector_update = hvn_bpf_has_tracepoint(btf, "vector_update");
@@ -485,8 +449,108 @@ int hvn_bpf_start(struct hvn_bpf **out, const struct hvn_bpf_cfg *c)
 	if (bpf_map__set_max_entries(sk->maps.steal_map, load_cpus(b)) ||
 	    bpf_map__set_max_entries(sk->maps.steal_sum, load_cpus(b))) {
 		hvn_err("BPF: cannot size the collector's maps for %u CPUs", b->ncpus);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The programs attached, then the watched set resolved and applied and
+ * the timers started on it: 0, or an HVN_EXIT_* code (said).
+ */
+static int attach(struct hvn_bpf *b, const struct hvn_bpf_cfg *c)
+{
+	struct bpf_program *prog;
+	struct hvn_watchset *ws;
+
+	ws = resolve(b);
+	if (!ws) {
+		hvn_err("BPF: cannot resolve the watched set: %s",
+			strerror(errno));
+		return HVN_EXIT_FAIL;
+	}
+	if (!hvn_ws_ncpus(ws)) {
+		hvn_err("nothing to watch: %s",
+			c->cpus || c->devices ?
+			"--cpus/--devices name no online CPU or device with IRQs" :
+			"devices=auto found no NVIDIA GPU or network controller with IRQs; name CPUs with --cpus");
+		hvn_sysfs_ws_free(ws);
+		return HVN_EXIT_USAGE;
+	}
+
+	bpf_object__for_each_program(prog, b->skel->obj) {
+		if (!bpf_program__autoload(prog) ||
+		    bpf_program__type(prog) == BPF_PROG_TYPE_PERF_EVENT)
+			continue;
+		if (add_link(b, bpf_program__attach(prog),
+			     bpf_program__section_name(prog))) {
+			hvn_sysfs_ws_free(ws);
+			return HVN_EXIT_FAIL;
+		}
+	}
+	/* Watching begins once every program is attached: each attach
+	 * patches text with IPIs to all CPUs, which the programs attached
+	 * before it would count as a call_function storm (as at detach). */
+	apply(b, ws);
+
+	b->sample = calloc(b->ncpus, sizeof(*b->sample));
+	b->backup = calloc(b->ncpus, sizeof(*b->backup));
+	if (!b->sample || !b->backup)
+		return HVN_EXIT_FAIL;
+	for (unsigned int cpu = 0; cpu < b->ncpus; cpu++)
+		b->sample[cpu] = b->backup[cpu] = HVN_TIMER_INIT;
+	if (sync_timers(b))
+		return HVN_EXIT_FAIL;
+
+	return 0;
+}
+
+int hvn_bpf_start(struct hvn_bpf **out, const struct hvn_bpf_cfg *c)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo);
+	char why[256], err[256];
+	struct hvn_bpf *b;
+	struct hvnoise_bpf *sk;
+	int ret = HVN_EXIT_FAIL;
+
+	if (!hvn_bpf_usable(why, sizeof(why))) {
+		hvn_err("BPF: %s", why);
+		return HVN_EXIT_FAIL;
+	}
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return HVN_EXIT_FAIL;
+	b->steal_t = HVN_TIMER_INIT;
+	b->cfg = *c;
+	b->ncpus = libbpf_num_possible_cpus();
+	if ((int)b->ncpus < 1 || b->ncpus > HVN_BPF_MAX_CPUS) {
+		hvn_err("BPF: %d possible CPUs; the collector handles at most %d",
+			(int)b->ncpus, HVN_BPF_MAX_CPUS);
 		goto fail;
 	}
+	if (c->cpus &&
+	    hvn_cpulist_parse(c->cpus, b->listed, b->ncpus, err, sizeof(err))) {
+		hvn_err("--cpus %s: %s", c->cpus, err);
+		ret = HVN_EXIT_USAGE;
+		goto fail;
+	}
+	if (hvn_devlist_parse(c->devices ? c->devices : (c->cpus ? "none" : "auto"),
+			      &b->devs, err, sizeof(err))) {
+		hvn_err("--devices %s: %s", c->devices, err);
+		ret = HVN_EXIT_USAGE;
+		goto fail;
+	}
+
+	libbpf_set_print(libbpf_quiet);
+	if (getenv("HVNOISE_BTF"))
+		oo.btf_custom_path = hvn_bpf_btf_path();
+	b->skel = sk = hvnoise_bpf__open_opts(&oo);
+	if (!sk) {
+		hvn_err("BPF: cannot open the collector: %s", strerror(errno));
+		goto fail;
+	}
+	if (configure(b, sk, c))
+		goto fail;
 
 	if (hvnoise_bpf__load(sk)) {
 		int e = errno;
@@ -501,46 +565,10 @@ int hvn_bpf_start(struct hvn_bpf **out, const struct hvn_bpf_cfg *c)
 	 * them: a first read of 0 would make the whole total one window's. */
 	if (b->steal == HVN_STEAL_PROCSTAT)
 		procstat_steal(b);
-	ws = resolve(b);
-	if (!ws) {
-		hvn_err("BPF: cannot resolve the watched set: %s",
-			strerror(errno));
+	ret = attach(b, c);
+	if (ret)
 		goto fail;
-	}
-	if (!hvn_ws_ncpus(ws)) {
-		hvn_err("nothing to watch: %s",
-			c->cpus || c->devices ?
-			"--cpus/--devices name no online CPU or device with IRQs" :
-			"devices=auto found no NVIDIA GPU or network controller with IRQs; name CPUs with --cpus");
-		hvn_sysfs_ws_free(ws);
-		ret = HVN_EXIT_USAGE;
-		goto fail;
-	}
-
-	bpf_object__for_each_program(prog, sk->obj) {
-		if (!bpf_program__autoload(prog) ||
-		    bpf_program__type(prog) == BPF_PROG_TYPE_PERF_EVENT)
-			continue;
-		if (add_link(b, bpf_program__attach(prog),
-			     bpf_program__section_name(prog))) {
-			hvn_sysfs_ws_free(ws);
-			goto fail;
-		}
-	}
-	/* Watching begins once every program is attached: each attach
-	 * patches text with IPIs to all CPUs, which the programs attached
-	 * before it would count as a call_function storm (as at detach). */
-	apply(b, ws);
-
-	b->sample = calloc(b->ncpus, sizeof(*b->sample));
-	b->backup = calloc(b->ncpus, sizeof(*b->backup));
-	if (!b->sample || !b->backup)
-		goto fail;
-	for (unsigned int cpu = 0; cpu < b->ncpus; cpu++)
-		b->sample[cpu] = b->backup[cpu] = HVN_TIMER_INIT;
-	if (sync_timers(b))
-		goto fail;
-
+	ret = HVN_EXIT_FAIL;
 	b->rb = ring_buffer__new(bpf_map__fd(sk->maps.events), on_msg, b, NULL);
 	if (!b->rb) {
 		hvn_err("BPF: cannot map the ring buffer: %s", strerror(errno));

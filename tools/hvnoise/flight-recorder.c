@@ -551,49 +551,39 @@ static uint64_t page_ts(const struct flight *f, const struct cpu_pages *p,
  * too, and kept in the file rather than lost.  0 or HVN_EXIT_FAIL.  @tag
  * goes into the file name, @why into its metadata.
  */
-static int write_incident(struct flight *f, const char *tag, const char *why,
-			  uint64_t from, uint64_t until)
+/* An incident being written: the pages taken, their files. */
+struct incident {
+	uint64_t now, cutoff;		/* mono ns: pages before cutoff left */
+	uint64_t oldest;		/* the first event's page, or UINT64_MAX */
+	uint64_t pages;
+	uint32_t ps;
+	struct cpu_pages *cp;		/* per CPU: the ring's pages */
+	char **files;			/* per CPU: its pages' file, or NULL */
+};
+
+/* The most pages taken from a CPU's ring: the ring, and what arrives
+ * while reading it, but not forever.  "X" where the CPUs' rings differ
+ * (size_rings): then -b, the largest. */
+static size_t ring_max_pages(const struct flight *f, uint32_t ps)
 {
-	uint64_t now = hvn_now(CLOCK_MONOTONIC), cutoff, oldest = UINT64_MAX;
-	uint64_t pages = 0;
-	uint32_t ps = f->ring.page_size;
-	struct cpu_pages *cp = calloc(f->ring.ncpus, sizeof(*cp));
-	char **files = calloc(f->ring.ncpus, sizeof(*files));
-	char path[4096], stamp[32], *meta = NULL;
-	struct hvn_tdat_meta m = { 0 };
-	size_t mlen;
-	FILE *mf;
-	struct timespec wall;
-	struct tm tm;
-	int ret = 0;
-	/* The ring, and what arrives while reading it, but not forever. */
-	size_t max_pages = 2 * (size_t)DEFAULT_KB * 1024 / ps + 64;
+	char *kb = tracefs_instance_file_read(f->ring.inst, "buffer_size_kb",
+					      NULL);
+	long n = kb ? atol(kb) : 0;
 
-	/* What BPF has delivered by now belongs in this incident. */
-	if (f->ring.bpf)
-		hvn_bpf_poll(f->ring.bpf, bpf_rec, f);
-	if (!cp || !files) {
-		free(cp);
-		free(files);
-		return HVN_EXIT_FAIL;
-	}
-	{
-		/* "X" where the CPUs' rings differ (size_rings): then -b, the largest. */
-		char *kb = tracefs_instance_file_read(f->ring.inst,
-						      "buffer_size_kb", NULL);
-		long n = kb ? atol(kb) : 0;
+	free(kb);
+	if (n < f->ring_kb)
+		n = f->ring_kb;
+	return 2 * (size_t)(n > 0 ? n : DEFAULT_KB) * 1024 / ps + 64;
+}
 
-		if (n < f->ring_kb)
-			n = f->ring_kb;
-		if (n > 0)
-			max_pages = 2 * (size_t)n * 1024 / ps + 64;
-		free(kb);
-	}
-	cutoff = now > f->keep * 1e9 ? now - (uint64_t)(f->keep * 1e9) : 0;
-	if (from)
-		cutoff = from;
+/* Each CPU's ring read out, its pages since the cutoff into a file. */
+static int take_ring(struct flight *f, struct incident *in)
+{
+	size_t max_pages = ring_max_pages(f, in->ps);
+	uint32_t ps = in->ps;
+
 	for (int c = 0; c < f->ring.ncpus; c++) {
-		struct cpu_pages *p = &cp[c];
+		struct cpu_pages *p = &in->cp[c];
 		size_t first = 0;
 
 		for (;;) {
@@ -612,54 +602,59 @@ static int write_incident(struct flight *f, const char *tag, const char *why,
 			p->n++;
 		}
 		/* A page holds events from its timestamp to the next page's. */
-		while (first + 1 < p->n && page_ts(f, p, first + 1) <= cutoff)
+		while (first + 1 < p->n && page_ts(f, p, first + 1) <= in->cutoff)
 			first++;
-		if (p->n && page_ts(f, p, first) < oldest)
-			oldest = page_ts(f, p, first);
+		if (p->n && page_ts(f, p, first) < in->oldest)
+			in->oldest = page_ts(f, p, first);
 		if (p->n - first == 0)
 			continue;
-		pages += p->n - first;
-		if (asprintf(&files[c], "%s.cpu%d.hvnoise-tmp", f->prefix, c) < 0) {
-			files[c] = NULL;
-			ret = HVN_EXIT_FAIL;
-			break;
+		in->pages += p->n - first;
+		if (asprintf(&in->files[c], "%s.cpu%d.hvnoise-tmp", f->prefix, c) < 0) {
+			in->files[c] = NULL;
+			return HVN_EXIT_FAIL;
 		}
-		if (write_pages(files[c], p->buf + first * ps, p->n - first, ps)) {
-			ret = HVN_EXIT_FAIL;
-			break;
-		}
+		if (write_pages(in->files[c], p->buf + first * ps, p->n - first, ps))
+			return HVN_EXIT_FAIL;
 	}
-	/* The BPF source's pages of the same seconds, merged in time order
-	 * into each CPU's; taken, as the ring's are. */
+	return 0;
+}
+
+/* The BPF source's pages of the same seconds, merged in time order into
+ * each CPU's; taken, as the ring's are. */
+static int take_bpf(struct flight *f, struct incident *in)
+{
+	uint32_t ps = in->ps;
+	int ret = 0;
+
 	for (int c = 0; !ret && f->bc && c < f->ring.ncpus; c++) {
 		struct cpu_pages *p = &f->bc[c].pages;
-		char *b = NULL, *mg = NULL;
+		char *b = NULL, *mg = NULL, **file = &in->files[c];
 		size_t first = 0;
 
 		hvn_rb_out_flush(&f->bc[c].out);
-		while (first + 1 < p->n && page_ts(f, p, first + 1) <= cutoff)
+		while (first + 1 < p->n && page_ts(f, p, first + 1) <= in->cutoff)
 			first++;
 		if (p->n - first == 0) {
 			p->n = 0;
 			continue;
 		}
-		if (page_ts(f, p, first) < oldest)
-			oldest = page_ts(f, p, first);
+		if (page_ts(f, p, first) < in->oldest)
+			in->oldest = page_ts(f, p, first);
 		if (asprintf(&b, "%s.bpf%d.hvnoise-tmp", f->prefix, c) < 0 ||
 		    asprintf(&mg, "%s.merge%d.hvnoise-tmp", f->prefix, c) < 0) {
 			ret = HVN_EXIT_FAIL;
 		} else if (write_pages(b, p->buf + first * ps, p->n - first, ps)) {
 			ret = HVN_EXIT_FAIL;
-		} else if (!files[c]) {
-			files[c] = b;
+		} else if (!*file) {
+			*file = b;
 			b = NULL;
-		} else if (hvn_rb_merge(files[c], b, mg, ps, sizeof(long)) ||
-			   rename(mg, files[c])) {
-			hvn_err("cannot merge %s into %s: %s", b, files[c],
+		} else if (hvn_rb_merge(*file, b, mg, ps, sizeof(long)) ||
+			   rename(mg, *file)) {
+			hvn_err("cannot merge %s into %s: %s", b, *file,
 				strerror(errno));
 			ret = HVN_EXIT_FAIL;
 		}
-		pages += p->n - first;
+		in->pages += p->n - first;
 		p->n = 0;
 		if (b)
 			unlink(b);
@@ -668,6 +663,95 @@ static int write_incident(struct flight *f, const char *tag, const char *why,
 		free(b);
 		free(mg);
 	}
+	return ret;
+}
+
+/* The incident's description: the session's, why, and its gaps. */
+static char *incident_meta(const struct flight *f, const struct incident *in,
+			   const char *why)
+{
+	char *meta = NULL;
+	size_t mlen;
+	FILE *mf = open_memstream(&meta, &mlen);
+
+	if (!mf)
+		return NULL;
+	fputs(f->base_meta ? f->base_meta : "", mf);
+	hvn_meta_put_flight(mf, why, f->keep, f->unwritten, f->unwritten_pages);
+	for (unsigned int i = f->ngaps > 16 ? f->ngaps - 16 : 0; i < f->ngaps; i++)
+		if (f->gaps[i % 16].end >= in->cutoff)
+			hvn_meta_put_gap(mf, f->gaps[i % 16].start,
+					 f->gaps[i % 16].end);
+	if (f->ring.mod_gone)
+		hvn_meta_put_gap(mf, f->ring.mod_seen, in->now);
+	hvn_meta_put_clock(mf);
+	fclose(mf);
+	return meta;
+}
+
+/* Said once written, with what the ring could not hold; the newest
+ * --max-files stay. */
+static void incident_done(struct flight *f, const struct incident *in,
+			  const char *path, const char *why, uint64_t from,
+			  uint64_t until)
+{
+	uint64_t last = until < in->now ? until : in->now, ov;
+	double span = in->oldest != UINT64_MAX && last > in->oldest ?
+		      (last - in->oldest) / 1e9 : 0;
+	char **l;
+
+	hvn_info("wrote %s (%s): %llu pages, %.1f s\n",
+		path, why, (unsigned long long)in->pages, span);
+	ov = ring_overruns(f);
+	/* A window asked for: what the ring no longer held is said. */
+	if (from && (!in->pages || in->oldest > from))
+		hvn_warn("the ring no longer held the window's first %.1f s: they are gone",
+			 ((in->pages ? in->oldest : until) - from) / 1e9);
+	/* Short of --keep only matters if the ring overwrote events. */
+	else if (in->pages && in->oldest > in->cutoff && ov > f->overruns)
+		hvn_warn("the ring held only %.1f s of the %.1f s asked (--keep) and overwrote %llu events: raise -b",
+			 span, f->keep, (unsigned long long)(ov - f->overruns));
+	f->overruns = ov;
+	l = realloc(f->files, (f->nfiles + 1) * sizeof(*l));
+	if (l) {
+		f->files = l;
+		f->files[f->nfiles++] = strdup(path);
+	}
+	while (f->max_files && f->nfiles > f->max_files) {
+		unlink(f->files[0]);
+		free(f->files[0]);
+		memmove(f->files, f->files + 1, --f->nfiles * sizeof(*f->files));
+	}
+}
+
+static int write_incident(struct flight *f, const char *tag, const char *why,
+			  uint64_t from, uint64_t until)
+{
+	struct incident in = {
+		.now = hvn_now(CLOCK_MONOTONIC), .oldest = UINT64_MAX,
+		.ps = f->ring.page_size,
+		.cp = calloc(f->ring.ncpus, sizeof(*in.cp)),
+		.files = calloc(f->ring.ncpus, sizeof(*in.files)),
+	};
+	char path[4096], stamp[32], *meta;
+	struct timespec wall;
+	struct tm tm;
+	int ret;
+
+	/* What BPF has delivered by now belongs in this incident. */
+	if (f->ring.bpf)
+		hvn_bpf_poll(f->ring.bpf, bpf_rec, f);
+	if (!in.cp || !in.files) {
+		free(in.cp);
+		free(in.files);
+		return HVN_EXIT_FAIL;
+	}
+	in.cutoff = in.now > f->keep * 1e9 ? in.now - (uint64_t)(f->keep * 1e9) : 0;
+	if (from)
+		in.cutoff = from;
+	ret = take_ring(f, &in);
+	if (!ret)
+		ret = take_bpf(f, &in);
 
 	/* Milliseconds: two incidents in a second keep apart. */
 	clock_gettime(CLOCK_REALTIME, &wall);
@@ -675,32 +759,18 @@ static int write_incident(struct flight *f, const char *tag, const char *why,
 	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
 	snprintf(path, sizeof(path), "%s-%s.%03ld-%s.dat", f->prefix, stamp,
 		 wall.tv_nsec / 1000000, tag);
-	mf = open_memstream(&meta, &mlen);
-	if (mf) {
-		fputs(f->base_meta ? f->base_meta : "", mf);
-		hvn_meta_put_flight(mf, why, f->keep, f->unwritten,
-				    f->unwritten_pages);
-		for (unsigned int i = f->ngaps > 16 ? f->ngaps - 16 : 0;
-		     i < f->ngaps; i++)
-			if (f->gaps[i % 16].end >= cutoff)
-				hvn_meta_put_gap(mf, f->gaps[i % 16].start,
-						 f->gaps[i % 16].end);
-		if (f->ring.mod_gone)
-			hvn_meta_put_gap(mf, f->ring.mod_seen, now);
-		hvn_meta_put_clock(mf);
-		fclose(mf);
-	}
+	meta = incident_meta(f, &in, why);
 	if (!ret) {
 		char *clock = tracefs_instance_file_read(f->ring.inst,
 							 "trace_clock", NULL);
+		struct hvn_tdat_meta m = {
+			.uname = f->uname_str, .clock = clock, .meta = meta,
+			.ncpus = f->ring.ncpus,
+			.hvnoise_formats = f->ring.bpf != NULL,
+		};
 
-		m.uname = f->uname_str;
-		m.clock = clock;
-		m.meta = meta;
-		m.ncpus = f->ring.ncpus;
-		m.hvnoise_formats = f->ring.bpf != NULL;
 		if (hvn_tdat_write(path, f->ring.tdir, f->ring.systems,
-				   f->ring.nsystems, &m, files, ps)) {
+				   f->ring.nsystems, &m, in.files, in.ps)) {
 			hvn_err("%s not written", path);
 			ret = HVN_EXIT_FAIL;
 		}
@@ -708,50 +778,20 @@ static int write_incident(struct flight *f, const char *tag, const char *why,
 	}
 	if (ret) {
 		f->unwritten++;
-		f->unwritten_pages += pages;
+		f->unwritten_pages += in.pages;
 		hvn_err("the incident (%s) is lost: %llu pages of the ring with it; the recorder goes on",
-			why, (unsigned long long)pages);
+			why, (unsigned long long)in.pages);
 	} else {
-		uint64_t last = until < now ? until : now;
-		double span = oldest != UINT64_MAX && last > oldest ?
-			      (last - oldest) / 1e9 : 0;
-
-		hvn_info("wrote %s (%s): %llu pages, %.1f s\n",
-			path, why, (unsigned long long)pages, span);
-		uint64_t ov = ring_overruns(f);
-
-		/* A window asked for: what the ring no longer held is said. */
-		if (from && (!pages || oldest > from))
-			hvn_warn("the ring no longer held the window's first %.1f s: they are gone",
-				 ((pages ? oldest : until) - from) / 1e9);
-		/* Short of --keep only matters if the ring overwrote events. */
-		else if (pages && oldest > cutoff && ov > f->overruns)
-			hvn_warn("the ring held only %.1f s of the %.1f s asked (--keep) and overwrote %llu events: raise -b",
-				 span, f->keep,
-				 (unsigned long long)(ov - f->overruns));
-		f->overruns = ov;
-		/* The newest --max-files stay. */
-		char **l = realloc(f->files, (f->nfiles + 1) * sizeof(*l));
-
-		if (l) {
-			f->files = l;
-			f->files[f->nfiles++] = strdup(path);
-		}
-		while (f->max_files && f->nfiles > f->max_files) {
-			unlink(f->files[0]);
-			free(f->files[0]);
-			memmove(f->files, f->files + 1,
-				--f->nfiles * sizeof(*f->files));
-		}
+		incident_done(f, &in, path, why, from, until);
 	}
 	for (int c = 0; c < f->ring.ncpus; c++) {
-		if (files[c])
-			unlink(files[c]);
-		free(files[c]);
-		free(cp[c].buf);
+		if (in.files[c])
+			unlink(in.files[c]);
+		free(in.files[c]);
+		free(in.cp[c].buf);
 	}
-	free(files);
-	free(cp);
+	free(in.files);
+	free(in.cp);
 	free(meta);
 	return ret;
 }
