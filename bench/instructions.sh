@@ -46,8 +46,7 @@ tests/vm/mkinitramfs.sh "$out/initrd.gz" --kver "$kver" \
 	--kmod virtio_pci --kmod virtio_net --kmod virtio_blk --kmod virtio_console \
 	--bin build/tools/hvnoise=/usr/bin/hvnoise --bin /usr/sbin/bpftool \
 	--bin /usr/bin/trace-cmd \
-	--file "$guest=/lib/hvnoise/guest.sh" \
-	--file tests/vm/guest-lib.sh=/lib/hvnoise/lib.sh \
+	--guest "$guest" \
 	--file bench/guest-bench-lib.sh=/lib/hvnoise/bench-lib.sh \
 	--file build/vmtools/dread=/lib/hvnoise/dread \
 	--file build/vmtools/rawsend=/lib/hvnoise/rawsend \

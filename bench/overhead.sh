@@ -26,7 +26,7 @@ make -s build/tools/hvnoise build/vmtools/dread
 tests/vm/mkinitramfs.sh "$out/initrd.gz" --kver "$kver" \
 	--kmod virtio_pci --kmod virtio_net --kmod virtio_blk \
 	--bin build/tools/hvnoise=/usr/bin/hvnoise \
-	--file bench/guest-overhead.sh=/lib/hvnoise/guest.sh \
+	--guest bench/guest-overhead.sh \
 	--file build/vmtools/dread=/lib/hvnoise/dread \
 	--file "$out/kbuild/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko"
 # One vCPU thread at a time: multi-threaded TCG was seen to livelock in the

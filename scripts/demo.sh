@@ -26,7 +26,7 @@ tests/vm/mkinitramfs.sh "$out/initrd.gz" --kver "$kver" \
 	--bin /usr/bin/trace-cmd --bin build/tools/hvnoise=/usr/bin/hvnoise \
 	--bin build/tools/nccl_fake=/usr/bin/nccl_fake \
 	--file build/tools/libnccl-profiler-hvnoise.so=/usr/lib/libnccl-profiler-hvnoise.so \
-	--file scripts/demo-guest.sh=/lib/hvnoise/guest.sh \
+	--guest scripts/demo-guest.sh \
 	--file "$out/kbuild/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko"
 
 echo "== booting Debian's $kver in QEMU (TCG, 4 vCPUs); guest output follows"
@@ -86,8 +86,7 @@ tests/vm/mkinitramfs.sh "$out/fleet-initrd.gz" --kver "$kver" \
 	--bin build/tools/hvnoise=/usr/bin/hvnoise \
 	--bin build/tools/nccl_fake=/usr/bin/nccl_fake \
 	--file build/tools/libnccl-profiler-hvnoise.so=/usr/lib/libnccl-profiler-hvnoise.so \
-	--file tests/vm/guest-lib.sh=/lib/hvnoise/lib.sh \
-	--file tests/vm/guest-fleet.sh=/lib/hvnoise/guest.sh \
+	--guest tests/vm/guest-fleet.sh \
 	--file "$out/kbuild/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko"
 rc=0
 python3 tests/vm/fleet.py "/boot/vmlinuz-$kver" "$out/fleet-initrd.gz" "$out/fleet" \

@@ -58,9 +58,10 @@ rm -rf "$out"
 mkdir -p "$out"
 report_init "$out/results.txt"
 
-# mkinitrd OUT ARGS...: tests/vm/mkinitramfs.sh with the guest library.
+# mkinitrd OUT ARGS...: a VM test's initramfs (--guest brings the guest
+# library).
 mkinitrd() {
-	tests/vm/mkinitramfs.sh "$@" --file tests/vm/guest-lib.sh=/lib/hvnoise/lib.sh
+	tests/vm/mkinitramfs.sh "$@"
 }
 # run_vm NAME PREFIX KERNEL TIMEOUT [VAR=VALUE...] -- MKINITRAMFS_ARGS...:
 # build NAME-initrd.gz, boot it with /lib/hvnoise/guest.sh (tests/vm/qemu.sh,
@@ -407,7 +408,7 @@ if stage kunit "KUnit on the test kernel (7.2; 6.12 where 7.2 cannot be had)"; t
 		# RCU's kthread unscheduled past the default 21 s stall warning.
 		run_vm kunit kunit-vm "$ktest/arch/x86/boot/bzImage" 300 \
 			HVN_VM_APPEND="rcupdate.rcu_cpu_stall_timeout=120 pci=noacpi" -- \
-			--file tests/kunit/guest.sh=/lib/hvnoise/guest.sh \
+			--guest tests/kunit/guest.sh \
 			--file build/kbuild-test/tests/kunit/hvnoise_kunit.ko=/lib/hvnoise/hvnoise_kunit.ko \
 			--file build/kbuild-test/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko
 		collect "$out/ktap.log" tests/kunit/ktap.py "$out/kunit-console.log" \
@@ -427,7 +428,7 @@ if stage vm "VM integration on Debian's stock kernel"; then
 		run_vm vm vm "/boot/vmlinuz-$kver" 600 -- --kver "$kver" \
 			--kmod virtio_pci --kmod virtio_net --kmod virtio_blk \
 			--bin /usr/bin/trace-cmd --bin build/tools/hvnoise=/usr/bin/hvnoise \
-			--file tests/vm/guest-integration.sh=/lib/hvnoise/guest.sh \
+			--guest tests/vm/guest-integration.sh \
 			--file "$out/tunables.txt=/lib/hvnoise/tunables" \
 			--file build/kbuild-6.1/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko
 	elif [ -z "$k61" ]; then
@@ -447,7 +448,7 @@ if stage vm-detect "VM detectors: storms, migrations, injected hypervisor noise"
 			--bin /usr/bin/trace-cmd --bin build/tools/hvnoise=/usr/bin/hvnoise \
 			--bin build/tools/nccl_fake=/usr/bin/nccl_fake \
 			--file build/tools/libnccl-profiler-hvnoise.so=/usr/lib/libnccl-profiler-hvnoise.so \
-			--file tests/vm/guest-detectors.sh=/lib/hvnoise/guest.sh \
+			--guest tests/vm/guest-detectors.sh \
 			--file build/vmtools/rawsend=/lib/hvnoise/rawsend \
 			--file build/vmtools/dread=/lib/hvnoise/dread \
 			--file build/vmtools/pasttimers=/lib/hvnoise/pasttimers \
@@ -478,7 +479,7 @@ if stage vm-detect "VM detectors: storms, migrations, injected hypervisor noise"
 		stage vm-cycles "VM: 100 load/unload cycles under an IRQ storm, with CPU hotplug"
 		run_vm cycles vm-cycles "/boot/vmlinuz-$kver" 600 HVN_VM_ACCEL=tcg,thread=single HVN_VM_CPUS=2 -- \
 			--kver "$kver" --kmod virtio_pci --kmod virtio_net --kmod virtio_blk \
-			--file tests/vm/guest-cycles.sh=/lib/hvnoise/guest.sh \
+			--guest tests/vm/guest-cycles.sh \
 			--file build/vmtools/dread=/lib/hvnoise/dread \
 			--file build/kbuild-6.1/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko
 	else
@@ -517,7 +518,7 @@ if stage vm-flight "VM: the flight recorder's triggers (a host pause, a disk sto
 		mkinitrd "$out/vm-flight/initrd.gz" --kver "$kver" \
 			--kmod virtio_pci --kmod virtio_net --kmod virtio_blk \
 			--bin /usr/bin/trace-cmd --bin build/tools/hvnoise=/usr/bin/hvnoise \
-			--file tests/vm/guest-flight.sh=/lib/hvnoise/guest.sh \
+			--guest tests/vm/guest-flight.sh \
 			--file build/vmtools/dread=/lib/hvnoise/dread \
 			--file build/tools/plugin_hvnoise.so=/lib/hvnoise/plugin_hvnoise.so \
 			--file build/kbuild-6.1/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko
@@ -539,7 +540,7 @@ if stage vm-fleet "two VMs, one job: hvnoise correlate over both hosts' recordin
 			--bin build/tools/hvnoise=/usr/bin/hvnoise \
 			--bin build/tools/nccl_fake=/usr/bin/nccl_fake \
 			--file build/tools/libnccl-profiler-hvnoise.so=/usr/lib/libnccl-profiler-hvnoise.so \
-			--file tests/vm/guest-fleet.sh=/lib/hvnoise/guest.sh \
+			--guest tests/vm/guest-fleet.sh \
 			--file build/kbuild-6.1/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko
 		collect "$out/vm-fleet.log" tests/vm/fleet.py "/boot/vmlinuz-$kver" \
 			"$out/vm-fleet/initrd.gz" "$out/vm-fleet" build/tools-asan/hvnoise
@@ -560,7 +561,7 @@ if stage vm-scale "a big guest: 64 vCPUs of 320 possible, a disk with a queue ea
 			HVN_VM_APPEND=possible_cpus=320 -- --kver "$kver" \
 			--kmod virtio_pci --kmod virtio_net --kmod virtio_blk \
 			--bin /usr/bin/trace-cmd --bin build/tools/hvnoise=/usr/bin/hvnoise \
-			--file tests/vm/guest-scale.sh=/lib/hvnoise/guest.sh \
+			--guest tests/vm/guest-scale.sh \
 			--file build/vmtools/dread=/lib/hvnoise/dread \
 			--file build/vmtools/rawsend=/lib/hvnoise/rawsend \
 			--file build/kbuild-6.1/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko
@@ -602,7 +603,7 @@ if stage vm-arm64 "arm64: Debian 12's arm64 kernel on QEMU's virt machine (GICv3
 		# compiler's C library, where its loader looks.
 		mkinitrd "$out/vm-arm64/initrd.gz" --root "$a64root" --busybox "$a64root/bin/busybox" \
 			--kver "$a64kver" --kmod virtio_pci --kmod virtio_net --kmod virtio_blk \
-			--file tests/vm/guest-arm64.sh=/lib/hvnoise/guest.sh \
+			--guest tests/vm/guest-arm64.sh \
 			--file build/tools-arm64/hvnoise=/usr/bin/hvnoise \
 			--file "$a64libs/usr/bin/trace-cmd=/usr/bin/trace-cmd" \
 			--file "$a64lib/ld-linux-aarch64.so.1=/lib/ld-linux-aarch64.so.1" \
@@ -628,7 +629,7 @@ if stage vm-lowres "VM: hrtimers in low-resolution mode (highres=off), the modul
 		make -s vmtools; then
 		mkinitrd "$out/vm-lowres/initrd.gz" --kver "$kver" \
 			--bin /usr/bin/trace-cmd --bin build/tools/hvnoise=/usr/bin/hvnoise \
-			--file tests/vm/guest-lowres.sh=/lib/hvnoise/guest.sh \
+			--guest tests/vm/guest-lowres.sh \
 			--file build/kbuild-6.1/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko
 		collect "$out/vm-lowres.log" tests/vm/lowres.py "/boot/vmlinuz-$kver" \
 			"$out/vm-lowres/initrd.gz" "$out/vm-lowres" build/vmtools/hoststops

@@ -16,8 +16,7 @@ scripts/kbuild.sh build/kbuild-anchor "$k"
 mkdir -p "$out"
 make -s vmtools
 tests/vm/mkinitramfs.sh "$out/anchor-initrd.gz" \
-	--file tests/vm/guest-anchor.sh=/lib/hvnoise/guest.sh \
-	--file tests/vm/guest-lib.sh=/lib/hvnoise/lib.sh \
+	--guest tests/vm/guest-anchor.sh \
 	--file build/kbuild-anchor/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko
 exec tests/vm/soak.py "$k/arch/x86/boot/bzImage" "$out/anchor-initrd.gz" "$out" build/vmtools/hog build/vmtools/hoststops \
 	anchor "$rounds"

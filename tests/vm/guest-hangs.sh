@@ -33,15 +33,12 @@ stuck() {
 }
 i=0
 while [ $i -lt "$LOOPS" ]; do
-	# The shell opens the log in the child: a log of the last run, still
-	# there, would say "recording" before this one can take SIGINT (a
-	# background job of a script starts with SIGINT ignored), and the
-	# signal would be lost.
-	rm -f /tmp/h.log
-	hvnoise record --source bpf --cpus 0-$((ncpu - 1)) --devices $NIC,$BLK \
-		--param sample_us=1000 -o /tmp/h.dat >/tmp/h.log 2>&1 &
-	pid=$!
-	wait_until 30 'grep -q recording /tmp/h.log' || { stuck $pid "start"; break; }
+	start_recorder /tmp/h.log 30 hvnoise record --source bpf \
+		--cpus 0-$((ncpu - 1)) --devices $NIC,$BLK \
+		--param sample_us=1000 -o /tmp/h.dat
+	hvn_rc=$?
+	pid=$bgpid
+	[ $hvn_rc = 0 ] || { stuck $pid "start"; break; }
 	kill -INT $pid
 	wait_until 30 '! kill -0 $pid 2>/dev/null' || { stuck $pid "stop"; break; }
 	wait $pid || { cat /tmp/h.log; break; }

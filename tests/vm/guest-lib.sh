@@ -1,6 +1,6 @@
 # Shared by the guest scripts of the VM tests (busybox sh); sourced from
-# /lib/hvnoise/lib.sh (every mkinitramfs.sh call of a VM test puts it there:
-# --file tests/vm/guest-lib.sh=/lib/hvnoise/lib.sh).  Set STAGE (the prefix
+# /lib/hvnoise/lib.sh (mkinitramfs.sh --guest puts it there beside the
+# guest's script).  Set STAGE (the prefix
 # of the check names: vm, vm-detect, ...) before sourcing it.
 
 # The module, its parameters, tracefs, and the devices tests/vm/qemu.sh gives
@@ -246,6 +246,20 @@ events_of() {
 	echo "HVN-END-EVENTS"
 }
 
+# start_recorder LOG SECONDS CMD ARGS...: CMD in the background (its pid in
+# $bgpid), its output in LOG, waited up to SECONDS for its "recording"
+# line; its status is the wait's.  An old LOG goes first: its line would
+# let a SIGINT go before CMD can take it (a background job starts with
+# SIGINT ignored).
+start_recorder() {
+	hvn_sr_log=$1 hvn_sr_secs=$2
+	shift 2
+	rm -f "$hvn_sr_log"
+	"$@" >"$hvn_sr_log" 2>&1 &
+	bgpid=$!
+	wait_until "$hvn_sr_secs" "grep -q recording $hvn_sr_log"
+}
+
 # bpf_rec_start FILE ARGS...: hvnoise record --source bpf ARGS into FILE
 # (its messages in FILE.log), checked to record (the verifier is slow
 # under TCG); bpf_rec_stop: stopped, checked to have written FILE, which
@@ -253,13 +267,9 @@ events_of() {
 bpf_rec_start() {
 	bpf_file=$1
 	shift
-	# No old log: its "recording" would let a SIGINT go before this one
-	# can take it (a background job starts with SIGINT ignored).
-	rm -f $bpf_file.log
-	hvnoise record --source bpf "$@" -o $bpf_file >$bpf_file.log 2>&1 &
-	bpfpid=$!
-	wait_until 120 'grep -q recording $bpf_file.log'
+	start_recorder $bpf_file.log 120 hvnoise record --source bpf "$@" -o $bpf_file
 	hvn_rc=$?
+	bpfpid=$bgpid
 	[ $hvn_rc = 0 ] || cat $bpf_file.log
 	check $hvn_rc "hvnoise record --source bpf starts ($bpf_file)"
 }

@@ -95,11 +95,11 @@ to=$((ncpu - 1))
 
 # The BPF source records the same set, moves and storm beside the module,
 # on all 64 CPUs (its per-CPU maps sized from the possible CPUs at load).
-hvnoise record --source bpf --devices "$NIC,$BLK" --param storm_rate=500 \
-	--param storm_window_ms=100 -o /tmp/bpf.dat >/tmp/bpf.log 2>&1 &
-bpfpid=$!
-wait_until 120 'grep -q recording /tmp/bpf.log'
+start_recorder /tmp/bpf.log 120 hvnoise record --source bpf \
+	--devices "$NIC,$BLK" --param storm_rate=500 \
+	--param storm_window_ms=100 -o /tmp/bpf.dat
 check $? "hvnoise record --source bpf starts on $ncpu CPUs"
+bpfpid=$bgpid
 cat /tmp/bpf.log
 # The module's storms over the same time, in an instance of their own.
 mkdir $T/instances/cmp

@@ -46,13 +46,12 @@ mod_events() {	# mod_events TAG: the module's lost events so far
 bpf_start() {	# bpf_start FILE [--param NAME=VALUE...]
 	f=$1
 	shift
-	$HVN record --source bpf --cpus 0-$((ncpu - 1)) --devices none \
-		--param lost_threshold_us=$LOST_US "$@" -o "$f" >"$f.log" 2>&1 &
-	bpfpid=$!
-	for _ in $(seq 1 240); do
-		grep -q "recording" "$f.log" && return 0
-		sleep 0.5
-	done
+	start_recorder "$f.log" 120 $HVN record --source bpf \
+		--cpus 0-$((ncpu - 1)) --devices none \
+		--param lost_threshold_us=$LOST_US "$@" -o "$f"
+	hvn_rc=$?
+	bpfpid=$bgpid
+	[ $hvn_rc = 0 ] && return 0
 	cat "$f.log"
 	return 1
 }

@@ -5,22 +5,13 @@
 # usage: innocent.sh SECS OUTDIR
 set -euo pipefail
 secs=$1 out=$2
-top=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$top"
-k61=$(scripts/kernel-dir.sh 6.1)
-kver=$(basename "$k61" | sed 's/^linux-headers-//')
+. "$(dirname "$0")/host-lib.sh"
 mkdir -p "$out"
 [ -f build/kbuild-6.1/kmod/hvnoise.ko ] || scripts/kbuild.sh build/kbuild-6.1 "$k61" >&2
 make -s tools vmtools >&2
-# The test-only NMI burst module, built against the same headers.
-rm -rf "$out/nmiburst" && cp -r tests/vm/nmiburst "$out/nmiburst"
-make -C "$k61" M="$(realpath "$out/nmiburst")" modules >"$out/nmiburst/build.log" 2>&1 ||
-	{ tail -20 "$out/nmiburst/build.log"; exit 1; }
-tests/vm/mkinitramfs.sh "$out/innocent-initrd.gz" --kver "$kver" \
-	--kmod virtio_pci --kmod virtio_net --kmod virtio_blk --kmod e1000e \
-	--bin /usr/bin/trace-cmd --bin build/tools/hvnoise=/usr/bin/hvnoise \
-	--file tests/vm/guest-innocent.sh=/lib/hvnoise/guest.sh \
-	--file tests/vm/guest-lib.sh=/lib/hvnoise/lib.sh \
+# The test-only NMI burst module.
+test_module nmiburst "$out"
+guest_initrd "$out/innocent-initrd.gz" tests/vm/guest-innocent.sh --kmod e1000e \
 	--file build/vmtools/pasttimers=/lib/hvnoise/pasttimers \
 	--file "$out/nmiburst/hvn_nmi.ko=/lib/hvnoise/hvn_nmi.ko" \
 	--file build/kbuild-6.1/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko

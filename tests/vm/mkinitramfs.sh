@@ -2,11 +2,13 @@
 # Build a busybox initramfs for hvnoise's test and demo VMs.
 #
 # usage: mkinitramfs.sh OUT.cpio.gz [--kver KVER --kmod NAME]... [--bin PATH]...
-#                       [--file SRC=DST]...
+#                       [--file SRC=DST]... [--guest SCRIPT]
 #   --kmod NAME   a module of kernel KVER, loaded at boot with its dependencies
 #   --bin PATH[=DST]  a host program (at DST in the guest, default the same
 #                 path), copied with the shared libraries it needs
 #   --file S=D    a file or directory S placed at D in the guest
+#   --guest S     the guest's script S at /lib/hvnoise/guest.sh, with the
+#                 guest library (guest-lib.sh) at /lib/hvnoise/lib.sh
 #   --root DIR    the modules from DIR/lib/modules (an unpacked kernel
 #                 package, depmod run), not this host's
 #   --busybox B   the guest's busybox (default /bin/busybox: another
@@ -32,6 +34,7 @@ while [ $# -gt 0 ]; do
 	--kmod) kmods+=("$2"); shift 2 ;;
 	--bin) bins+=("$2"); shift 2 ;;
 	--file) files+=("$2"); shift 2 ;;
+	--guest) files+=("$2=/lib/hvnoise/guest.sh" "$here/guest-lib.sh=/lib/hvnoise/lib.sh"); shift 2 ;;
 	--root) root=$2; shift 2 ;;
 	--busybox) busybox=$2; shift 2 ;;
 	*) echo "mkinitramfs: unknown argument $1" >&2; exit 2 ;;

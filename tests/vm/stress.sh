@@ -11,8 +11,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out"
 echo "$n" >"$out/cycles"
 "$here/mkinitramfs.sh" "$out/stress-initrd.gz" \
-	--file "$here/guest-stress.sh=/lib/hvnoise/guest.sh" \
-	--file "$here/guest-lib.sh=/lib/hvnoise/lib.sh" \
+	--guest "$here/guest-stress.sh" \
 	--file "$out/cycles=/lib/hvnoise/cycles" \
 	--file "$dread=/lib/hvnoise/dread" \
 	--file "$ko=/lib/hvnoise/hvnoise.ko"
