@@ -114,6 +114,44 @@ check $? "--since/--until in every form select exactly the events trace-cmd show
 python3 "$here/window.py" --date "$hvn" "$d/live.dat"
 check $? "trace-cmd report shows the events at their wall-clock time (the DATE option), hvnoise's clock within 1 ms"
 check_rc 2 "--since with a malformed time is a usage error" "$hvn" report --since 25:99 "$d/live.dat"
+
+# --- hvnoise(8)'s --fail-if example, as typed (unquoted, it made files) -----------
+ex=$(grep -o "hvnoise report --fail-if .* /tmp/check.dat" "$here/../../Documentation/hvnoise.8.rst")
+rm -rf "$d/ex" && mkdir -p "$d/ex"
+(cd "$d/ex" && hvnoise() { "$hvn" "$@"; } && eval "${ex//\/tmp\/check.dat/$d/live.dat}" \
+	>/dev/null 2>"$d/ex.err")
+rc=$?
+[ -n "$ex" ] && { [ $rc = 0 ] || [ $rc = 5 ]; } && [ -z "$(ls -A "$d/ex")" ]
+check $? "hvnoise(8)'s example \`$ex\` runs as written: exit $rc, no file made"
+
+# --- trace-cmd's time options: OFFSET and TSC2NSEC, applied as trace-cmd does --
+python3 "$here/tsopts.py" "$hvn" "$d/live.dat" "hvnoise record's file"
+check $? "report's times match trace-cmd report's; --since/--until exactly at events take [since, until)"
+python3 "$here/tsopts.py" --make-option "$d/live.dat" "$d/tsc.dat" 14 \
+	"$(python3 -c 'import struct; print(struct.pack("<IIQ", 3, 1, 0).hex())')"
+python3 "$here/tsopts.py" "$hvn" "$d/tsc.dat" "a TSC2NSEC option (mult 3, shift 1)"
+check $? "a TSC2NSEC option converts every time as trace-cmd report does"
+python3 "$here/tsopts.py" --make-option "$d/live.dat" "$d/off.dat" 7 \
+	"$(printf %s -123456789012 | od -An -tx1 | tr -d ' \n')"
+python3 "$here/tsopts.py" "$hvn" "$d/off.dat" "an OFFSET option (-123456789012 ns)"
+check $? "an OFFSET option shifts every time as trace-cmd report does"
+# The same options as trace-cmd record itself writes them.
+for opt in "--ts-offset 987654321" --tsc2nsec; do
+	name="trace-cmd record $opt"
+	rm -f "$d/tcopt.dat"
+	trace-cmd record $opt -e irq:irq_handler_entry -o "$d/tcopt.dat" sleep 2 \
+		>"$d/tcopt.log" 2>&1 &
+	pid=$!
+	sleep 0.5
+	disk_irqs 1000
+	if wait $pid && [ -s "$d/tcopt.dat" ]; then
+		python3 "$here/tsopts.py" "$hvn" "$d/tcopt.dat" "$name"
+		check $? "$name: report's times and windows match trace-cmd report's"
+	else
+		ktap_skip "tools/$name: report's times and windows match trace-cmd report's" \
+			"trace-cmd $(trace-cmd --version 2>&1 | grep -o '[0-9][0-9.]*' | head -1) here cannot record with it: $(grep -v '^ *$' "$d/tcopt.log" | tail -1)"
+	fi
+done
 # As trace-cmd record writes it: without hvnoise's option (renumbered here).
 python3 - "$d/live.dat" "$d/nometa.dat" <<'PY'
 import sys

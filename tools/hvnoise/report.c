@@ -168,7 +168,7 @@ static const struct hvn_opt report_opts[] = {
 	HVN_OPT_STR_ROW("since", 0, "WHEN", struct report_args, since,
 			"only events from WHEN: +SECONDS after the start,\nHH:MM[:SS[.frac]] or 'YYYY-MM-DD HH:MM[:SS[.frac]]' local\ntime, @EPOCH seconds, or mono:SECONDS (a trace timestamp)"),
 	HVN_OPT_STR_ROW("until", 0, "WHEN", struct report_args, until,
-			"only events before WHEN"),
+			"only events before WHEN (one exactly at WHEN is\nleft out)"),
 	HVN_OPT_INT_ROW("top", 0, "N", struct report_args, top, 1, HVN_TOP_MAX,
 			"episodes listed (default 10, at most 50)"),
 	HVN_OPT_CALL_ROW("fail-if", 0, "COND", add_gate,

@@ -366,7 +366,7 @@ void hvn_an_event(void *ctx, int rcpu, uint64_t ts, const uint8_t *d,
 	int k;
 
 	an->records++;
-	if (ts < an->since || ts > an->until || len < 2)
+	if (ts < an->since || ts >= an->until || len < 2)
 		return;
 	an->in_window++;
 	if (!an->first_ts || ts < an->first_ts)

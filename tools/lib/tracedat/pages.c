@@ -43,6 +43,15 @@ static inline uint64_t rd64(const uint8_t *p)
 	return v;
 }
 
+/* An event's time as the file means it (see struct hvn_rb). */
+static uint64_t rb_time(const struct hvn_rb *rb, uint64_t ts)
+{
+	if (rb->ts_mult)
+		ts = (uint64_t)(((unsigned __int128)ts * rb->ts_mult) >>
+				rb->ts_shift);
+	return ts + (uint64_t)rb->ts_offset;
+}
+
 uint64_t hvn_rb_page(struct hvn_rb *rb, int cpu, const uint8_t *page)
 {
 	uint32_t hdr = 8 + rb->commit_size;
@@ -121,7 +130,7 @@ uint64_t hvn_rb_page(struct hvn_rb *rb, int cpu, const uint8_t *page)
 		}
 		ts += delta;
 		n++;
-		rb->event(rb->ctx, cpu, ts, data + off, len);
+		rb->event(rb->ctx, cpu, rb_time(rb, ts), data + off, len);
 	}
 	return n;
 bad:

@@ -18,6 +18,11 @@ struct hvn_rb {
 	uint32_t commit_size;	/* the kernel's long: 8 or 4 */
 	hvn_rb_event_fn event;
 	void *ctx;
+	/* A file's own clock (trace-cmd's TSC2NSEC and OFFSET options):
+	 * an event's time is (ts * ts_mult) >> ts_shift, then ts_offset
+	 * added, as trace-cmd report shows it.  ts_mult 0: ts itself. */
+	uint32_t ts_mult, ts_shift;
+	int64_t ts_offset;
 	/* What could not be read, and what the kernel says it dropped. */
 	uint64_t pages;
 	uint64_t bad_pages;	/* commit beyond the page, bad event length */

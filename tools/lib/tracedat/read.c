@@ -350,13 +350,27 @@ static int add_cpu(struct hvn_tdat *t, int cpu, uint64_t off, uint64_t size)
 	return 0;
 }
 
-/* One option of either version; @data is its NUL-terminated payload. */
-static void option(struct hvn_tdat *t, uint16_t id, char *data)
+/* One option of either version; @data is its @n bytes, NUL-terminated. */
+static void option(struct hvn_tdat *t, uint16_t id, char *data, uint32_t n)
 {
 	char ***list = &t->cpustat;
 	char **l;
 
 	switch (id) {
+	case TDAT_OPT_OFFSET:
+		/* ASCII, any base (trace-cmd record --ts-offset); each adds. */
+		t->ts_offset += strtoll(data, NULL, 0);
+		break;
+	case TDAT_OPT_TSC2NSEC:
+		/* mult, shift (32 bits each), then an offset trace-cmd
+		 * report does not apply either. */
+		if (n >= 16) {
+			memcpy(&t->tsc_mult, data, 4);
+			memcpy(&t->tsc_shift, data + 4, 4);
+			if (t->tsc_shift > 63)
+				t->tsc_mult = t->tsc_shift = 0;
+		}
+		break;
 	case TDAT_OPT_CPUSTAT:
 		l = realloc(*list, (t->ncpustat + 1) * sizeof(*l));
 		if (!l)
@@ -436,7 +450,7 @@ static int open_v6(struct tdat_in *s)
 			if (id == TDAT_OPT_BUFFER)
 				hvn_warn("%s: trace instance buffers other than the top one are not read",
 					 t->path);
-			option(t, id, data);
+			option(t, id, data, n);
 		}
 		ret = ret ?: get(s, tag, 10);
 	}
@@ -628,7 +642,7 @@ static int open_v7(struct tdat_in *s)
 			ret = blob(&o, n, &data);
 			if (ret)
 				break;
-			option(t, id, data);
+			option(t, id, data, n);
 		}
 		free(mem);
 		if (ret)
@@ -808,6 +822,9 @@ int hvn_tdat_stream(struct hvn_tdat *t, struct hvn_rb *rb)
 		return HVN_EXIT_FAIL;
 	rb->page_size = t->page_size;
 	rb->commit_size = t->commit_size;
+	rb->ts_mult = t->tsc_mult;
+	rb->ts_shift = t->tsc_shift;
+	rb->ts_offset = t->ts_offset;
 	for (int i = 0; i < t->ncpu_data; i++) {
 		int r;
 

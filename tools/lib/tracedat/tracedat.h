@@ -21,8 +21,10 @@ struct tep_handle;
 #define TDAT_OPT_BUFFER		3
 #define TDAT_OPT_TRACECLOCK	4
 #define TDAT_OPT_UNAME		5
+#define TDAT_OPT_OFFSET		7
 #define TDAT_OPT_CPUCOUNT	8
 #define TDAT_OPT_VERSION	9
+#define TDAT_OPT_TSC2NSEC	14
 #define TDAT_OPT_HEADER_INFO	16
 #define TDAT_OPT_FTRACE_EVENTS	17
 #define TDAT_OPT_EVENT_FORMATS	18
@@ -48,6 +50,10 @@ struct hvn_tdat {
 	struct hvn_tdat_cpu *cpus;	/* flyrecord data, all buffers */
 	int ncpu_data;
 	char *uname, *clock, *meta;
+	/* trace-cmd's OFFSET (ns, summed) and TSC2NSEC (a raw counter's
+	 * ns: mult, shift) options, applied to every event's time. */
+	int64_t ts_offset;
+	uint32_t tsc_mult, tsc_shift;
 	char **cpustat;
 	int ncpustat;
 	int bad_formats;		/* event formats libtraceevent refused */
