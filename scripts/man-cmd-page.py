@@ -23,7 +23,8 @@ descr = {"record": "record hvnoise and kernel events into a trace.dat",
          "status": "what hvnoise has and lacks on this host, and the fixes",
          "correlate": "NCCL collectives that stalled, and the host noise behind each",
          "exporter": "per-CPU counters for Prometheus, served over HTTP",
-         "trigger": "ask the flight recorder for an incident, or a past window"}[cmd]
+         "trigger": "ask the flight recorder for an incident, or a past window",
+         "incidents": "the flight recorder's incidents, newest first"}[cmd]
 bar = "=" * (len(name) + 2)
 sub = "-" * (len(descr) + 2)
 out = f"""{bar}

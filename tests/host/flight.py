@@ -275,7 +275,8 @@ for cpu, t in ts:
         before[cpu] = before.get(cpu, 0) + 1
 # What came after the window was read out of the ring with it: kept in
 # the file, not lost.
-check(p.returncode == 0 and w6 and w6[0].endswith("-at.dat") and "around" in w6[1] and
+check(p.returncode == 0 and "taken by the flight recorder (pid" in p.stderr and
+      w6 and w6[0].endswith("-at.dat") and "around" in w6[1] and
       w6[1].endswith(": the middle burst") and inside >= nb // 2 and after >= na // 2 and
       all(n <= PAGE_EVENTS for n in before.values()),
       f"hvnoise trigger --at a past moment: written from the window's start ({w6 and os.path.basename(w6[0])}: "
@@ -307,6 +308,84 @@ rc, err = hvntest.stop(pr, signal.SIGTERM, errf)
 check(rc == 0 and "stopped by signal" in err and not os.path.exists(idir) and
       "Sanitizer" not in err and "runtime error" not in err,
       f"SIGTERM: exit {rc}, instance removed, no sanitizer report", err[-400:])
+
+# --- what an operator runs next: hvnoise incidents, and a trigger nobody takes ---------
+base = os.path.basename(prefix) + "-"
+kept = sorted(glob.glob(prefix + "-*.dat"), key=lambda f: os.path.basename(f)[len(base):],
+              reverse=True)
+p = subprocess.run([hvn, "incidents", "-o", prefix], capture_output=True, text=True, env=env)
+listed = re.findall(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}  (\S+) +(\S+)\n    (.*)$",
+                    p.stdout, re.M)
+check(p.returncode == 0 and len(kept) >= 2 and [f for _, f, _ in listed] == kept and
+      all(f.endswith(f"-{t}.dat") and w and not w.startswith("?") for t, f, w in listed),
+      f"hvnoise incidents lists the {len(kept)} incidents kept, newest first, each with its "
+      f"trigger and why ({listed[:1]})", p.stdout + p.stderr)
+p = subprocess.run([hvn, "incidents", "-o", prefix, "--latest"], capture_output=True,
+                   text=True, env=env)
+check(p.returncode == 0 and kept and p.stdout == kept[0] + "\n",
+      f"hvnoise incidents --latest prints the newest one's path ({p.stdout.strip()})",
+      p.stderr)
+tags = {t for t, _, _ in listed}
+p = subprocess.run([hvn, "incidents", "-o", prefix, "--trigger", "at", "--latest"],
+                   capture_output=True, text=True, env=env)
+want = [f for f in kept if f.endswith("-at.dat")][:1]
+check(p.returncode == 0 and want and p.stdout == want[0] + "\n",
+      f"... --trigger at --latest: the newest -at.dat ({p.stdout.strip()}; kept: {sorted(tags)})",
+      p.stderr)
+p = subprocess.run([hvn, "incidents", "-o", os.path.join(work, "none"), "--latest"],
+                   capture_output=True, text=True, env=env)
+check(p.returncode == 3 and p.stdout == "" and "no incident matches" in p.stderr and
+      p.stderr.count("\n") == 1,
+      f"... none there: exit {p.returncode}, {p.stderr.strip()}", p.stdout + p.stderr)
+t0 = time.monotonic()
+p = subprocess.run([hvn, "trigger", "--trigger-file", trig, "nobody", "listens"],
+                   capture_output=True, text=True, env=env)
+check(p.returncode == 1 and "none runs here" in p.stderr and p.stderr.count("\n") == 1 and
+      not os.path.exists(trig),
+      f"hvnoise trigger with no recorder running: exit {p.returncode} after "
+      f"{time.monotonic() - t0:.1f} s, the file taken back: {p.stderr.strip()[:120]}",
+      p.stderr)
+
+# --- a job that is not root triggers through the service's directory ----------------
+# hvnoise-flight-recorder.service makes /run/hvnoise mode 1733 (sticky,
+# anyone may create a file, none may list or remove another's): here a
+# directory of that mode, a recorder on it, and a job's trigger written
+# as user nobody, with the flags the NCCL plugin opens it with.
+unit = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                         "tools", "systemd", "hvnoise-flight-recorder.service")).read()
+mode = re.search(r"^RuntimeDirectoryMode=(\d+)$", unit, re.M)
+rundir = subprocess.run(["mktemp", "-d", "/tmp/hvnoise-run.XXXXXX"], capture_output=True,
+                        text=True).stdout.strip()
+os.chmod(rundir, int(mode.group(1), 8) if mode else 0o755)
+jtrig = os.path.join(rundir, "trigger")
+jprefix = os.path.join(work, "job")
+errf = open(os.path.join(work, "fr-job.err"), "w+")
+pr = subprocess.Popen([hvn, "flight-recorder", "--keep", "1", "-b", "1024", "-o", jprefix,
+                       "--trigger-file", jtrig, "-e", "irq:irq_handler_entry"],
+                      stderr=errf, env=env)
+for _ in range(100):
+    errf.seek(0)
+    if "recording" in errf.read() or pr.poll() is not None:
+        break
+    time.sleep(0.05)
+job = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                      sys.executable, "-c",
+                      "import os, sys; fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | "
+                      "os.O_TRUNC | os.O_NOFOLLOW, 0o644); "
+                      "os.write(fd, b'nccl stall: AllReduce by a job of user nobody\\n')",
+                      jtrig], capture_output=True, text=True)
+got = None
+for _ in range(100):
+    got = glob.glob(jprefix + "-*-stall.dat")
+    if got:
+        break
+    time.sleep(0.05)
+rc, err = hvntest.stop(pr, signal.SIGTERM, errf)
+check(mode and mode.group(1) == "1733" and job.returncode == 0 and got and rc == 0,
+      f"a job running as nobody triggers through a directory of the unit's RuntimeDirectoryMode "
+      f"({mode and mode.group(1)}): {got and os.path.basename(got[0])}",
+      job.stderr + err[-300:])
+subprocess.run(["rm", "-rf", rundir])
 
 # --- the BPF source, where this host has it: a disk storm over --storm-irqs ----------
 st = subprocess.run([hvn, "status"], capture_output=True, text=True, env=env).stdout

@@ -118,7 +118,8 @@ check_rc 2 "--since with a malformed time is a usage error" "$hvn" report --sinc
 # --- hvnoise(8)'s --fail-if example, as typed (unquoted, it made files) -----------
 ex=$(grep -o "hvnoise report --fail-if .* /tmp/check.dat" "$here/../../Documentation/hvnoise.8.rst")
 rm -rf "$d/ex" && mkdir -p "$d/ex"
-(cd "$d/ex" && hvnoise() { "$hvn" "$@"; } && eval "${ex//\/tmp\/check.dat/$d/live.dat}" \
+abs=$(readlink -f "$hvn")
+(cd "$d/ex" && hvnoise() { "$abs" "$@"; } && eval "${ex//\/tmp\/check.dat/$d/live.dat}" \
 	>/dev/null 2>"$d/ex.err")
 rc=$?
 [ -n "$ex" ] && { [ $rc = 0 ] || [ $rc = 5 ]; } && [ -z "$(ls -A "$d/ex")" ]

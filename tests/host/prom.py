@@ -138,6 +138,36 @@ for cpu, durs in want.items():
 check(want and not bad and types.get("hvnoise_lost_episode_seconds") == "histogram",
       f"hvnoise_lost_episode_seconds: each CPU's buckets, count and sum are the "
       f"{sum(map(len, want.values()))} lost episodes written", "; ".join(bad[:4]))
+# report --hist: the same episodes, a row per length bucket, a column per CPU.
+p = subprocess.run([hvn, "report", "--hist", syn], capture_output=True, text=True, env=env)
+lines = p.stdout.splitlines()
+head = next((i for i, ln in enumerate(lines) if ln.startswith("length ")), None)
+bad = []
+if head is None:
+    bad.append("no table")
+else:
+    cpus = [int(c) for c in re.findall(r"CPU-(\d+)", lines[head])]
+    table = {ln.split()[0]: [int(x) for x in ln.split()[1:]] for ln in lines[head + 1:head + 16]}
+    edges = [0.0] + [float(le) for le in LE] + [float("inf")]
+    labels = [r.split()[0] for r in lines[head + 1:head + 15]]
+    if sorted(cpus) != sorted(want):
+        bad.append(f"CPUs {cpus}, want {sorted(want)}")
+    for k, cpu in enumerate(cpus):
+        durs = want.get(cpu, [])
+        for b, lab in enumerate(labels):
+            exp = sum(edges[b] < d <= edges[b + 1] for d in durs)
+            if table[lab][k] != exp:
+                bad.append(f"cpu {cpu} {lab}: {table[lab][k]}, want {exp}")
+        if table.get("count", [None] * (k + 1))[k] != len(durs):
+            bad.append(f"cpu {cpu} count")
+    if any(sum(table[lab][:-1]) != table[lab][-1] for lab in labels):
+        bad.append("a total is not its row's sum")
+check(p.returncode == 0 and not bad,
+      f"report --hist: each CPU's lost episodes by length are the "
+      f"{sum(map(len, want.values()))} written, bucket by bucket", "; ".join(bad[:4]) + p.stderr[-200:])
+p = subprocess.run([hvn, "report", "--hist", "--json", syn], capture_output=True, text=True, env=env)
+check(p.returncode == 2 and p.stderr.count("\n") == 1 and "--hist is text" in p.stderr,
+      f"report --hist --json: exit {p.returncode}, {p.stderr.strip()}")
 # report --fail-if: exit 5 when a condition holds, naming it; 0 when none.
 ev = synth_events.events(1)
 longest = max(v["duration"] for n, c, v in ev if n == "lost")

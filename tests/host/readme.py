@@ -156,9 +156,10 @@ LINES = {
         ("skip", INSTALL),
     "systemctl daemon-reload": ("skip", INSTALL),
     "systemctl enable --now hvnoise-flight-recorder": ("skip", INSTALL),
-    "touch /run/hvnoise/trigger": ("skip", FLIGHT),
-    "hvnoise report /var/lib/hvnoise/incident-*-file.dat": ("skip", FLIGHT),
-    "trace-cmd report -i /var/lib/hvnoise/incident-*-file.dat | "
+    "hvnoise trigger": ("skip", FLIGHT),
+    "hvnoise incidents": ("skip", FLIGHT),
+    'hvnoise report "$(hvnoise incidents --latest)"': ("skip", FLIGHT),
+    'trace-cmd report -i "$(hvnoise incidents --latest)" | '
     "grep -E 'lost|steal|storm'": ("skip", FLIGHT),
     "make": (run_make_ko, None),
     "insmod kmod/hvnoise.ko devices=0000:17:00.0,0000:31:00.0 cpus=2-5":
@@ -170,6 +171,10 @@ LINES = {
         (run_ok, ("records 10 s here (the BPF source)", None)),
     "build/tools/hvnoise report hvnoise.dat":
         (run_ok, ("prints the per-CPU table of that recording", r"^ *CPU ")),
+    "build/tools/hvnoise report --hist hvnoise.dat":
+        (run_ok, ("prints each CPU's lost episodes by length", r"^Lost episodes by length")),
+    "build/tools/hvnoise report --perfetto noise.json hvnoise.dat":
+        (run_ok, ("writes the noise for ui.perfetto.dev", None)),
     "build/tools/hvnoise top": (run_top, None),
     "build/tools/hvnoise record -o job.dat -- env "
     "NCCL_PROFILER_PLUGIN=$PWD/build/tools/libnccl-profiler-hvnoise.so "
@@ -217,11 +222,16 @@ def main():
         run_make_ko(f"make KDIR={kdir}")
     else:
         check.skip("`make KDIR=...`", "no 6.1 headers here")
-    # The README's lines write hvnoise.dat at the top: keep a user's.
+    # The README's lines write hvnoise.dat and noise.json at the top: keep
+    # a user's.
     dat = os.path.join(TOP, "hvnoise.dat")
     kept = os.path.join(out, "hvnoise.dat.before")
+    pf = os.path.join(TOP, "noise.json")
+    pf_kept = os.path.join(out, "noise.json.before")
     if os.path.exists(dat):
         os.replace(dat, kept)
+    if os.path.exists(pf):
+        os.replace(pf, pf_kept)
     cmds = readme_commands(os.path.join(TOP, "README.md"))
     seen = set()
     for cmd in cmds:
@@ -243,12 +253,13 @@ def main():
         if cmd not in seen:
             check(False, f"`{cmd}` is still in the README",
                   "the README lost this line: drop it from LINES")
-    try:
-        os.replace(dat, os.path.join(out, "hvnoise.dat"))
-    except FileNotFoundError:
-        pass
-    if os.path.exists(kept):
-        os.replace(kept, dat)
+    for f, k in ((dat, kept), (pf, pf_kept)):
+        try:
+            os.replace(f, os.path.join(out, os.path.basename(f)))
+        except FileNotFoundError:
+            pass
+        if os.path.exists(k):
+            os.replace(k, f)
 
 
 if __name__ == "__main__":

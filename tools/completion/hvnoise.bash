@@ -10,14 +10,14 @@ _hvnoise()
 	cmd=${COMP_WORDS[1]}
 
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		words="record flight-recorder report top status correlate exporter trigger version help"
+		words="record flight-recorder report top status correlate exporter trigger incidents version help"
 		mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")
 		return
 	fi
 	case $cmd in
 	help)
 		[ "$COMP_CWORD" -eq 2 ] && mapfile -t COMPREPLY < <(compgen -W \
-			"record flight-recorder report top status correlate exporter trigger" -- "$cur")
+			"record flight-recorder report top status correlate exporter trigger incidents" -- "$cur")
 		return ;;
 	version) return ;;
 	esac

@@ -14,5 +14,6 @@ int cmd_status(int argc, char **argv);
 int cmd_correlate(int argc, char **argv);
 int cmd_exporter(int argc, char **argv);
 int cmd_trigger(int argc, char **argv);
+int cmd_incidents(int argc, char **argv);
 
 #endif

@@ -18,6 +18,7 @@ static const char usage[] =
 "  correlate  NCCL collectives that stalled, and the host noise behind each\n"
 "  exporter per-CPU counters for Prometheus, served over HTTP\n"
 "  trigger  ask the flight recorder for an incident, or a past window\n"
+"  incidents  the flight recorder's incidents, newest first\n"
 "  version  print the version\n"
 "hvnoise help COMMAND (or COMMAND --help) for a command's options; man hvnoise\n"
 "for the rest.\n";
@@ -36,6 +37,7 @@ int main(int argc, char **argv)
 		{ "correlate", cmd_correlate },
 		{ "exporter", cmd_exporter },
 		{ "trigger", cmd_trigger },
+		{ "incidents", cmd_incidents },
 	};
 
 	static char prog[64];

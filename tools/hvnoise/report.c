@@ -52,7 +52,7 @@ struct gate {
 };
 
 struct report_args {
-	bool json, prom;
+	bool json, prom, hist;
 	const char *since, *until, *perfetto;
 	long top;
 	const char *input[MAX_INPUTS];	/* -i FILE, as trace-cmd and perf */
@@ -165,6 +165,8 @@ static const struct hvn_opt report_opts[] = {
 			 "per-CPU counters in Prometheus text format, for\nnode_exporter's textfile collector (one FILE)"),
 	HVN_OPT_STR_ROW("perfetto", 0, "FILE", struct report_args, perfetto,
 			"also write the noise as Chrome trace events for\nui.perfetto.dev, a track per CPU (one FILE)"),
+	HVN_OPT_FLAG_ROW("hist", 0, struct report_args, hist,
+			 "after the report, each CPU's lost episodes by\nlength, as rtla osnoise hist"),
 	HVN_OPT_STR_ROW("since", 0, "WHEN", struct report_args, since,
 			"only events from WHEN: +SECONDS after the start,\nHH:MM[:SS[.frac]] or 'YYYY-MM-DD HH:MM[:SS[.frac]]' local\ntime, @EPOCH seconds, or mono:SECONDS (a trace timestamp)"),
 	HVN_OPT_STR_ROW("until", 0, "WHEN", struct report_args, until,
@@ -180,8 +182,9 @@ static const struct hvn_opt report_opts[] = {
 
 static const struct hvn_cmd report_cmd = {
 	.name = "report",
-	.synopsis = "[--json | --prom] [--perfetto OUT] [--since WHEN] [--until WHEN]\n"
-		    "                      [--top N] [--fail-if COND]... [-i FILE]... [FILE...]\n"
+	.synopsis = "[--json | --prom | --hist] [--perfetto OUT] [--since WHEN]\n"
+		    "                      [--until WHEN] [--top N] [--fail-if COND]...\n"
+		    "                      [-i FILE]... [FILE...]\n"
 		    "  FILE          trace.dat from hvnoise record or trace-cmd record\n"
 		    "                (default trace.dat)",
 	.opts = report_opts,
@@ -236,6 +239,17 @@ static void print_text(const struct hvn_tdat *t, const struct hvn_rb *rb,
 	} else {
 		printf("  no events%s\n", an->records ? " in the window" : "");
 	}
+	/* The recording's own span, which its events need not fill: from
+	 * its start (or first clock pair) to its last clock pair. */
+	if (cx->nclk >= 2) {
+		uint64_t r0 = cx->start ? cx->start : cx->clk[0].mono;
+		uint64_t r1 = cx->clk[cx->nclk - 1].mono;
+
+		hvn_fmt_time(an, r0, a, sizeof(a), true);
+		hvn_fmt_time(an, r1, b, sizeof(b), false);
+		printf("  recorded %s .. %s (%.3f s)\n", a, b,
+		       r1 > r0 ? (r1 - r0) / 1e9 : 0);
+	}
 	if (cx->watched[0] || an->watch_seen)
 		printf("  watched CPUs %s%s%s\n",
 		       cx->watched[0] ? cx->watched : "(see below)",
@@ -282,8 +296,20 @@ static void print_text(const struct hvn_tdat *t, const struct hvn_rb *rb,
 	if (t->stopped[0])
 		printf("  INCOMPLETE: %s; the numbers cover what was read\n",
 		       t->stopped);
-	if (!an->schema->found)
+	if (!an->schema->found) {
 		printf("  the file holds neither hvnoise nor irq_handler_entry events\n");
+	} else {
+		uint64_t n = 0;
+
+		for (int k = HVN_EV_WATCH; k <= HVN_EV_IRQ; k++)
+			n += an->by_kind[k];
+		/* Their formats are there, but nothing of theirs came. */
+		if (!n && !an->records)
+			printf("  the file holds no events: it was recorded with hvnoise's or irq_handler_entry's formats, but none of their events came\n");
+		else if (!n)
+			printf("  the file holds no hvnoise or irq_handler_entry events (their formats are there; %llu records of other events)\n",
+			       (unsigned long long)an->records);
+	}
 
 	printf("\n CPU   steal ms    lost ms  unexpl ms  storms  storm IRQs  migr in/out  serves\n");
 	for (int i = 0; i <= an->max_cpu; i++) {
@@ -396,6 +422,52 @@ static void json_episode(const struct hvn_analysis *an,
 		hvn_json_str(stdout, e->name);
 		printf(",\"how\":\"%s\"}", hvn_mig_how(e->source));
 	}
+}
+
+/*
+ * report --hist: each CPU's lost episodes by length, a row per bucket of
+ * hvn_lost_bucket_ns (up to and including), as rtla osnoise hist prints
+ * its latencies; the CPUs that lost time only.
+ */
+static void print_hist(const struct hvn_analysis *an)
+{
+	static const char *const rows[HVN_LOST_BUCKETS + 1] = {
+		"<=0.5ms", "<=1ms", "<=2ms", "<=5ms", "<=10ms", "<=20ms",
+		"<=50ms", "<=100ms", "<=200ms", "<=500ms", "<=1s", "<=2s",
+		"<=5s", ">5s",
+	};
+	uint64_t total;
+	int n = 0;
+
+	for (int c = 0; c <= an->max_cpu; c++)
+		n += an->cpu[c].lost_n > 0;
+	printf("\nLost episodes by length, per CPU%s\n",
+	       n ? "" : ": none");
+	if (!n)
+		return;
+	printf("%-8s", "length");
+	for (int c = 0; c <= an->max_cpu; c++)
+		if (an->cpu[c].lost_n)
+			printf("  CPU-%-4d", c);
+	printf("  %8s\n", "total");
+	for (int b = 0; b <= HVN_LOST_BUCKETS; b++) {
+		total = 0;
+		printf("%-8s", rows[b]);
+		for (int c = 0; c <= an->max_cpu; c++)
+			if (an->cpu[c].lost_n) {
+				printf("  %8llu", (unsigned long long)an->cpu[c].lost_hist[b]);
+				total += an->cpu[c].lost_hist[b];
+			}
+		printf("  %8llu\n", (unsigned long long)total);
+	}
+	total = 0;
+	printf("%-8s", "count");
+	for (int c = 0; c <= an->max_cpu; c++)
+		if (an->cpu[c].lost_n) {
+			printf("  %8llu", (unsigned long long)an->cpu[c].lost_n);
+			total += an->cpu[c].lost_n;
+		}
+	printf("  %8llu\n", (unsigned long long)total);
 }
 
 static void print_json(const struct hvn_tdat *t, const struct hvn_rb *rb,
@@ -598,6 +670,8 @@ static int report_file(const char *path, const struct report_args *a,
 		print_json(&t, &rb, &an, &cx, first);
 	} else {
 		print_text(&t, &rb, &an, &cx);
+		if (a->hist)
+			print_hist(&an);
 	}
 	*printed = true;
 	if (sret) {
@@ -656,6 +730,11 @@ int cmd_report(int argc, char **argv)
 		files[a.ninput + i - first] = argv[i];
 	if (!nfiles)
 		nfiles = 1;
+	if (a.hist && (prom || json)) {
+		hvn_err("--hist is text: not with --%s", prom ? "prom" : "json");
+		ret = HVN_EXIT_USAGE;
+		goto out;
+	}
 	if (prom && json) {
 		hvn_err("--prom and --json: choose one");
 		ret = HVN_EXIT_USAGE;

@@ -8,11 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "builtin.h"
 #include "cli.h"
 #include "analysis/when.h"
+#include "session.h"
 #include "trigger.h"
+
+/* How long a recorder may take to answer: it polls every 0.2 s, and
+ * reads the file after the incident it may be writing (seconds). */
+#define ANSWER_MS	10000
 
 struct trigger_args {
 	const char *file, *at;
@@ -86,10 +92,45 @@ static int parse_at(const char *s, uint64_t *ns)
 	return 0;
 }
 
+/*
+ * The recorder's answer (it reads the file every 0.2 s; one writing an
+ * incident reads it after), or why none came: no recorder runs, or one
+ * that does not read @file.  Unanswered, the file is taken back: a
+ * recorder started later takes a file already there for no trigger.
+ */
+static int answered(const char *file, uint64_t ino, const struct hvn_trigger *t,
+		    const char *at, double window)
+{
+	char what[256];
+	int pid;
+
+	for (int i = 0; i < ANSWER_MS / 50; i++) {
+		if (hvn_trigger_answered(file, ino, what, sizeof(what))) {
+			if (t->at)
+				hvn_info("+-%.3f s around %s %s: written when the window has passed\n",
+					 window, at, what);
+			else
+				hvn_info("an incident %s\n", what);
+			return HVN_EXIT_OK;
+		}
+		usleep(50000);
+	}
+	unlink(file);
+	pid = hvn_session_live("hvnoise-fr");
+	if (pid)
+		hvn_err("the flight recorder (pid %d) did not take %s in %d s: is it started with --trigger-file %s?",
+			pid, file, ANSWER_MS / 1000, file);
+	else
+		hvn_err("no flight recorder took %s in %d s: none runs here (start hvnoise-flight-recorder.service, or hvnoise flight-recorder --trigger-file %s)",
+			file, ANSWER_MS / 1000, file);
+	return HVN_EXIT_FAIL;
+}
+
 int cmd_trigger(int argc, char **argv)
 {
 	struct trigger_args a = { .file = "/run/hvnoise/trigger", .window = 30 };
 	struct hvn_trigger t = { 0 };
+	uint64_t ino = 0;
 	int first, ret;
 
 	ret = hvn_cli_parse(&trigger_cmd, argc, argv, &a, NULL, &first);
@@ -108,15 +149,10 @@ int cmd_trigger(int argc, char **argv)
 		t.window = (uint64_t)(a.window * 1e9);
 	}
 	snprintf(t.why, sizeof(t.why), "%s", a.why[0] ? a.why : "hvnoise trigger");
-	if (hvn_trigger_write(a.file, &t)) {
+	if (hvn_trigger_write(a.file, &t, &ino)) {
 		hvn_err("cannot write %s: %s (is the flight recorder started with --trigger-file %s, and are you root?)",
 			a.file, strerror(errno), a.file);
 		return HVN_EXIT_FAIL;
 	}
-	if (t.at)
-		hvn_info("asked the flight recorder (%s) for +-%.3f s around %s\n",
-			 a.file, a.window, a.at);
-	else
-		hvn_info("asked the flight recorder (%s) for an incident\n", a.file);
-	return HVN_EXIT_OK;
+	return answered(a.file, ino, &t, a.at, a.window);
 }

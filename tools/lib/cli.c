@@ -31,8 +31,8 @@ int hvn_cli_secs(const char *opt, const char *arg, double lo, double hi,
 		 double *v)
 {
 	static const struct { const char *sfx; double mul; } unit[] = {
-		{ "", 1 }, { "ms", 1e-3 }, { "s", 1 }, { "m", 60 },
-		{ "h", 3600 }, { "d", 86400 },
+		{ "", 1 }, { "us", 1e-6 }, { "ms", 1e-3 }, { "s", 1 },
+		{ "m", 60 }, { "h", 3600 }, { "d", 86400 },
 	};
 	char *end;
 	double x = strtod(arg, &end);
@@ -48,7 +48,7 @@ int hvn_cli_secs(const char *opt, const char *arg, double lo, double hi,
 			return 0;
 		break;
 	}
-	hvn_err("%s %s: not a time from %gs to %gs (seconds, or a number with ms, s, m, h or d)",
+	hvn_err("%s %s: not a time from %gs to %gs (seconds, or a number with us, ms, s, m, h or d)",
 		opt, arg, lo, hi);
 	return -1;
 }

@@ -91,7 +91,7 @@ void hvn_cli_usage(const struct hvn_cmd *cmd, FILE *f);
  * the option in it). */
 int hvn_cli_num(const char *opt, const char *arg, double lo, double hi,
 		double *v);
-/* @arg as seconds in [@lo, @hi]: a number, or one with ms, s, m, h or d
+/* @arg as seconds in [@lo, @hi]: a number, or one with us, ms, s, m, h or d
  * after it, as rtla takes them; -1 with the error printed. */
 int hvn_cli_secs(const char *opt, const char *arg, double lo, double hi,
 		 double *v);

@@ -793,6 +793,26 @@ int hvn_instance_pid(const char *name, const char *prefix)
 	return -pid;
 }
 
+int hvn_session_live(const char *prefix)
+{
+	const char *tdir = tracefs_tracing_dir();
+	char path[4200];
+	struct dirent *de;
+	int pid = 0;
+	DIR *d;
+
+	if (!tdir)
+		return 0;
+	snprintf(path, sizeof(path), "%s/instances", tdir);
+	d = opendir(path);
+	while (d && !pid && (de = readdir(d)))
+		if (hvn_instance_pid(de->d_name, prefix) > 0)
+			pid = hvn_instance_pid(de->d_name, prefix);
+	if (d)
+		closedir(d);
+	return pid;
+}
+
 int hvn_session_reap(const char *prefix)
 {
 	char path[4200];

@@ -2,7 +2,9 @@
 /* The flight recorder's trigger file (trigger.h). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "hvn.h"
@@ -30,11 +32,39 @@ void hvn_trigger_parse(const char *line, struct hvn_trigger *t)
 			*p = '?';
 }
 
-int hvn_trigger_write(const char *path, const struct hvn_trigger *t)
+/* @text into @path through a new file renamed over it: 0, or -1 and
+ * errno; the new file's inode in *@ino. */
+static int replace(const char *path, const char *text, int len, uint64_t *ino)
 {
 	char tmp[4200];
-	int fd, len, err = 0;
+	struct stat st;
+	int fd, err = 0;
+
+	snprintf(tmp, sizeof(tmp), "%s.hvnoise-tmp", path);
+	fd = hvn_create(tmp, true);
+	if (fd < 0)
+		return -1;
+	if (write(fd, text, len) != len)
+		err = errno ? errno : EIO;
+	if (!err && ino && !fstat(fd, &st))
+		*ino = st.st_ino;
+	if (close(fd) && !err)
+		err = errno;
+	if (!err && rename(tmp, path))
+		err = errno;
+	if (err) {
+		unlink(tmp);
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
+int hvn_trigger_write(const char *path, const struct hvn_trigger *t,
+		      uint64_t *ino)
+{
 	char text[300];
+	int len;
 
 	if (t->at)
 		len = snprintf(text, sizeof(text), "at %llu window %llu: %s\n",
@@ -44,21 +74,34 @@ int hvn_trigger_write(const char *path, const struct hvn_trigger *t)
 		len = snprintf(text, sizeof(text), "%s\n", t->why);
 	if (len >= (int)sizeof(text))
 		len = sizeof(text) - 1;
-	snprintf(tmp, sizeof(tmp), "%s.hvnoise-tmp", path);
-	fd = hvn_create(tmp, true);
-	if (fd < 0)
-		return -1;
-	if (write(fd, text, len) != len)
-		err = errno ? errno : EIO;
-	if (close(fd) && !err)
-		err = errno;
 	/* A rename is a new inode: the recorder sees a new trigger. */
-	if (!err && rename(tmp, path))
-		err = errno;
-	if (err) {
-		unlink(tmp);
-		errno = err;
-		return -1;
-	}
-	return 0;
+	return replace(path, text, len, ino);
+}
+
+int hvn_trigger_answer(const char *path, uint64_t ino, const char *what)
+{
+	char p[4200], text[300];
+	int len;
+
+	snprintf(p, sizeof(p), "%s.taken", path);
+	len = snprintf(text, sizeof(text), "%llu %s\n", (unsigned long long)ino,
+		       what);
+	if (len >= (int)sizeof(text))
+		len = sizeof(text) - 1;
+	return replace(p, text, len, NULL);
+}
+
+bool hvn_trigger_answered(const char *path, uint64_t ino, char *what,
+			  size_t len)
+{
+	char p[4200], *text, *sp;
+	bool yes;
+
+	snprintf(p, sizeof(p), "%s.taken", path);
+	text = hvn_read_file(p, NULL);
+	yes = text && strtoull(text, &sp, 10) == ino && *sp == ' ';
+	if (yes)
+		snprintf(what, len, "%.*s", (int)strcspn(sp + 1, "\n"), sp + 1);
+	free(text);
+	return yes;
 }

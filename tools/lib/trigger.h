@@ -8,6 +8,9 @@
  * asks for the window of +-window ns around CLOCK_REALTIME at, written
  * once its end has passed.  This file is its one reader and writer (the
  * NCCL plugin writes the plain form, "nccl stall: ...").
+ *
+ * The recorder answers beside it, in PATH.taken: one line "INODE WHAT",
+ * INODE the trigger file's it took (each trigger is a new file).
  */
 #ifndef HVNOISE_TRIGGER_H
 #define HVNOISE_TRIGGER_H
@@ -26,8 +29,14 @@ struct hvn_trigger {
 
 /* @line (its first line only) into @t. */
 void hvn_trigger_parse(const char *line, struct hvn_trigger *t);
-/* @t into @path, replaced whole (a new file: a new trigger): 0, or -1 and
- * errno. */
-int hvn_trigger_write(const char *path, const struct hvn_trigger *t);
+/* @t into @path, replaced whole (a new file: a new trigger; its inode in
+ * *@ino): 0, or -1 and errno. */
+int hvn_trigger_write(const char *path, const struct hvn_trigger *t,
+		      uint64_t *ino);
+/* The recorder's answer to the trigger file @ino: 0, or -1 and errno. */
+int hvn_trigger_answer(const char *path, uint64_t ino, const char *what);
+/* Whether PATH.taken answers the trigger @ino, with its WHAT in @what. */
+bool hvn_trigger_answered(const char *path, uint64_t ino, char *what,
+			  size_t len);
 
 #endif

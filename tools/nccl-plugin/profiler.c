@@ -617,8 +617,11 @@ static void stall_check(const char *what, uint8_t func, uint64_t comm,
 		     (end - start) / 1e6);
 	fd = open(trigger_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
 		  O_NONBLOCK | O_NOFOLLOW, 0644);
-	if (fd < 0)
+	if (fd < 0) {
+		warn_once("hvnoise profiler: cannot write HVNOISE_NCCL_TRIGGER=%s (%s): no incident for this stall (hvnoise-flight-recorder.service makes /run/hvnoise writable by jobs: mode 1733)",
+			  trigger_path, strerror(errno));
 		return;
+	}
 	if (write(fd, line, n) != n)
 		futimens(fd, NULL);	/* the touch is what counts */
 	close(fd);

@@ -813,10 +813,30 @@ static int stream_compressed(struct hvn_tdat *t, struct hvn_rb *rb,
 	return ret ? HVN_EXIT_BADFILE : 0;
 }
 
+/* A CPU cut short: the first's message kept, the others' numbers listed. */
+static void stopped_add(char *first, size_t flen, char *more, size_t mlen,
+			int *nmore, const char *msg, int cpu)
+{
+	size_t l = strlen(more);
+
+	if (!first[0]) {
+		l = strnlen(msg, flen - 1);
+		memcpy(first, msg, l);
+		first[l] = 0;
+		return;
+	}
+	(*nmore)++;
+	if (l + 16 < mlen)
+		snprintf(more + l, mlen - l, "%s%d", l ? ", " : "", cpu);
+	else if (!strstr(more, "..."))
+		snprintf(more + l, mlen - l, ", ...");
+}
+
 int hvn_tdat_stream(struct hvn_tdat *t, struct hvn_rb *rb)
 {
 	uint8_t *buf = malloc((size_t)t->page_size * CHUNK_PAGES);
-	int ret = 0;
+	char first[128] = "", more[96] = "";
+	int ret = 0, nmore = 0;
 
 	if (!buf)
 		return HVN_EXIT_FAIL;
@@ -830,6 +850,7 @@ int hvn_tdat_stream(struct hvn_tdat *t, struct hvn_rb *rb)
 
 		if (t->cpus[i].cpu < 0 || t->cpus[i].cpu >= HVN_MAX_CPUS)
 			continue;
+		t->stopped[0] = 0;
 		if (t->version == 7 && strcmp(t->comp, "none"))
 			r = stream_compressed(t, rb, &t->cpus[i]);
 		else
@@ -837,7 +858,16 @@ int hvn_tdat_stream(struct hvn_tdat *t, struct hvn_rb *rb)
 		/* Go on with the other CPUs: report what can be read. */
 		if (r && !ret)
 			ret = r;
+		if (r && t->stopped[0])
+			stopped_add(first, sizeof(first), more, sizeof(more),
+				    &nmore, t->stopped, t->cpus[i].cpu);
 	}
+	/* Every CPU cut short is named, the first with where and why. */
+	if (nmore)
+		snprintf(t->stopped, sizeof(t->stopped), "%s; and %d more CPUs: %s",
+			 first, nmore, more);
+	else
+		snprintf(t->stopped, sizeof(t->stopped), "%s", first);
 	free(buf);
 	return ret;
 }
