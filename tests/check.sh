@@ -399,6 +399,13 @@ if stage style "checkpatch"; then
 		echo "$msg" | diag
 		fail "style/tunables: Documentation/detectors.rst's table is include/hvnoise/tunable-list.h's"
 	fi
+	# The tool's includes point down Documentation/layout.rst's layers.
+	if msg=$(scripts/layers.py --check 2>&1); then
+		pass "style/layers: no include of tools/ points up layout.rst's layers or loops ($(echo "$msg" | tail -1))"
+	else
+		echo "$msg" | diag
+		fail "style/layers: no include of tools/ points up layout.rst's layers or loops"
+	fi
 fi
 
 # --- 3. KUnit --------------------------------------------------------------

@@ -127,6 +127,13 @@ enum hvn_ev_id {
 };
 
 /*
+ * Their ids in the files the BPF collector fed (the common type field):
+ * far above the ids the kernel hands out, so they never meet a real event.
+ */
+#define HVN_BPF_EVID_BASE	0xfe00u
+#define HVN_BPF_EVID(ev)	(HVN_BPF_EVID_BASE + (unsigned int)(ev))
+
+/*
  * What the BPF collector sends through its ring buffer: which event, the
  * CPU whose buffer it belongs in, when (CLOCK_MONOTONIC), then the record.
  */

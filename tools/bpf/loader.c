@@ -28,8 +28,8 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include "hvn.h"
+#include "hvnoise/event_layout.h"
 #include "loader.h"
-#include "tracedat/evformat.h"
 #include "cpulist.h"
 #include "devlist.h"
 #include "steal.h"

@@ -3,7 +3,7 @@
  * The BPF collector (tools/bpf/hvnoise.bpf.c) as an event source: the
  * module's detectors where hvnoise.ko cannot be loaded.  It hands out the
  * very records the module's events carry, common header included, with
- * the ids of tracedat/evformat.h.
+ * the ids of HVN_BPF_EVID() (hvnoise/event_layout.h).
  */
 #ifndef HVNOISE_BPF_SOURCE_H
 #define HVNOISE_BPF_SOURCE_H

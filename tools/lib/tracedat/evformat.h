@@ -6,12 +6,7 @@
 #include <stddef.h>
 #include "hvnoise/event_layout.h"
 
-/*
- * Event ids of the hvnoise events in files the BPF collector fed: far
- * above the ids the kernel hands out, so they never meet a real event.
- */
-#define HVN_BPF_EVID_BASE	0xfe00u
-#define HVN_BPF_EVID(ev)	(HVN_BPF_EVID_BASE + (unsigned int)(ev))
+/* Their ids: HVN_BPF_EVID() of hvnoise/event_layout.h. */
 
 /* "steal", "lost", ...; NULL for an unknown id. */
 const char *hvn_fmt_name(int ev);
