@@ -138,9 +138,10 @@ if stage prometheus "Prometheus: the rules (promtool check and test), exposition
 	fi
 fi
 
-if stage readme "the README's command lines, run as written where this host can (the rest skipped with what covers them)"; then
+if stage readme "the README's command lines, run as written where this host can (the rest skipped with what covers them); every example of Documentation/ and the man pages as typed"; then
 	collect "$out/readme.log" tests/host/readme.py "$out/readme"
 	grep -E "^  " "$out/readme.log" | head -20 | diag
+	collect "$out/docs.log" tests/host/docs.py build/tools/hvnoise "$out/docs"
 fi
 
 if stage flight "flight recorder: hvnoise record --flight-recorder, SIGUSR1 and trigger-file incidents, and faults: a full disk, SIGKILL, its instance removed (ASan/UBSan)"; then

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Every command line of the manual pages and Documentation/, run as typed.
+
+usage: docs.py HVNOISE WORKDIR
+
+The shell examples are the literal blocks of Documentation/*.rst (hvnoise(8)
+included) whose lines start with a command.  Each line (continuations
+joined) runs through bash in an empty directory, with hvnoise (also as
+build/tools/hvnoise, and under srun or env) checking its command line and
+stopping there (HVNOISE_CHECK_ARGS: options, values and operands as the
+command would take them, nothing done), and the other programs (trace-cmd,
+systemctl, make, ...) standing in as no-ops: it must exit 0 and leave no
+file but those its own redirections name.  An unquoted ">" in an argument,
+an option that does not exist, a value out of range or a missing quote
+fails.  Lines that write into the system (a redirection to an absolute
+path) are skipped, saying so; a line with no hvnoise in it is checked for
+the shell's syntax only.  Prints KTAP (tests/host/hvntest.py).
+"""
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from hvntest import checker
+
+check = checker("docs/")
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+STARTS = re.compile(r"((hvnoise|trace-cmd|make|insmod|modprobe|rmmod|echo|systemctl|touch|srun|"
+                    r"kubectl|sh|bash|env|export|cat|ls|promtool|curl|python3|dkms|ip|taskset|"
+                    r"nvidia-smi|torchrun|journalctl|mv|cp|rm|mkdir|sudo|git|apt-get|cd)(\s|$)|"
+                    r"(build|tests|scripts|bench)/|[A-Z][A-Z0-9_]*=)")
+# hvnoise run as a command (not a path or a unit that has hvnoise in it).
+HVNOISE = re.compile(r"(^|[\s;&|(`'\"])(build/tools/)?hvnoise\s")
+OUTPUT = re.compile(r"(build/tools/)?hvnoise( [\w-]+)?:")
+STUBS = ("trace-cmd", "make", "insmod", "modprobe", "rmmod", "systemctl", "kubectl",
+         "promtool", "curl", "dkms", "ip", "taskset", "nvidia-smi", "torchrun", "journalctl",
+         "sudo", "git", "apt-get", "python3", "systemd-analyze")
+
+
+def examples(path):
+    """(line number, command) of the shell lines of @path's literal blocks."""
+    lines = open(path).read().split("\n")
+    out, i = [], 0
+    while i < len(lines):
+        if not lines[i].rstrip().endswith("::"):
+            i += 1
+            continue
+        j = i + 1
+        while j < len(lines) and not lines[j].strip():
+            j += 1
+        if j >= len(lines):
+            break
+        ind = len(lines[j]) - len(lines[j].lstrip())
+        if ind == 0:
+            i = j
+            continue
+        block = []
+        while j < len(lines) and (not lines[j].strip() or
+                                  len(lines[j]) - len(lines[j].lstrip()) >= ind):
+            block.append((j + 1, lines[j][ind:]))
+            j += 1
+        i = j
+        first = next((t for _, t in block if t.strip()), "")
+        if not STARTS.match(first.lstrip("$# ")):
+            continue
+        cur, at = "", None
+        for n, t in block:
+            code = re.sub(r"(^|\s)#.*$", "", t).rstrip()
+            if not code and not cur:
+                continue
+            at = at or n
+            if code.endswith("\\"):
+                cur += code[:-1] + " "
+                continue
+            # A line that ends in && or | goes on on the next one.
+            if code.endswith(("&&", "|")):
+                cur += code + " "
+                continue
+            cur += code
+            # A command, not its output shown after it ("hvnoise record:
+            # ..." is a message).
+            c = cur.strip()
+            if STARTS.match(c.lstrip("$# ")) and not OUTPUT.match(c):
+                out.append((at, c))
+            cur, at = "", None
+    return out
+
+
+def stubs(bindir, hvn):
+    os.makedirs(os.path.join(bindir, "build", "tools"), exist_ok=True)
+    real = os.path.abspath(hvn)
+    for p in (os.path.join(bindir, "hvnoise"), os.path.join(bindir, "build", "tools", "hvnoise")):
+        with open(p, "w") as f:
+            f.write(f'#!/bin/sh\nHVNOISE_CHECK_ARGS=1 exec "{real}" "$@"\n')
+        os.chmod(p, 0o755)
+    for s in STUBS:
+        with open(os.path.join(bindir, s), "w") as f:
+            f.write("#!/bin/sh\nexit 0\n")
+        os.chmod(os.path.join(bindir, s), 0o755)
+    # srun runs its command after its options, as Slurm does.
+    with open(os.path.join(bindir, "srun"), "w") as f:
+        f.write('#!/bin/bash\nwhile [ "${1#-}" != "$1" ]; do shift; done\nexec "$@"\n')
+    os.chmod(os.path.join(bindir, "srun"), 0o755)
+
+
+def redirected(cmd):
+    """The files @cmd's own redirections name (a ">" that starts a word)."""
+    return {os.path.basename(m) for m in re.findall(r"(?:^|\s)\d?>>?\s*([^\s;&|)]+)", cmd)}
+
+
+def main():
+    hvn, work = sys.argv[1], sys.argv[2]
+    os.makedirs(work, exist_ok=True)
+    bindir = os.path.join(work, "bin")
+    stubs(bindir, hvn)
+    env = dict(os.environ, PATH=f"{bindir}:{os.environ['PATH']}", SHARED=work)
+    total = 0
+    for path in sorted(glob.glob(os.path.join(TOP, "Documentation", "*.rst"))):
+        name = os.path.basename(path)
+        for n, cmd in examples(path):
+            total += 1
+            what = f"{name}:{n} `{cmd if len(cmd) < 90 else cmd[:87] + '...'}`"
+            if re.search(r"(?:^|\s)\d?>>?\s*/", cmd):
+                check.skip(what, "writes into the system (a redirection to an absolute path)")
+                continue
+            d = tempfile.mkdtemp(dir=work)
+            if not HVNOISE.search(cmd):
+                r = subprocess.run(["bash", "-n", "-c", cmd], capture_output=True, text=True)
+                check(r.returncode == 0, f"{what}: bash takes its syntax (not hvnoise's to run)",
+                      r.stderr)
+                shutil.rmtree(d)
+                continue
+            # build/tools/hvnoise as the README's users type it.
+            os.symlink(os.path.join(bindir, "build"), os.path.join(d, "build"))
+            r = subprocess.run(["bash", "-c", cmd + "\nwait"], cwd=d, env=env,
+                               capture_output=True, text=True, timeout=60)
+            made = set(os.listdir(d)) - {"build"} - redirected(cmd)
+            check(r.returncode == 0 and not made,
+                  f"{what}: runs as typed (exit {r.returncode}"
+                  f"{', made ' + ', '.join(sorted(made)) if made else ''})",
+                  r.stderr[-400:])
+            shutil.rmtree(d)
+    check(total > 40, f"the examples found in Documentation/: {total}")
+
+
+if __name__ == "__main__":
+    main()
