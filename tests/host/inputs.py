@@ -461,6 +461,67 @@ got = [g.replace("STALL ", "") for g in got]
 check(rc == 0 and got.count("AllReduce") == 40 and "Unknown" not in got,
       f"kineto: ncclDevKernel_Generic is the collective args names (exit {rc}, {sorted(set(got))})")
 
+# Every family of NCCL kernel names (the names NCCL's src/device/generate.py
+# and symmetric/generate.py give): the op runs to "_" or to "(".  PyTorch
+# 1.8 and 1.9 wrote the category "Kernel".
+FAMILIES = ["ncclKernel_AllReduce_RING_LL_Sum_float",                        # up to 2.18
+            "ncclDevKernel_AllReduce_Sum_f32_RING_LL",                        # 2.19+
+            "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+            "ncclSymkDevKernel_AllReduce_AGxLL_R_sum_f32"]                   # 2.28 symmetric
+fam = kineto_real(0)
+k = 0
+for e in fam["traceEvents"]:
+    if e["name"].startswith("ncclDevKernel_AllReduce"):
+        e["name"] = FAMILIES[k % len(FAMILIES)]
+        e["cat"] = "Kernel" if k % 5 == 0 else "kernel"
+        k += 1
+    elif e["name"] == "ncclDevKernel_SendRecv":
+        e["name"] = "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"
+rc, got, err = perfetto_names("--kineto", write("kineto-families/rank0.json", fam))
+got = [g.replace("STALL ", "") for g in got]
+check(rc == 0 and got.count("AllReduce") == 40 and got.count("SendRecv") == 5 and "Unknown" not in got,
+      f"kineto: every kernel name family (ncclKernel_, ncclDevKernel_ with and without its "
+      f"arguments, ncclSymkDevKernel_) and cat \"Kernel\" read (exit {rc}, "
+      f"{ {n: got.count(n) for n in sorted(set(got))} })", err[-300:])
+
+# Epoch microseconds with three decimals are nanoseconds, read exactly
+# (through a double they were off by up to 128 ns), here with sub-µs starts.
+exact = []
+for r in range(3):
+    evs = []
+    for seq, start, dur in timeline(r):
+        start += (seq * 37) % 1000
+        evs.append('{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_f32_RING_LL", '
+                   '"pid": 0, "tid": 7, "ts": %d.%03d, "dur": %d.%03d, "args": {"Process Group Name": '
+                   '"0", "In msg nelems": 1024, "dtype": "Float", "Seq": %d}}'
+                   % (start // 1000, start % 1000, dur // 1000, dur % 1000, seq))
+    exact.append(write(f"kineto-exact/rank{r}.json",
+                       '{"schemaVersion": 1, "distributedInfo": {"backend": "nccl", "rank": %d, '
+                       '"world_size": 3}, "traceEvents": [%s]}' % (r, ", ".join(evs))))
+rc, out, err = correlate("--kineto", *exact)
+lates = [la["late_ns"] for la in out["late"]] if out else None
+# Rank 2's seq 10 starts 50 ms + 2 us + 370 ns after the others' base,
+# rank 1's 1 us + 370 ns after it: 50,001,000 ns after the last of them.
+check(rc == 0 and lates == [50_001_000],
+      f"kineto: epoch microseconds with decimals read to the nanosecond (late by {lates} ns, "
+      f"want [50001000])", err[-300:])
+
+# A UTF-8 byte-order mark before the JSON, plain and gzipped.
+bom = write_bin("kineto-bom/rank0.json", b"\xef\xbb\xbf" + json.dumps(kineto_real(0)).encode())
+bomgz = write_bin("kineto-bom/rank1.json.gz",
+                  gzip.compress(b"\xef\xbb\xbf" + json.dumps(kineto_real(1)).encode()))
+rc, out, err = correlate("--kineto", bom, bomgz, write("kineto-bom/rank2.json", kineto_real(2)))
+check(rc == 0 and out and out["collectives"] == 135,
+      f"kineto: a UTF-8 byte-order mark before the JSON is read past, plain and .gz (exit {rc}, "
+      f"{out and out['collectives']} collectives)", err[-300:])
+
+# A trace with no NCCL kernel: said once, exit 0.
+cpu_only = kineto_real(0)
+cpu_only["traceEvents"] = [e for e in cpu_only["traceEvents"] if not e["name"].startswith("nccl")]
+rc, out, err = correlate("--kineto", write("kineto-cpu/rank0.json", cpu_only))
+check(rc == 0 and err.count("no NCCL kernel in it") == 1 and err.count("\n") == 1,
+      f"kineto: a trace without NCCL kernels says so once (exit {rc}: {err.strip()[:160]})")
+
 # An error names the event at fault, not the NCCL kernel before it.
 badname = kineto_real(0)
 badname["traceEvents"].insert(12, {"ph": "X", "cat": "cpu_op", "name": 7, "ts": 1.0, "dur": 1.0})

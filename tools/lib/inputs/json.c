@@ -34,6 +34,33 @@ static void ws(struct parser *p)
 		p->i++;
 }
 
+/* "[-]D[.DDD]" (up to three decimals, no exponent) times 1000, exactly:
+ * a double holds epoch microseconds only to 128 ns. */
+static bool milli(const char *t, int64_t *v)
+{
+	const char *dot = strchr(t, '.');
+	bool neg = *t == '-';
+	int64_t whole = 0, frac = 0;
+	size_t nf;
+
+	if (strpbrk(t, "eE") || !dot)
+		return false;
+	nf = strlen(dot + 1);
+	if (nf > 3 || strspn(dot + 1, "0123456789") != nf)
+		return false;
+	for (const char *c = t + neg; c < dot; c++)
+		if (__builtin_mul_overflow(whole, 10, &whole) ||
+		    __builtin_add_overflow(whole, *c - '0', &whole))
+			return false;
+	for (size_t k = 0; k < 3; k++)
+		frac = frac * 10 + (k < nf ? dot[1 + k] - '0' : 0);
+	if (__builtin_mul_overflow(whole, 1000, &whole) ||
+	    __builtin_add_overflow(whole, frac, &whole))
+		return false;
+	*v = neg ? -whole : whole;
+	return true;
+}
+
 static bool value(struct parser *p, struct json *j);
 
 static bool string(struct parser *p, char **out)
@@ -281,6 +308,8 @@ static bool value(struct parser *p, struct json *j)
 			errno = 0;
 			j->i = strtoll(buf, NULL, 10);
 			j->is_int = !errno;
+		} else {
+			j->is_milli = milli(buf, &j->i);
 		}
 		free(buf);
 		j->type = J_NUM;
@@ -337,6 +366,17 @@ const struct json *hvn_json_get(const struct json *o, const char *key)
 		if (!strcmp(o->keys[k], key))
 			return &o->kids[k];
 	return NULL;
+}
+
+bool hvn_json_milli(const struct json *j, int64_t *v)
+{
+	if (!j || j->type != J_NUM)
+		return false;
+	if (j->is_milli) {
+		*v = j->i;
+		return true;
+	}
+	return j->is_int && !__builtin_mul_overflow(j->i, 1000, v);
 }
 
 bool hvn_json_int(const struct json *j, int64_t *v)

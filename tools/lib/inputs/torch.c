@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <zlib.h>
 
 #include "hvnoise/nccl.h"
@@ -150,6 +151,12 @@ static struct json *load(struct src *s, size_t *len_out, char **text_out)
 
 	if (!text)
 		return NULL;
+	/* A UTF-8 byte-order mark, which some writers put first, is no
+	 * part of the JSON. */
+	if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3)) {
+		len -= 3;
+		memmove(text, text + 3, len + 1);
+	}
 	if (text_out) {
 		*text_out = text;
 		*len_out = len;
@@ -585,6 +592,7 @@ out:
 /* An NCCL kernel of a trace, as pass 1 read it, sorted by launch. */
 struct kev {
 	double ts, dur;
+	int64_t ts_ns, dur_ns;		/* exact where the file's decimals allow */
 	size_t i;
 	const char *pgn;		/* its group, or NULL */
 };
@@ -624,10 +632,18 @@ static uint64_t next_seq(struct kcount **v, size_t *n, uint64_t comm, uint8_t fn
 	return (*v)[k].n[fn]++;
 }
 
+/*
+ * NCCL's kernels as Kineto names them: ncclKernel_<Op>_... up to 2.18,
+ * ncclDevKernel_<Op>_... and ncclDevKernel_<Op>(args) from 2.19 (the
+ * Generic ones with the op in args), ncclSymkDevKernel_<Op>_... for the
+ * symmetric kernels of 2.28.  "kernel", or "Kernel" as PyTorch 1.8 and
+ * 1.9 wrote it.
+ */
 static bool nccl_kernel(const char *name, const char *cat)
 {
-	return name && cat && !strcmp(cat, "kernel") &&
-	       (!strncmp(name, "ncclDevKernel_", 14) || !strncmp(name, "ncclKernel_", 11));
+	return name && cat && !strcasecmp(cat, "kernel") &&
+	       (!strncmp(name, "ncclDevKernel_", 14) || !strncmp(name, "ncclKernel_", 11) ||
+		!strncmp(name, "ncclSymkDevKernel_", 18));
 }
 
 /* Kineto's function: from the kernel's name, or for the Generic kernel of
@@ -640,8 +656,10 @@ static uint8_t kineto_func(struct src *s, const char *name, const struct json *a
 	size_t k = 0;
 	uint8_t f;
 
+	/* The op runs to the next "_", or to "(" where the arguments follow
+	 * it directly (ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<...>)). */
 	name = strchr(name, '_') + 1;
-	while (name[k] && name[k] != '_' && k < sizeof(fn) - 1) {
+	while (name[k] && name[k] != '_' && name[k] != '(' && k < sizeof(fn) - 1) {
 		fn[k] = name[k];
 		k++;
 	}
@@ -703,6 +721,7 @@ int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx)
 	for (size_t i = 0; i < ev->n; i++) {
 		const struct json *e = &ev->kids[i];
 		const char *name, *cat, *pgn;
+		int64_t ts_ns, dur_ns;
 		double ts, dur;
 
 		snprintf(s.where, sizeof(s.where), "traceEvents[%zu]", i);
@@ -724,6 +743,15 @@ int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx)
 			ret = bad(&s, "relative \"ts\" without \"baseTimeNanoseconds\"");
 			goto out;
 		}
+		/* Microseconds, read exactly: through a double, epoch times
+		 * are off by up to 128 ns. */
+		if ((!hvn_json_milli(hvn_json_get(e, "ts"), &ts_ns) &&
+		     !ns_add(0, ts * 1e3, &ts_ns)) ||
+		    (!hvn_json_milli(hvn_json_get(e, "dur"), &dur_ns) &&
+		     !ns_add(0, dur * 1e3, &dur_ns))) {
+			ret = bad(&s, "\"ts\" %g or \"dur\" %g is beyond any time", ts, dur);
+			goto out;
+		}
 		pgn = str(&s, hvn_json_get(e, "args"), "Process Group Name", false, &ret);
 		if (ret)
 			goto out;
@@ -732,13 +760,17 @@ int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx)
 			only_pg = only_pg ? only_pg : pgn;
 			have0 |= !strcmp(pgn, "0");
 		}
-		kv[nkv++] = (struct kev){ .ts = ts, .dur = dur, .i = i, .pgn = pgn };
+		kv[nkv++] = (struct kev){ .ts = ts, .dur = dur, .ts_ns = ts_ns,
+					  .dur_ns = dur_ns, .i = i, .pgn = pgn };
 	}
 	/*
 	 * Real traces are not sorted by ts, even within a stream: sequence
 	 * numbers follow launches.  Kernels without a group name belong to
 	 * the file's one group, or the default group "0".
 	 */
+	if (!nkv)
+		hvn_warn("%s: no NCCL kernel in it (ncclKernel_*, ncclDevKernel_*, ncclSymkDevKernel_* of cat \"kernel\"): nothing of it to correlate",
+			 path);
 	qsort(kv, nkv, sizeof(*kv), cmp_kev);
 	def_pg = !many_pg ? only_pg : have0 ? "0" : NULL;
 	for (size_t q = 0; q < nkv; q++) {
@@ -780,8 +812,8 @@ int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx)
 		if (ret)
 			goto out;
 		/* older traces: ts in epoch µs */
-		if (!ns_add(base < 0 ? 0 : base, ts * 1e3, &c.start_real) ||
-		    !ns_add(c.start_real, dur * 1e3, &c.end_real)) {
+		if (__builtin_add_overflow(base < 0 ? 0 : base, kv[q].ts_ns, &c.start_real) ||
+		    __builtin_add_overflow(c.start_real, kv[q].dur_ns, &c.end_real)) {
 			ret = bad(&s, "\"ts\" %g or \"dur\" %g is beyond any time", ts, dur);
 			goto out;
 		}
