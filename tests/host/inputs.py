@@ -640,6 +640,31 @@ rc, out, err = correlate("--inspector", write("insp-inf/node1-pid101.log", inf),
 check(rc == 0 and out and out["collectives"] == 80,
       f"inspector: a bandwidth of inf (%lf of a zero time) loses nothing (exit {rc})")
 
+# Not Inspector output: refused once, saying what it looks like, not an
+# error a line (a Kineto trace gave 23,478 lines).
+kin_lines = json.dumps(kineto_real(0), indent=1)
+pretty = json.dumps(json.loads(inspector_real(1, p2p=False).splitlines()[0]), indent=2)
+others = {"a Kineto trace": (kin_lines, "--kineto reads it"),
+          "Inspector's JSON printed over many lines": (pretty, "jq -c"),
+          "Prometheus text": ("# HELP x y\n# TYPE x gauge\nx 1\n" * 50, "Prometheus text"),
+          "an NCCL_DEBUG log": ("node1:1:1 [0] NCCL INFO Bootstrap : Using eth0\n" * 50, "NCCL_DEBUG log")}
+for what, (text, words) in others.items():
+    rc, out, err = correlate("--inspector", write(f"insp-other/{what.replace(' ', '_')}.log", text))
+    check(rc == 3 and err.count("\n") == 1 and "not NCCL Inspector output" in err and words in err,
+          f"inspector: {what} given to --inspector: one refusal naming it (exit {rc}, "
+          f"{err.count(chr(10))} lines: {err.strip()[-90:]})")
+# A log with many bad lines among good ones: three named, the rest counted.
+lines = inspector_real(1, p2p=False).splitlines()
+for k in range(5, 15):
+    lines[k] = lines[k][:-3]
+rc, out, err = correlate("--inspector", write("insp-many/node1-pid101.log", "\n".join(lines) + "\n"),
+                         good["inspector"][0])
+said = [ln for ln in err.splitlines() if "insp-many" in ln and "verbose times" not in ln]
+check(rc == 3 and len(said) == 4 and "7 more bad lines, skipped" in said[-1] and out and
+      out["collectives"] == 70,
+      f"inspector: 10 bad lines: 3 named and 7 counted, the 30 good read (exit {rc}, "
+      f"{len(said)} lines about the file)", err[-300:])
+
 # Random damage to each format: never a crash or a sanitizer report.
 import random
 rng = random.Random(5)

@@ -24,12 +24,15 @@ struct src {
 	const char *path;
 	char where[128];		/* entry or line, for errors */
 	bool per_line;			/* a bad line skips the line only */
+	size_t said, unsaid;		/* bad lines told, and the rest */
 	struct hvn_ext_coll *v;		/* what the file gave, added if all good */
 	size_t n, cap;
 };
 
 static int bad(struct src *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+#define BAD_LINES_SAID	3
 
 /* Adds @c if its times are a range after 1970. */
 static int push(struct src *s, const struct hvn_ext_coll *c)
@@ -68,6 +71,12 @@ static int bad(struct src *s, const char *fmt, ...)
 	char msg[200];
 	va_list ap;
 
+	/* A few bad lines are named; the rest counted (hvn_read_inspector()). */
+	if (s->per_line && s->said == BAD_LINES_SAID) {
+		s->unsaid++;
+		return HVN_EXIT_BADFILE;
+	}
+	s->said += s->per_line;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
@@ -991,10 +1000,39 @@ static int inspector_line(struct src *s, const struct json *j, struct hvn_ext_co
 	return 0;
 }
 
+/*
+ * What a file that is not Inspector output looks like instead, for the one
+ * message that refuses it: the option that reads it, or what it is.
+ */
+static const char *looks_like(const char *text, size_t len)
+{
+	char err[40];
+	struct json *j;
+	const char *what = "";
+
+	if (len && (unsigned char)text[0] == 0x80)
+		return ": a pickle, as Flight Recorder dumps are: --fr reads those";
+	if (!strncmp(text, "# HELP", 6) || !strncmp(text, "# TYPE", 6))
+		return ": Prometheus text, not a trace";
+	if (memmem(text, len, "NCCL INFO", 9) || memmem(text, len, "NCCL WARN", 9))
+		return ": an NCCL_DEBUG log, which holds no collective's times";
+	j = hvn_json_parse(text, len, err, sizeof(err));
+	if (!j)
+		return "";
+	if (hvn_json_get(j, "traceEvents"))
+		what = ": a PyTorch profiler (Kineto) trace: --kineto reads it";
+	else if (hvn_json_get(j, "entries") || hvn_json_get(j, "pg_config"))
+		what = ": a Flight Recorder dump: --fr reads it";
+	else if (hvn_json_get(j, "header") || hvn_json_get(j, "coll_perf"))
+		what = ": Inspector's JSON over many lines, where it writes one object a line (jq -c . makes that)";
+	hvn_json_free(j);
+	return what;
+}
+
 int hvn_read_inspector(const char *path, hvn_ext_add add, void *ctx)
 {
 	struct src s = { .path = path };
-	size_t len, line = 0, nbad = 0, napprox = 0;
+	size_t len, line = 0, nbad = 0, napprox = 0, nlines = 0;
 	char *text, *p, *end;
 	double prev_dump = -1, gap = -1;
 
@@ -1024,6 +1062,14 @@ int hvn_read_inspector(const char *path, hvn_ext_add add, void *ctx)
 			j = fixed ? hvn_json_parse(fixed, fl, err + 60, sizeof(err) - 60) : NULL;
 			free(fixed);
 		}
+		/* The first line is not a record: not Inspector output at
+		 * all, refused once, not line by line. */
+		if (!nlines++ && !j) {
+			hvn_err("%s: not NCCL Inspector output (line %zu: not JSON)%s; the file is skipped",
+				path, line, looks_like(text, len));
+			free(text);
+			return HVN_EXIT_BADFILE;
+		}
 		if (!j) {
 			bad(&s, "not JSON (%.60s)%s", err,
 			    nl ? "" : ": the last line, still being written or cut by a kill?");
@@ -1032,6 +1078,14 @@ int hvn_read_inspector(const char *path, hvn_ext_add add, void *ctx)
 			continue;
 		}
 		p = nl ? nl + 1 : end;
+		if (nlines == 1 && !hvn_json_get(j, "header") &&
+		    !hvn_json_get(j, "coll_perf")) {
+			hvn_json_free(j);
+			hvn_err("%s: not NCCL Inspector output (line %zu: no \"header\" or \"coll_perf\")%s; the file is skipped",
+				path, line, looks_like(text, len));
+			free(text);
+			return HVN_EXIT_BADFILE;
+		}
 		r = inspector_line(&s, j, &c, &approx, &dump);
 		hvn_json_free(j);
 		if (!r)
@@ -1055,6 +1109,8 @@ int hvn_read_inspector(const char *path, hvn_ext_add add, void *ctx)
 		hvn_warn("%s: %zu collectives without verbose times (NCCL_INSPECTOR_DUMP_VERBOSE=1): each ends at its dump, up to one dump interval late (%s), and starts its execution time before",
 			path, napprox, g);
 	}
+	if (s.unsaid)
+		hvn_err("%s: %zu more bad lines, skipped", path, s.unsaid);
 	/* Lines are independent: the good ones count. */
 	finish(&s, 0, add, ctx);
 	return nbad ? HVN_EXIT_BADFILE : 0;
