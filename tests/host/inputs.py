@@ -13,6 +13,7 @@ Prints KTAP (tests/host/hvntest.py).
 """
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -639,6 +640,24 @@ inf = inspector_real(1, p2p=False).replace('"coll_algobw_gbs":1.0', '"coll_algob
 rc, out, err = correlate("--inspector", write("insp-inf/node1-pid101.log", inf), good["inspector"][0])
 check(rc == 0 and out and out["collectives"] == 80,
       f"inspector: a bandwidth of inf (%lf of a zero time) loses nothing (exit {rc})")
+
+# What the files say of their communicator: its size (Kineto's
+# distributedInfo.world_size, Flight Recorder's pg_config ranks,
+# Inspector's header.n_ranks) and the rank's process; a rank whose file
+# was not given is named, as over many hosts.
+for kind, files in good.items():
+    rc, out, err = correlate(f"--{kind}", files[0], files[2])
+    ranks = sorted((r["rank"], r["nranks"], r["pid"]) for r in out["ranks"]) if out else None
+    miss = [(m["nranks"], m["seen"], m["first_missing_rank"]) for m in out["missing"]] if out else None
+    pids = [100, 102] if kind == "inspector" else [-1, -1]
+    check(rc == 0 and ranks == [(0, 3, pids[0]), (2, 3, pids[1])] and miss == [(3, 2, 1)],
+          f"{kind}: the communicator's 3 ranks kept, the rank whose file is not given named "
+          f"(ranks {ranks}, missing {miss})", err[-300:])
+p = subprocess.run([hvn, "correlate", trace, "--kineto", good["kineto"][0], good["kineto"][2]],
+                   capture_output=True, text=True, env=env)
+check(p.returncode == 0 and re.search(r"MISSING: comm \w+ has 3 ranks, 2 in these files \(rank 1 has none\)",
+                                      p.stdout),
+      "... and in the text: MISSING names the rank", p.stdout[:400])
 
 # Not Inspector output: refused once, saying what it looks like, not an
 # error a line (a Kineto trace gave 23,478 lines).

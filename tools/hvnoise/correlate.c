@@ -72,6 +72,11 @@ static void print_text(struct hvn_corr *x, const struct hvn_corr_params *p,
 		       (unsigned long long)x->nccl_bad);
 	if (!x->ncoll)
 		printf("  no NCCL records: run the job with NCCL_PROFILER_PLUGIN=hvnoise (see hvnoise(8))\n");
+	for (size_t i = 0; i < x->nmiss; i++)
+		if (x->miss[i].nseen < x->miss[i].nranks)
+			printf("  MISSING: comm %016llx has %d ranks, %d in these files (rank %d has none): add their files\n",
+			       (unsigned long long)x->miss[i].comm, x->miss[i].nranks,
+			       x->miss[i].nseen, x->miss[i].first_missing);
 	printf("\nStalls, by time lost:\n");
 	for (size_t i = 0; i < x->nst && i < (size_t)p->top; i++) {
 		const struct hvn_stall *s = &x->st[i];

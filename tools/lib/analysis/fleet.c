@@ -1424,72 +1424,21 @@ static int blame(struct hvn_fleet *f)
 	return 0;
 }
 
-struct comm_rank {
-	uint64_t comm;
-	int32_t rank, nranks;
-};
-
-static int cmp_comm_rank(const void *a, const void *b)
-{
-	const struct comm_rank *x = a, *y = b;
-
-	if (x->comm != y->comm)
-		return x->comm < y->comm ? -1 : 1;
-	return (x->rank > y->rank) - (x->rank < y->rank);
-}
-
-/* Ranks of each communicator that no trace holds: one sort of every
- * (communicator, rank), whatever the ranks' numbers say. */
+/* Ranks of each communicator that no trace holds. */
 static int missing(struct hvn_fleet *f)
 {
-	struct comm_rank *v;
-	size_t n = 0, total = 0;
+	const struct hvn_corr **xs = malloc((f->nh + 1) * sizeof(*xs));
+	long n;
 
-	for (size_t i = 0; i < f->nh; i++)
-		total += f->h[i].x->nproc;
-	v = malloc((total + 1) * sizeof(*v));
-	if (!v)
+	if (!xs)
 		return -ENOMEM;
 	for (size_t i = 0; i < f->nh; i++)
-		for (size_t k = 0; k < f->h[i].x->nproc; k++) {
-			const struct hvn_proc *p = &f->h[i].x->proc[k];
-
-			if (p->nranks > 0)
-				v[n++] = (struct comm_rank){ p->comm, p->rank, p->nranks };
-		}
-	qsort(v, n, sizeof(*v), cmp_comm_rank);
-	for (size_t i = 0; i < n;) {
-		struct hvn_fleet_missing m = { v[i].comm, v[i].nranks, 0, -1 };
-		int32_t next = 0;		/* the lowest rank not seen yet */
-		size_t j = i;
-		void *g;
-
-		for (; j < n && v[j].comm == v[i].comm; j++) {
-			if (v[j].nranks > m.nranks)
-				m.nranks = v[j].nranks;
-			if (j > i && v[j].rank == v[j - 1].rank)
-				continue;		/* a rank in two files */
-			if (v[j].rank < 0 || v[j].rank >= m.nranks)
-				continue;
-			if (m.first_missing < 0 && v[j].rank > next)
-				m.first_missing = next;
-			next = v[j].rank + 1;
-			m.nseen++;
-		}
-		if (m.first_missing < 0 && next < m.nranks)
-			m.first_missing = next;
-		if (m.nseen > m.nranks)
-			m.nseen = m.nranks;
-		i = j;
-		g = realloc(f->miss, (f->nmiss + 1) * sizeof(*f->miss));
-		if (!g) {
-			free(v);
-			return -ENOMEM;
-		}
-		f->miss = g;
-		f->miss[f->nmiss++] = m;
-	}
-	free(v);
+		xs[i] = f->h[i].x;
+	n = hvn_corr_missing(xs, f->nh, false, &f->miss);
+	free(xs);
+	if (n < 0)
+		return -ENOMEM;
+	f->nmiss = n;
 	return 0;
 }
 

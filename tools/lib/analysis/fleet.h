@@ -135,13 +135,6 @@ struct hvn_fleet_blame {
 	double worst_ns;
 };
 
-/* A communicator's ranks that no trace holds. */
-struct hvn_fleet_missing {
-	uint64_t comm;
-	int32_t nranks, nseen;
-	int32_t first_missing;
-};
-
 struct hvn_fleet_grp;
 
 struct hvn_fleet {
@@ -159,7 +152,7 @@ struct hvn_fleet {
 	size_t nall;
 	struct hvn_fleet_grp *grp;
 	size_t ngrp;
-	struct hvn_fleet_missing *miss;
+	struct hvn_missing *miss;
 	size_t nmiss;
 	size_t ncoll, nranks;
 };

@@ -147,6 +147,11 @@ static void ext_add(struct hvn_corr *x, const struct hvn_ext_coll *e,
 		pr->file = file;
 		pr->comm_digits = e->comm_digits;
 	}
+	/* What the file says of its communicator and process. */
+	if (e->nranks > pr->nranks)
+		pr->nranks = e->nranks;
+	if (e->pid > 0)
+		pr->pid = e->pid;
 	if (e->state != HVN_EXT_COMPLETED) {
 		struct hvn_unfinished *u;
 
@@ -980,6 +985,89 @@ void hvn_corr_analyse(struct hvn_corr *x, struct hvn_tdat *t,
 	qsort(x->st, x->nst, sizeof(*x->st), cmp_stall_lost);
 	if (x->nunf)
 		qsort(x->unf, x->nunf, sizeof(*x->unf), cmp_unfinished);
+	/* A rank whose file was not given: said, as over many hosts. */
+	{
+		const struct hvn_corr *one = x;
+		long n;
+
+		free(x->miss);
+		x->miss = NULL;
+		n = hvn_corr_missing(&one, 1, true, &x->miss);
+		x->nmiss = n > 0 ? n : 0;
+	}
+}
+
+struct comm_rank {
+	uint64_t comm;
+	int32_t rank, nranks;
+};
+
+static int cmp_comm_rank(const void *a, const void *b)
+{
+	const struct comm_rank *x = a, *y = b;
+
+	if (x->comm != y->comm)
+		return x->comm < y->comm ? -1 : 1;
+	return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* One sort of every (communicator, rank), whatever the ranks' numbers
+ * say. */
+long hvn_corr_missing(const struct hvn_corr *const *xs, size_t nx,
+		      bool files_only, struct hvn_missing **out)
+{
+	struct hvn_missing *miss = NULL;
+	struct comm_rank *v;
+	size_t n = 0, total = 0, nmiss = 0;
+
+	for (size_t i = 0; i < nx; i++)
+		total += xs[i]->nproc;
+	v = malloc((total + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < nx; i++)
+		for (size_t k = 0; k < xs[i]->nproc; k++) {
+			const struct hvn_proc *p = &xs[i]->proc[k];
+
+			if (p->nranks > 0 && (!files_only || p->file))
+				v[n++] = (struct comm_rank){ p->comm, p->rank, p->nranks };
+		}
+	qsort(v, n, sizeof(*v), cmp_comm_rank);
+	for (size_t i = 0; i < n;) {
+		struct hvn_missing m = { v[i].comm, v[i].nranks, 0, -1 };
+		int32_t next = 0;		/* the lowest rank not seen yet */
+		size_t j = i;
+		void *g;
+
+		for (; j < n && v[j].comm == v[i].comm; j++) {
+			if (v[j].nranks > m.nranks)
+				m.nranks = v[j].nranks;
+			if (j > i && v[j].rank == v[j - 1].rank)
+				continue;		/* a rank in two files */
+			if (v[j].rank < 0 || v[j].rank >= m.nranks)
+				continue;
+			if (m.first_missing < 0 && v[j].rank > next)
+				m.first_missing = next;
+			next = v[j].rank + 1;
+			m.nseen++;
+		}
+		if (m.first_missing < 0 && next < m.nranks)
+			m.first_missing = next;
+		if (m.nseen > m.nranks)
+			m.nseen = m.nranks;
+		i = j;
+		g = realloc(miss, (nmiss + 1) * sizeof(*miss));
+		if (!g) {
+			free(v);
+			free(miss);
+			return -ENOMEM;
+		}
+		miss = g;
+		miss[nmiss++] = m;
+	}
+	free(v);
+	*out = miss;
+	return nmiss;
 }
 
 void hvn_corr_free(struct hvn_corr *x)
@@ -995,6 +1083,7 @@ void hvn_corr_free(struct hvn_corr *x)
 	free(x->late);
 	free(x->unf);
 	free(x->ep);
+	free(x->miss);
 }
 
 void hvn_corr_trim_episodes(struct hvn_corr *x)

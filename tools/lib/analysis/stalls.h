@@ -96,6 +96,13 @@ struct hvn_unfinished {
 	uint8_t func, is_p2p, state;	/* enum hvn_ext_state */
 };
 
+/* A communicator's ranks that no input holds. */
+struct hvn_missing {
+	uint64_t comm;
+	int32_t nranks, nseen;
+	int32_t first_missing;
+};
+
 struct hvn_corr {
 	const char *trace;		/* its path, for messages */
 	const struct hvn_schema *schema;
@@ -128,6 +135,10 @@ struct hvn_corr {
 	bool keep_episodes;
 	struct hvn_episode *ep;
 	size_t nep, ep_cap;
+	/* The communicators of other tools' files, and their ranks no file
+	 * was given of (hvn_corr_analyse()). */
+	struct hvn_missing *miss;
+	size_t nmiss;
 };
 
 struct hvn_corr_params {
@@ -157,6 +168,11 @@ int hvn_corr_read(struct hvn_corr *x, enum hvn_corr_input kind,
 void hvn_corr_analyse(struct hvn_corr *x, struct hvn_tdat *t,
 		      const struct hvn_corr_params *p);
 void hvn_corr_free(struct hvn_corr *x);
+/* The ranks of each communicator none of @xs holds (with @files_only, of
+ * the communicators read from other tools' files): their number, in a
+ * malloc'd *@out, or -ENOMEM. */
+long hvn_corr_missing(const struct hvn_corr *const *xs, size_t n,
+		      bool files_only, struct hvn_missing **out);
 /* Keep only the episodes on CPUs that serve a collective or a watched IRQ
  * (what a stall or a probe can be charged with). */
 void hvn_corr_trim_episodes(struct hvn_corr *x);

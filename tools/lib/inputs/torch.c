@@ -526,6 +526,32 @@ static int fr_entry(struct src *s, const struct json *e, int rank,
 	return 0;
 }
 
+/*
+ * The ranks of group @name in pg_config: {"0": {"name": "0", "ranks":
+ * "[0, 1, 2]"}, ...}, the ranks a string or a list; 0 if not said.
+ */
+static int32_t fr_nranks(const struct json *cfg, const char *name)
+{
+	for (size_t k = 0; cfg && cfg->type == J_OBJ && k < cfg->n; k++) {
+		const struct json *g = &cfg->kids[k], *n = hvn_json_get(g, "name");
+		const struct json *r = hvn_json_get(g, "ranks");
+		int32_t count = 0;
+
+		if (!n || n->type != J_STR || strcmp(n->str, name) || !r)
+			continue;
+		if (r->type == J_ARR)
+			return r->n <= INT32_MAX ? (int32_t)r->n : 0;
+		if (r->type != J_STR)
+			return 0;
+		/* "[0, 1, 2]": a number after each "[" or ",". */
+		for (const char *c = r->str; *c; c++)
+			if ((*c == '[' || *c == ',') && isdigit((unsigned char)c[1 + strspn(c + 1, " ")]))
+				count++;
+		return count;
+	}
+	return 0;
+}
+
 static struct json *fr_load(struct src *s)
 {
 	size_t len;
@@ -551,7 +577,7 @@ int hvn_read_torch_fr(const char *path, hvn_ext_add add, void *ctx)
 {
 	struct src s = { .path = path };
 	struct json *j = fr_load(&s);
-	const struct json *entries, *v;
+	const struct json *entries, *v, *pg;
 	int ret = 0, rank;
 
 	if (!j)
@@ -587,6 +613,9 @@ int hvn_read_torch_fr(const char *path, hvn_ext_add add, void *ctx)
 			ret = r;
 			goto out;
 		}
+		pg = hvn_json_get(&entries->kids[i], "process_group");
+		if (pg && pg->type == J_ARR && pg->n && pg->kids[0].type == J_STR)
+			c.nranks = fr_nranks(hvn_json_get(j, "pg_config"), pg->kids[0].str);
 		ret = push(&s, &c);
 		if (ret)
 			goto out;
@@ -694,6 +723,8 @@ int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx)
 	struct kcount *cnt = NULL;
 	const char *only_pg = NULL, *def_pg;
 	bool many_pg = false, have0 = false;
+	int32_t world = 0;
+	int64_t ws;
 
 	if (!j)
 		return HVN_EXIT_BADFILE;
@@ -710,6 +741,15 @@ int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx)
 			goto out;
 		}
 		rank = r;
+	}
+	/* The communicator's size, for the ranks no file was given of. */
+	if (int_key(&s, di, "world_size", &ws, false, &ret)) {
+		if (ws < 1 || ws > INT32_MAX) {
+			ret = bad(&s, "distributedInfo.world_size %lld is not a number of ranks",
+				  (long long)ws);
+			goto out;
+		}
+		world = ws;
 	}
 	if (ret)
 		goto out;
@@ -785,8 +825,7 @@ int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx)
 	for (size_t q = 0; q < nkv; q++) {
 		const struct json *e = &ev->kids[kv[q].i], *args = hvn_json_get(e, "args");
 		const char *name = hvn_json_get(e, "name")->str, *pgn = kv[q].pgn, *dt;
-		struct hvn_ext_coll c = { .rank = rank };
-		double ts = kv[q].ts, dur = kv[q].dur;
+		struct hvn_ext_coll c = { .rank = rank, .nranks = world };
 		bool p2p;
 		int64_t v;
 
@@ -823,7 +862,7 @@ int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx)
 		/* older traces: ts in epoch µs */
 		if (__builtin_add_overflow(base < 0 ? 0 : base, kv[q].ts_ns, &c.start_real) ||
 		    __builtin_add_overflow(c.start_real, kv[q].dur_ns, &c.end_real)) {
-			ret = bad(&s, "\"ts\" %g or \"dur\" %g is beyond any time", ts, dur);
+			ret = bad(&s, "\"ts\" %g or \"dur\" %g is beyond any time", kv[q].ts, kv[q].dur);
 			goto out;
 		}
 		ret = push(&s, &c);
@@ -972,6 +1011,10 @@ static int inspector_line(struct src *s, const struct json *j, struct hvn_ext_co
 	host = str(s, m, "hostname", false, &ret);
 	if (host)
 		snprintf(c->host, sizeof(c->host), "%s", host);
+	if (int_key(s, h, "n_ranks", &size, false, &ret) && size > 0 && size <= INT32_MAX)
+		c->nranks = size;
+	if (int_key(s, m, "pid", &size, false, &ret) && size > 0 && size <= INT32_MAX)
+		c->pid = size;
 	/* Verbose dumps nest their times in the perf object (an older layout
 	 * had them at the top).  coll_start_ts/stop_ts bracket the enqueue:
 	 * the execution is the kernels'. */

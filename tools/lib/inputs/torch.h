@@ -16,6 +16,8 @@ struct hvn_ext_coll {
 	uint8_t func, is_p2p, state;
 	uint8_t comm_digits;		/* comm's hex digits known (a prefix); 0: all */
 	int64_t start_real, end_real;	/* CLOCK_REALTIME ns; end: completed only */
+	int32_t nranks;			/* the communicator's ranks; 0: not said */
+	int32_t pid;			/* the rank's process; 0: not said */
 	char host[33];
 };
 

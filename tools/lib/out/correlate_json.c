@@ -37,6 +37,14 @@ static void write_cpus(FILE *o, const struct hvn_stall *s)
 	fprintf(o, "]");
 }
 
+/* A communicator's ranks that no input holds; @n: those written before. */
+static void missing_json(FILE *o, const struct hvn_missing *m, size_t n)
+{
+	fprintf(o, "%s{\"comm\":\"%016llx\",\"nranks\":%d,\"seen\":%d,\"first_missing_rank\":%d}",
+		n ? "," : "", (unsigned long long)m->comm, m->nranks, m->nseen,
+		m->first_missing);
+}
+
 void hvn_corr_write_json(FILE *o, const struct hvn_corr *x,
 			 const struct hvn_corr_params *p, const char *path)
 {
@@ -75,6 +83,10 @@ void hvn_corr_write_json(FILE *o, const struct hvn_corr *x,
 		hvn_json_str(o, x->proc[i].name);
 		fprintf(o, "}");
 	}
+	fprintf(o, "],\"missing\":[");
+	for (size_t i = 0, n = 0; i < x->nmiss; i++)
+		if (x->miss[i].nseen < x->miss[i].nranks)
+			missing_json(o, &x->miss[i], n++);
 	fprintf(o, "],\"stalls\":[");
 	for (size_t i = 0; i < x->nst; i++) {
 		const struct hvn_stall *s = &x->st[i];
@@ -202,10 +214,7 @@ void hvn_fleet_write_json(FILE *o, const struct hvn_fleet *f,
 	fprintf(o, "],\"missing\":[");
 	for (size_t i = 0, n = 0; i < f->nmiss; i++)
 		if (f->miss[i].nseen < f->miss[i].nranks)
-			fprintf(o, "%s{\"comm\":\"%016llx\",\"nranks\":%d,\"seen\":%d,\"first_missing_rank\":%d}",
-				n++ ? "," : "", (unsigned long long)f->miss[i].comm,
-				f->miss[i].nranks, f->miss[i].nseen,
-				f->miss[i].first_missing);
+			missing_json(o, &f->miss[i], n++);
 	fprintf(o, "],\"drain\":[");
 	for (size_t i = 0; i < f->nblame; i++) {
 		const struct hvn_fleet_blame *b = &f->blame[i];
