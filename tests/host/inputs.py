@@ -641,6 +641,15 @@ rc, out, err = correlate("--inspector", write("insp-inf/node1-pid101.log", inf),
 check(rc == 0 and out and out["collectives"] == 80,
       f"inspector: a bandwidth of inf (%lf of a zero time) loses nothing (exit {rc})")
 
+# Flight Recorder dumps named by host and rank, as users of pytorch#140879
+# set the prefix: nccl_trace_rank_<host>_<N>.
+named = [write(f"fr-hosts/nccl_trace_rank_gpu-node{7 + r}_{r}", fr(r)) for r in range(3)]
+rc, out, err = correlate("--fr", *named)
+check(rc == 0 and out and sorted(r["rank"] for r in out["ranks"]) == [0, 1, 2] and
+      late_of(out) == [(2, "AllReduce", 10)],
+      f"fr: dumps named nccl_trace_rank_<host>_<N> are ranks N (exit {rc}, "
+      f"{sorted(r['rank'] for r in out['ranks']) if out else '-'})", err[-300:])
+
 # What the files say of their communicator: its size (Kineto's
 # distributedInfo.world_size, Flight Recorder's pg_config ranks,
 # Inspector's header.n_ranks) and the rank's process; a rank whose file

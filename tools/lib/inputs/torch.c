@@ -373,6 +373,17 @@ static int name_rank(struct src *s, bool only_number, int *ret)
 		if (isdigit((unsigned char)*r))
 			d = r;
 	}
+	/* Flight Recorder appends the rank to its prefix, which users end
+	 * with their host's name (nccl_trace_rank_<host>_<N>): the digits
+	 * that end the name, after "rank" and a separator. */
+	if (r && !d && only_number) {
+		const char *e = b + strlen(b);
+
+		while (e > r && isdigit((unsigned char)e[-1]))
+			e--;
+		if (*e && e > r && (e[-1] == '_' || e[-1] == '-'))
+			d = e;
+	}
 	for (const char *k = b; !d && *k; k++)
 		if (isdigit((unsigned char)*k) &&
 		    (k == b || !isdigit((unsigned char)k[-1])) && !runs++)
