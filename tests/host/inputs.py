@@ -668,6 +668,29 @@ check(p.returncode == 0 and re.search(r"MISSING: comm \w+ has 3 ranks, 2 in thes
                                       p.stdout),
       "... and in the text: MISSING names the rank", p.stdout[:400])
 
+# A rank the trace's own NCCL records hold (the plugin ran) given again
+# as Inspector output: refused, not counted twice as "3 ranks" with one
+# 113610361.967 ms late; the same with the id cut to 14 hex digits.
+import fleet_synth  # noqa: E402
+fleet_synth.write(os.path.join(work, "plugin-host"), nhosts=2, nranks=2, ncoll=60, only=[0])
+ptrace = os.path.join(work, "plugin-host", "host0.dat")
+for hid in (f"0x{fleet_synth.COMM:x}", f"0x{fleet_synth.COMM:x}"[:16]):
+    line = json.dumps({"header": {"id": hid, "rank": 0, "n_ranks": 4, "nnodes": 2},
+                       "metadata": {"inspector_output_format_version": "v4.0",
+                                    "dump_timestamp_us": 1_796_000_100_000_000, "hostname": "host0",
+                                    "pid": 100},
+                       "coll_perf": {"coll": "AllReduce", "coll_sn": 3, "coll_msg_size_bytes": 4096,
+                                     "coll_exec_time_us": 2000, "coll_timing_source": "kernel_gpu",
+                                     "coll_algobw_gbs": 1.0, "coll_busbw_gbs": 1.0}}) + "\n"
+    p = subprocess.run([hvn, "correlate", "--json", ptrace, "--inspector",
+                        write(f"insp-dup/host0-{len(hid)}.log", line)],
+                       capture_output=True, text=True, env=env)
+    out = json.loads(p.stdout) if p.stdout.strip() else None
+    nr = len(out["ranks"]) if out else None
+    check(p.returncode == 3 and "the trace's NCCL records (the plugin's) already" in p.stderr and nr == 2,
+          f"inspector: a rank of the plugin's records given again ({len(hid) - 2} hex digits of id) "
+          f"is refused, the plugin's 2 ranks kept (exit {p.returncode}, {nr} ranks)", p.stderr[-300:])
+
 # Not Inspector output: refused once, saying what it looks like, not an
 # error a line (a Kineto trace gave 23,478 lines).
 kin_lines = json.dumps(kineto_real(0), indent=1)

@@ -195,22 +195,39 @@ static void ext_stage(void *vf, const struct hvn_ext_coll *e)
 	f->v[f->n++] = *e;
 }
 
+/* Whether @e's communicator is @pr's: the same hash, or (Inspector's
+ * ids cut to 14 hex digits) the first digits of it. */
+static bool same_comm(const struct hvn_proc *pr, const struct hvn_ext_coll *e)
+{
+	char a[24], b[24];
+
+	if (pr->comm == e->comm)
+		return true;
+	if (!e->comm_digits || pr->comm_digits)
+		return false;
+	snprintf(a, sizeof(a), "%llx", (unsigned long long)e->comm);
+	snprintf(b, sizeof(b), "%llx", (unsigned long long)pr->comm);
+	return strlen(b) > strlen(a) && !strncmp(a, b, strlen(a));
+}
+
 /*
- * A rank of a communicator comes from one file: a second is the same file
- * given twice, or files of two jobs whose ranks would be paired as one.
+ * A rank of a communicator comes from one source: a second is the same
+ * file given twice, files of two jobs whose ranks would be paired as one,
+ * or a file of a rank the trace's own NCCL records (the plugin's) hold.
  */
 static const char *ext_clash(const struct hvn_corr *x, const struct ext_file *f,
 			     const char *path, const struct hvn_ext_coll **at)
 {
-	for (size_t i = 0; i < f->n; i++) {
-		const struct hvn_proc *pr = hvn_corr_proc_of(x, f->v[i].comm,
-							     f->v[i].rank);
+	for (size_t i = 0; i < f->n; i++)
+		for (size_t k = 0; k < x->nproc; k++) {
+			const struct hvn_proc *pr = &x->proc[k];
 
-		if (pr && pr->file && pr->file != path) {
+			if (pr->rank != f->v[i].rank || pr->file == path ||
+			    !same_comm(pr, &f->v[i]))
+				continue;
 			*at = &f->v[i];
-			return pr->file;
+			return pr->file ? pr->file : "the trace's NCCL records (the plugin's)";
 		}
-	}
 	return NULL;
 }
 
