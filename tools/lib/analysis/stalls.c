@@ -147,9 +147,12 @@ static void ext_add(struct hvn_corr *x, const struct hvn_ext_coll *e,
 		pr->file = file;
 		pr->comm_digits = e->comm_digits;
 	}
-	/* What the file says of its communicator and process. */
+	/* What the file says of its communicator and process, and how far
+	 * its times may be off. */
 	if (e->nranks > pr->nranks)
 		pr->nranks = e->nranks;
+	if (e->unc_ns > pr->unc_ns)
+		pr->unc_ns = e->unc_ns;
 	if (e->pid > 0)
 		pr->pid = e->pid;
 	if (e->state != HVN_EXT_COMPLETED) {
@@ -695,6 +698,13 @@ static int cmp_seq(const void *a, const void *b, void *arg)
 	return k ? k : (x->rank > y->rank) - (x->rank < y->rank);
 }
 
+static uint64_t unc_of(const struct hvn_corr *x, uint64_t comm, int32_t rank)
+{
+	const struct hvn_proc *pr = hvn_corr_proc_of(x, comm, rank);
+
+	return pr ? pr->unc_ns : 0;
+}
+
 static void find_late(struct hvn_corr *x, const struct hvn_corr_params *p)
 {
 	uint32_t *idx = malloc((x->ncoll + 1) * sizeof(*idx));
@@ -708,7 +718,8 @@ static void find_late(struct hvn_corr *x, const struct hvn_corr_params *p)
 		size_t j = i;
 		const struct hvn_coll *a = &x->coll[idx[i]];
 		int64_t first = INT64_MAX, last = INT64_MIN, second = INT64_MIN;
-		int32_t last_rank = -1;
+		int32_t last_rank = -1, second_rank = -1;
+		uint64_t thr = p->min_ms * 1e6, u1, u2;
 
 		while (j < n && !hvn_coll_key_cmp(&x->coll[idx[j]], a))
 			j++;
@@ -719,14 +730,25 @@ static void find_late(struct hvn_corr *x, const struct hvn_corr_params *p)
 				first = t;
 			if (t > last) {
 				second = last;
+				second_rank = last_rank;
 				last = t;
 				last_rank = x->coll[idx[m]].rank;
 			} else if (t > second) {
 				second = t;
+				second_rank = x->coll[idx[m]].rank;
 			}
 		}
+		/* Never within what the two ranks' inputs may be off by
+		 * (Inspector's times without verbose output: a dump
+		 * interval). */
+		u1 = unc_of(x, a->comm, last_rank);
+		u2 = unc_of(x, a->comm, second_rank);
+		if (u1 > UINT64_MAX - u2)
+			thr = UINT64_MAX;
+		else if (u1 + u2 > thr)
+			thr = u1 + u2;
 		/* Late: after every other rank by the threshold. */
-		if (j - i >= 2 && last - second >= p->min_ms * 1e6) {
+		if (j - i >= 2 && (uint64_t)(last - second) >= thr) {
 			x->late = realloc(x->late, (x->nlate + 1) * sizeof(*x->late));
 			x->late[x->nlate].comm = a->comm;
 			x->late[x->nlate].seq = a->seq;
@@ -755,6 +777,8 @@ static void take_nccl(void *vx, const struct hvn_nccl_rec *r)
 
 		x->proc = hvn_corr_grow(x->proc, &x->proc_cap, x->nproc, sizeof(*x->proc));
 		pr = &x->proc[x->nproc++];
+		/* No file, no uncertainty: the trace's own. */
+		memset(pr, 0, sizeof(*pr));
 		pr->comm = m->comm;
 		pr->rank = m->rank;
 		pr->nranks = m->nranks;

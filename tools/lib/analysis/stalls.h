@@ -30,6 +30,9 @@ struct hvn_proc {
 	uint64_t mono, real;
 	char host[33], name[33];
 	const char *file;		/* the input file it came from, if any */
+	uint64_t unc_ns;		/* how far its times may be off (its
+					 * input's word): 0 exact, UINT64_MAX
+					 * not known */
 	uint8_t comm_digits;		/* comm is a prefix of this many hex digits */
 };
 

@@ -1142,6 +1142,8 @@ int hvn_read_inspector(const char *path, hvn_ext_add add, void *ctx)
 		}
 		r = inspector_line(&s, j, &c, &approx, &dump);
 		hvn_json_free(j);
+		/* Ended at its dump: off by up to a dump interval (below). */
+		c.unc_ns = approx ? UINT64_MAX : 0;
 		if (!r)
 			r = push(&s, &c);
 		if (r) {
@@ -1155,6 +1157,9 @@ int hvn_read_inspector(const char *path, hvn_ext_add add, void *ctx)
 			prev_dump = dump;
 	}
 	free(text);
+	for (size_t k = 0; gap > 0 && k < s.n; k++)
+		if (s.v[k].unc_ns == UINT64_MAX)
+			s.v[k].unc_ns = (uint64_t)(gap * 1e3);
 	if (napprox) {
 		char g[48] = "unknown: one dump";
 

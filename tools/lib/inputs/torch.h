@@ -18,6 +18,8 @@ struct hvn_ext_coll {
 	int64_t start_real, end_real;	/* CLOCK_REALTIME ns; end: completed only */
 	int32_t nranks;			/* the communicator's ranks; 0: not said */
 	int32_t pid;			/* the rank's process; 0: not said */
+	uint64_t unc_ns;		/* how far its times may be off: 0 exact,
+					 * UINT64_MAX not known */
 	char host[33];
 };
 
