@@ -667,6 +667,27 @@ check(rc == 0 and out and sorted(r["rank"] for r in out["ranks"]) == [0, 1, 2] a
       f"fr: dumps named nccl_trace_rank_<host>_<N> are ranks N (exit {rc}, "
       f"{sorted(r['rank'] for r in out['ranks']) if out else '-'})", err[-300:])
 
+# A hang: ranks 0 and 2 started seq 39 and never completed it; rank 1's
+# dump stops at seq 30: it never scheduled 31, the missing participant.
+hang = []
+for r in range(3):
+    d = fr(r)
+    if r == 1:
+        d["entries"] = [e for e in d["entries"] if e["collective_seq_id"] <= 30]
+    else:
+        d["entries"][-1]["state"] = "started"
+    hang.append(write(f"fr-hang/nccl_trace_rank_{r}", d))
+rc, out, err = correlate("--fr", *hang)
+uns = [(u["rank"], u["seq"], u["others"]) for u in out["unscheduled"]] if out else None
+p = subprocess.run([hvn, "correlate", trace, "--fr", *hang], capture_output=True, text=True, env=env)
+check(rc == 0 and uns == [(1, 31, 2)] and
+      "rank 1 (host ?) never scheduled seq 31, which 2 other ranks did" in p.stdout,
+      f"fr: in a hang, the rank whose dump stops first is named: it never scheduled the next "
+      f"collective the others did (unscheduled {uns})", p.stdout[-400:] + err[-200:])
+rc, out, err = correlate("--fr", *good["fr"])
+check(rc == 0 and out["unscheduled"] == [],
+      "fr: without a hang (every collective completed) no rank is named so")
+
 # What the files say of their communicator: its size (Kineto's
 # distributedInfo.world_size, Flight Recorder's pg_config ranks,
 # Inspector's header.n_ranks) and the rank's process; a rank whose file

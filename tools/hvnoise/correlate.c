@@ -151,6 +151,14 @@ static void print_text(struct hvn_corr *x, const struct hvn_corr_params *p,
 		if (x->nunf > (size_t)p->top)
 			printf("  ... and %zu more (--top)\n", x->nunf - p->top);
 	}
+	for (size_t i = 0; i < x->nunsched; i++) {
+		const struct hvn_unscheduled *u = &x->unsched[i];
+		const struct hvn_proc *pr = hvn_corr_proc_of(x, u->comm, u->rank);
+
+		printf("  comm %016llx rank %d (host %s) never scheduled seq %llu, which %d other rank%s did: the missing participant\n",
+		       (unsigned long long)u->comm, u->rank, pr && pr->host[0] ? pr->host : "?",
+		       (unsigned long long)u->seq, u->others, u->others == 1 ? "" : "s");
+	}
 }
 
 struct correlate_args {

@@ -698,6 +698,77 @@ static int cmp_seq(const void *a, const void *b, void *arg)
 	return k ? k : (x->rank > y->rank) - (x->rank < y->rank);
 }
 
+/* Raise the highest sequence number @comm's @rank had to @seq (@top, @any:
+ * per rank of @x). */
+static void seq_top(const struct hvn_corr *x, uint64_t comm, int32_t rank,
+		    uint64_t seq, uint64_t *top, bool *any)
+{
+	for (size_t i = 0; i < x->nproc; i++)
+		if (x->proc[i].comm == comm && x->proc[i].rank == rank &&
+		    (!any[i] || seq > top[i])) {
+			top[i] = seq;
+			any[i] = true;
+		}
+}
+
+/*
+ * Where a communicator hung (a rank never completed a collective), the
+ * ranks whose records stop before the others': the first collective
+ * such a rank never had, which others did, names the missing
+ * participant, as PyTorch's fr_trace looks for it.
+ */
+static void find_unscheduled(struct hvn_corr *x)
+{
+	struct hvn_unscheduled *u;
+	uint64_t *top;
+	bool *any, *hung;
+
+	free(x->unsched);
+	x->unsched = NULL;
+	x->nunsched = 0;
+	if (!x->nunf)
+		return;
+	top = calloc(x->nproc + 1, sizeof(*top));
+	any = calloc(x->nproc + 1, sizeof(*any));
+	hung = calloc(x->nproc + 1, sizeof(*hung));
+	if (!top || !any || !hung)
+		goto out;
+	for (size_t i = 0; i < x->nproc; i++)
+		for (size_t k = 0; k < x->nunf && !hung[i]; k++)
+			hung[i] = x->unf[k].comm == x->proc[i].comm && !x->unf[k].is_p2p;
+	for (size_t k = 0; k < x->ncoll; k++)
+		if (!x->coll[k].is_p2p)
+			seq_top(x, x->coll[k].comm, x->coll[k].rank, x->coll[k].seq, top, any);
+	for (size_t k = 0; k < x->nunf; k++)
+		if (!x->unf[k].is_p2p)
+			seq_top(x, x->unf[k].comm, x->unf[k].rank, x->unf[k].seq, top, any);
+	/* Sequence numbers follow one another: a rank that reached a higher
+	 * one had this rank's next. */
+	for (size_t i = 0; i < x->nproc; i++) {
+		int32_t others = 0;
+
+		if (!hung[i] || !any[i])
+			continue;
+		for (size_t q = 0; q < x->nproc; q++)
+			others += q != i && x->proc[q].comm == x->proc[i].comm &&
+				  any[q] && top[q] > top[i];
+		if (!others)
+			continue;
+		u = realloc(x->unsched, (x->nunsched + 1) * sizeof(*u));
+		if (!u)
+			break;
+		x->unsched = u;
+		x->unsched[x->nunsched++] = (struct hvn_unscheduled){
+			.comm = x->proc[i].comm, .seq = top[i] + 1,
+			.rank = x->proc[i].rank, .others = others,
+		};
+	}
+out:
+	free(top);
+	free(any);
+	free(hung);
+}
+
 static uint64_t unc_of(const struct hvn_corr *x, uint64_t comm, int32_t rank)
 {
 	const struct hvn_proc *pr = hvn_corr_proc_of(x, comm, rank);
@@ -1026,6 +1097,7 @@ void hvn_corr_analyse(struct hvn_corr *x, struct hvn_tdat *t,
 	qsort(x->st, x->nst, sizeof(*x->st), cmp_stall_lost);
 	if (x->nunf)
 		qsort(x->unf, x->nunf, sizeof(*x->unf), cmp_unfinished);
+	find_unscheduled(x);
 	/* A rank whose file was not given: said, as over many hosts. */
 	{
 		const struct hvn_corr *one = x;
@@ -1125,6 +1197,7 @@ void hvn_corr_free(struct hvn_corr *x)
 	free(x->unf);
 	free(x->ep);
 	free(x->miss);
+	free(x->unsched);
 }
 
 void hvn_corr_trim_episodes(struct hvn_corr *x)

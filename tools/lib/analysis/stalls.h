@@ -99,6 +99,13 @@ struct hvn_unfinished {
 	uint8_t func, is_p2p, state;	/* enum hvn_ext_state */
 };
 
+/* A rank that never scheduled a collective other ranks of its
+ * communicator did (Flight Recorder's missing participant of a hang). */
+struct hvn_unscheduled {
+	uint64_t comm, seq;		/* the first collective it never had */
+	int32_t rank, others;		/* ... and how many ranks had it */
+};
+
 /* A communicator's ranks that no input holds. */
 struct hvn_missing {
 	uint64_t comm;
@@ -142,6 +149,10 @@ struct hvn_corr {
 	 * was given of (hvn_corr_analyse()). */
 	struct hvn_missing *miss;
 	size_t nmiss;
+	/* In a communicator where some rank never completed a collective: the
+	 * ranks that stopped before the others (hvn_corr_analyse()). */
+	struct hvn_unscheduled *unsched;
+	size_t nunsched;
 };
 
 struct hvn_corr_params {

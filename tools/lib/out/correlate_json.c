@@ -136,6 +136,12 @@ void hvn_corr_write_json(FILE *o, const struct hvn_corr *x,
 			u->state == HVN_EXT_STARTED ? "started" : "scheduled",
 			(long long)u->start, (long long)u->start_real);
 	}
+	fprintf(o, "],\"unscheduled\":[");
+	for (size_t i = 0; i < x->nunsched; i++)
+		fprintf(o, "%s{\"comm\":\"%016llx\",\"rank\":%d,\"seq\":%llu,\"others\":%d}",
+			i ? "," : "", (unsigned long long)x->unsched[i].comm,
+			x->unsched[i].rank, (unsigned long long)x->unsched[i].seq,
+			x->unsched[i].others);
 	fprintf(o, "]}\n");
 }
 
