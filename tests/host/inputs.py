@@ -523,6 +523,53 @@ rc, out, err = correlate("--kineto", write("kineto-cpu/rank0.json", cpu_only))
 check(rc == 0 and err.count("no NCCL kernel in it") == 1 and err.count("\n") == 1,
       f"kineto: a trace without NCCL kernels says so once (exit {rc}: {err.strip()[:160]})")
 
+def with_cpu_side(d, op_of):
+    """d's NCCL kernels with the CPU side PyTorch writes: each kernel's
+    launch (cuda_runtime, by "correlation") inside the CPU op op_of(kernel)
+    names, a record_param_comms ("Collective name") or an nccl:<op>."""
+    extra = []
+    for n, e in enumerate(d["traceEvents"]):
+        if not e["name"].startswith("nccl"):
+            continue
+        e.setdefault("args", {})["correlation"] = 5000 + n
+        kind, op = op_of(e)
+        extra.append({"ph": "X", "cat": "cpu_op" if kind == "record" else "user_annotation",
+                      "name": "record_param_comms" if kind == "record" else op, "pid": 11,
+                      "tid": 12, "ts": e["ts"] - 80.0, "dur": 60.0,
+                      "args": {"Collective name": op} if kind == "record" else {}})
+        extra.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 11,
+                      "tid": 12, "ts": e["ts"] - 50.0, "dur": 5.0, "args": {"correlation": 5000 + n}})
+    d["traceEvents"] += extra
+    return d
+
+
+# ncclDevKernel_Generic without "Collective name" (PyTorch before 2.4):
+# the op of the record_param_comms that launched it.
+old_gen = kineto_real(0)
+for e in old_gen["traceEvents"]:
+    if e["name"].startswith("ncclDevKernel_AllReduce"):
+        e["name"] = "ncclDevKernel_Generic"
+with_cpu_side(old_gen, lambda e: ("record", "allreduce") if "Generic" in e["name"] else ("nccl", "nccl:send"))
+rc, got, err = perfetto_names("--kineto", write("kineto-gen-old/rank0.json", old_gen))
+got = [g.replace("STALL ", "") for g in got]
+check(rc == 0 and got.count("AllReduce") == 40 and "Unknown" not in got,
+      f"kineto: ncclDevKernel_Generic without \"Collective name\" is the op of the CPU op that "
+      f"launched it (exit {rc}, { {n: got.count(n) for n in sorted(set(got))} })", err[-300:])
+
+# all_to_all runs as SendRecv kernels: the nccl:all_to_all around their
+# launch makes them a collective, judged for late ranks (rank 1's third
+# all_to_all, 12 ms late: before its next, as a stream runs in order),
+# not point-to-point.
+a2a = [write(f"kineto-a2a/rank{r}.json",
+             with_cpu_side(kineto_real(r, p2p_late=12000 if r == 1 else 0),
+                           lambda e: ("nccl", "nccl:all_to_all") if "SendRecv" in e["name"]
+                           else ("record", "allreduce")))
+       for r in range(3)]
+rc, out, err = correlate("--kineto", *a2a)
+check(rc == 0 and late_of(out) == [(1, "AlltoAll", 2), (2, "AllReduce", 10)],
+      f"kineto: SendRecv kernels launched by nccl:all_to_all are all-to-alls, a late rank judged "
+      f"(late {late_of(out)})", err[-300:])
+
 # An error names the event at fault, not the NCCL kernel before it.
 badname = kineto_real(0)
 badname["traceEvents"].insert(12, {"ph": "X", "cat": "cpu_op", "name": 7, "ts": 1.0, "dur": 1.0})

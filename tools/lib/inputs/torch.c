@@ -722,6 +722,128 @@ static uint8_t kineto_func(struct src *s, const char *name, const struct json *a
 	return f;
 }
 
+/*
+ * The CPU side of a Kineto trace, for the kernels whose name does not say
+ * their operation (ncclDevKernel_Generic without "Collective name", as
+ * PyTorch before 2.4 wrote it) or says less than it was (all_to_all runs
+ * as SendRecv kernels): the kernel's "correlation" names its launch
+ * (cuda_runtime/cuda_driver), and the CPU op around the launch on its
+ * thread names the collective: record_param_comms's "Collective name",
+ * or a "nccl:<op>" annotation.
+ */
+struct launch {
+	int64_t corr, pid, tid;
+	double ts;
+};
+
+struct cpu_op {
+	int64_t pid, tid;
+	double ts, end;
+	const char *op;
+};
+
+struct cpu_side {
+	struct launch *l;
+	size_t nl;
+	struct cpu_op *o;
+	size_t no;
+};
+
+static int cmp_launch(const void *a, const void *b)
+{
+	const struct launch *x = a, *y = b;
+
+	return (x->corr > y->corr) - (x->corr < y->corr);
+}
+
+static int cmp_cpu_op(const void *a, const void *b)
+{
+	const struct cpu_op *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+/* The launches and the CPU ops that name collectives; false: no memory. */
+static bool cpu_side_read(const struct json *ev, struct cpu_side *cs)
+{
+	memset(cs, 0, sizeof(*cs));
+	cs->l = calloc(ev->n + 1, sizeof(*cs->l));
+	cs->o = calloc(ev->n + 1, sizeof(*cs->o));
+	if (!cs->l || !cs->o)
+		return false;
+	for (size_t i = 0; i < ev->n; i++) {
+		const struct json *e = &ev->kids[i], *args = hvn_json_get(e, "args");
+		const struct json *n = hvn_json_get(e, "name"), *c = hvn_json_get(e, "cat");
+		const struct json *cn = hvn_json_get(args, "Collective name");
+		int64_t corr, pid, tid;
+		double ts, dur;
+
+		if (!n || n->type != J_STR || !c || c->type != J_STR ||
+		    !hvn_json_int(hvn_json_get(e, "pid"), &pid) ||
+		    !hvn_json_int(hvn_json_get(e, "tid"), &tid) ||
+		    !hvn_json_get(e, "ts") || hvn_json_get(e, "ts")->type != J_NUM)
+			continue;
+		ts = hvn_json_get(e, "ts")->num;
+		if ((!strcmp(c->str, "cuda_runtime") || !strcmp(c->str, "cuda_driver")) &&
+		    hvn_json_int(hvn_json_get(args, "correlation"), &corr)) {
+			cs->l[cs->nl++] = (struct launch){ corr, pid, tid, ts };
+			continue;
+		}
+		if (!hvn_json_get(e, "dur") || hvn_json_get(e, "dur")->type != J_NUM)
+			continue;
+		dur = hvn_json_get(e, "dur")->num;
+		if (!strcmp(n->str, "record_param_comms") && cn && cn->type == J_STR)
+			cs->o[cs->no++] = (struct cpu_op){ pid, tid, ts, ts + dur, cn->str };
+		else if (!strncmp(n->str, "nccl:", 5))
+			cs->o[cs->no++] = (struct cpu_op){ pid, tid, ts, ts + dur, n->str };
+	}
+	qsort(cs->l, cs->nl, sizeof(*cs->l), cmp_launch);
+	qsort(cs->o, cs->no, sizeof(*cs->o), cmp_cpu_op);
+	return true;
+}
+
+/* The collective the CPU op around kernel @e's launch names, or NULL. */
+static const char *cpu_side_op(const struct cpu_side *cs, const struct json *e)
+{
+	struct launch key, *l;
+	const char *op = NULL;
+	double best = -1;
+	size_t lo = 0, hi = cs->no;
+
+	if (!hvn_json_int(hvn_json_get(hvn_json_get(e, "args"), "correlation"), &key.corr))
+		return NULL;
+	l = bsearch(&key, cs->l, cs->nl, sizeof(*cs->l), cmp_launch);
+	if (!l)
+		return NULL;
+	/* The first op of the launch's thread, then the innermost around it. */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct cpu_op *o = &cs->o[mid];
+
+		if (o->pid < l->pid || (o->pid == l->pid && o->tid < l->tid))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t k = lo; k < cs->no && cs->o[k].pid == l->pid && cs->o[k].tid == l->tid &&
+	     cs->o[k].ts <= l->ts; k++)
+		if (cs->o[k].end >= l->ts && cs->o[k].ts > best) {
+			best = cs->o[k].ts;
+			op = cs->o[k].op;
+		}
+	return op;
+}
+
+static void cpu_side_free(struct cpu_side *cs)
+{
+	free(cs->l);
+	free(cs->o);
+}
+
 int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx)
 {
 	struct src s = { .path = path };
@@ -733,7 +855,8 @@ int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx)
 	size_t nkv = 0, ncnt = 0;
 	struct kcount *cnt = NULL;
 	const char *only_pg = NULL, *def_pg;
-	bool many_pg = false, have0 = false;
+	bool many_pg = false, have0 = false, cs_read = false;
+	struct cpu_side cs = { 0 };
 	int32_t world = 0;
 	int64_t ws;
 
@@ -845,6 +968,28 @@ int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx)
 		c.func = kineto_func(&s, name, args, &p2p, &ret);
 		if (ret)
 			goto out;
+		/* The name does not say, or says SendRecv where all_to_all
+		 * runs as such kernels: the CPU op that launched it. */
+		if (c.func == HVN_FN_UNKNOWN || p2p) {
+			const char *op;
+			bool op_p2p;
+			uint8_t f;
+
+			if (!cs_read) {
+				cs_read = true;
+				if (!cpu_side_read(ev, &cs)) {
+					ret = bad(&s, "out of memory");
+					goto out;
+				}
+			}
+			op = cpu_side_op(&cs, e);
+			f = op ? fr_func(op, &op_p2p) : HVN_FN_UNKNOWN;
+			if (f != HVN_FN_UNKNOWN) {
+				c.func = f;
+				p2p = op_p2p || f == HVN_FN_SEND || f == HVN_FN_RECV ||
+				      f == HVN_FN_SENDRECV;
+			}
+		}
 		c.is_p2p = p2p;
 		pgn = pgn ? pgn : def_pg;
 		/* No group at all: one for the files of this kind; two jobs'
@@ -883,6 +1028,7 @@ int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx)
 out:
 	free(kv);
 	free(cnt);
+	cpu_side_free(&cs);
 	hvn_json_free(j);
 	return finish(&s, ret, add, ctx);
 }
