@@ -570,6 +570,30 @@ check(rc == 0 and late_of(out) == [(1, "AlltoAll", 2), (2, "AllReduce", 10)],
       f"kineto: SendRecv kernels launched by nccl:all_to_all are all-to-alls, a late rank judged "
       f"(late {late_of(out)})", err[-300:])
 
+# Kernels without a size are one group per function, whatever their
+# sizes: one op that always takes 5x the others' time (every third here)
+# is no stall, and is said not judged; a lone 30 ms stall among them
+# still is one.
+mixed = kineto_real(0)
+k = 0
+for e in mixed["traceEvents"]:
+    e.get("args", {}).pop("In msg nelems", None)
+    if e["name"].startswith("ncclDevKernel_AllReduce"):
+        if k % 3 == 0 and e["dur"] < 20000:
+            e["dur"] = 10000.0
+        k += 1
+rc, out, err = correlate("--kineto", write("kineto-unsized/rank0.json", mixed))
+check(rc == 0 and out and out["unjudged"] == 40 and not [s_ for s_ in out["stalls"] if s_["func"] == "AllReduce"],
+      f"kineto: unsized kernels of mixed durations (every third 5x) are not stalls, "
+      f"{out and out['unjudged']} said not judged", err[-200:])
+lone = kineto_real(0)
+for e in lone["traceEvents"]:
+    e.get("args", {}).pop("In msg nelems", None)
+rc, out, err = correlate("--kineto", write("kineto-unsized-lone/rank0.json", lone))
+check(rc == 0 and out and out["unjudged"] == 0 and any(s_["seq"] == 25 for s_ in out["stalls"]),
+      f"kineto: ... a lone 30 ms stall among unsized kernels is still one (unjudged "
+      f"{out and out['unjudged']})", err[-200:])
+
 # An error names the event at fault, not the NCCL kernel before it.
 badname = kineto_real(0)
 badname["traceEvents"].insert(12, {"ph": "X", "cat": "cpu_op", "name": 7, "ts": 1.0, "dur": 1.0})

@@ -72,6 +72,9 @@ static void print_text(struct hvn_corr *x, const struct hvn_corr_params *p,
 		       (unsigned long long)x->nccl_bad);
 	if (!x->ncoll)
 		printf("  no NCCL records: run the job with NCCL_PROFILER_PLUGIN=hvnoise (see hvnoise(8))\n");
+	if (x->unjudged)
+		printf("  %llu collectives without a size not judged for stalls: their groups' durations are of different operations (a tenth or more would be stalls)\n",
+		       (unsigned long long)x->unjudged);
 	for (size_t i = 0; i < x->nmiss; i++)
 		if (x->miss[i].nseen < x->miss[i].nranks)
 			printf("  MISSING: comm %016llx has %d ranks, %d in these files (rank %d has none): add their files\n",

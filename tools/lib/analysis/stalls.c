@@ -326,23 +326,44 @@ static bool same_group(const struct hvn_coll *a, const struct hvn_coll *b)
 	       a->is_p2p == b->is_p2p && size_bucket(a) == size_bucket(b);
 }
 
+/*
+ * A group of collectives with no size (inputs that do not say it) holds
+ * every size of its function: where more than a tenth of it would be
+ * stalls, the durations are of different operations, not stalls.  They
+ * are withdrawn and counted as not judged.
+ */
+static void unsized_group(struct hvn_corr *x, const uint32_t *idx, size_t g0,
+			  size_t g1, size_t st0)
+{
+	if (g1 - g0 < 8 || x->coll[idx[g0]].count || (x->nst - st0) * 10 <= g1 - g0)
+		return;
+	for (size_t k = st0; k < x->nst; k++)
+		x->coll[x->st[k].coll].stall = 0;
+	x->unjudged += g1 - g0;
+	x->nst = st0;
+}
+
 static void find_stalls(struct hvn_corr *x, const struct hvn_corr_params *p)
 {
 	uint32_t *idx = malloc(x->ncoll * sizeof(*idx) + 1);
 	uint64_t *win = malloc((p->window + 1) * sizeof(*win));
-	size_t g0 = 0;
+	size_t g0 = 0, st0 = 0;
 
 	for (size_t i = 0; i < x->ncoll; i++)
 		idx[i] = i;
 	qsort_r(idx, x->ncoll, sizeof(*idx), cmp_group, x->coll);
 	x->st = calloc(x->ncoll ? x->ncoll : 1, sizeof(*x->st));
+	x->unjudged = 0;
 	for (size_t i = 0; i < x->ncoll; i++) {
 		struct hvn_coll *c = &x->coll[idx[i]];
 		size_t n = 0;
 		uint64_t dur, med;
 
-		if (i && !same_group(&x->coll[idx[i - 1]], c))
+		if (i && !same_group(&x->coll[idx[i - 1]], c)) {
+			unsized_group(x, idx, g0, i, st0);
 			g0 = i;
+			st0 = x->nst;
+		}
 		/* The previous collectives of its group, stalls included: a
 		 * median is robust to them. */
 		for (size_t j = i; j > g0 && n < (size_t)p->window; j--)
@@ -362,6 +383,7 @@ static void find_stalls(struct hvn_corr *x, const struct hvn_corr_params *p)
 			c->stall = x->nst;
 		}
 	}
+	unsized_group(x, idx, g0, x->ncoll, st0);
 	free(idx);
 	free(win);
 }

@@ -129,6 +129,9 @@ struct hvn_corr {
 	uint64_t max_stall_dur;
 	uint8_t irq_cpu[HVN_MAX_CPUS];
 	uint64_t nccl_records, nccl_bad, orphans;
+	/* Collectives without a size in groups whose durations are of mixed
+	 * operations: not judged for stalls. */
+	uint64_t unjudged;
 	/* What saw the host: the recording's source (module, bpf, kernel;
 	 * "" unknown), and the detectors' records (watch, steal, lost,
 	 * storms, moves) and the kernel's IRQ events read; UINT64_MAX

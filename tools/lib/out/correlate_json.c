@@ -71,9 +71,9 @@ void hvn_corr_write_json(FILE *o, const struct hvn_corr *x,
 		       (long long)(x->ncoll ? first : 0),
 		       (long long)(x->ncoll ? last : 0));
 	}
-	fprintf(o, "\"collectives\":%zu,\"nccl_records\":%llu,\"bad_records\":%llu,\"ranks\":[",
+	fprintf(o, "\"collectives\":%zu,\"nccl_records\":%llu,\"bad_records\":%llu,\"unjudged\":%llu,\"ranks\":[",
 	       x->ncoll, (unsigned long long)x->nccl_records,
-	       (unsigned long long)x->nccl_bad);
+	       (unsigned long long)x->nccl_bad, (unsigned long long)x->unjudged);
 	for (size_t i = 0; i < x->nproc; i++) {
 		fprintf(o, "%s{\"comm\":\"%016llx\",\"rank\":%d,\"nranks\":%d,\"pid\":%d,\"host\":",
 		       i ? "," : "", (unsigned long long)x->proc[i].comm,
