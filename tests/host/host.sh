@@ -49,6 +49,11 @@ for c in record report top status; do
 done
 check_rc 2 "an unknown command is a usage error" "$hvn" frobnicate
 check_rc 2 "an unknown option is a usage error" "$hvn" report --frobnicate
+# top -b -n 2, as procps and rtla users type it: one line that says what
+# -b is, and that top needs no batch mode.
+check_rc 2 "top -b -n 2 is a usage error" "$hvn" top -b -n 2
+[ "$(wc -l <"$d/err")" = 1 ] && grep -q "ring buffer.*not a terminal" "$d/err"
+check $? "... saying in one line that -b is the ring buffer and top needs no batch mode"
 
 man -l "$(dirname "$hvn")/../tools/hvnoise.8" 2>/dev/null | col -b >"$d/man.txt"
 for w in "hvnoise record" "hvnoise report" "hvnoise top" "hvnoise status" "EXIT STATUS" schema_version; do

@@ -280,7 +280,10 @@ int hvn_session_opt(struct hvn_session_opts *o, int opt, const char *arg)
 	case HVN_SO_BUFFER:
 		o->buffer_kb = strtol(arg, &end, 10);
 		if (*end || o->buffer_kb <= 0) {
-			hvn_err("-b %s: not a size in KB", arg);
+			/* top -b -n 2, as procps and rtla users type it. */
+			hvn_err("-b %s: not a size in KB%s", arg, arg[0] == '-' ?
+				" (-b is each CPU's ring buffer, as trace-cmd's; top needs no batch mode: it prints plain frames when its output is not a terminal)" :
+				"");
 			return -1;
 		}
 		return 1;
