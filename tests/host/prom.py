@@ -165,6 +165,31 @@ else:
 check(p.returncode == 0 and not bad,
       f"report --hist: each CPU's lost episodes by length are the "
       f"{sum(map(len, want.values()))} written, bucket by bucket", "; ".join(bad[:4]) + p.stderr[-200:])
+# The textfile path (report --prom) says what the exporter says of itself:
+# its source, the module, its version, and how fresh the counters are
+# (the recording's end), so that the stale alert and the dashboard's age
+# panel work on it too.
+live = os.path.join(work, "live-prom.dat")
+subprocess.run([hvn, "record", "--source", "kernel", "-d", "0.5", "-o", live],
+               capture_output=True, env=env)
+p = subprocess.run([hvn, "report", "--prom", live], capture_output=True, text=True, env=env)
+lj = json.loads(subprocess.run([hvn, "report", "--json", live], capture_output=True, text=True,
+                               env=env).stdout)["reports"][0]
+try:
+    lp, _ = parse(p.stdout)
+except ValueError:
+    lp = {}
+end = lj["clock_pairs"][-1][1] / 1e9 if lj.get("clock_pairs") else None
+upd = lp.get(("hvnoise_exporter_updated_timestamp_seconds", ""))
+version = re.search(r'HVN_VERSION\s+"([^"]+)"', open(os.path.join(here, "..", "..", "include",
+                                                                  "hvnoise", "version.h")).read())
+check(lp.get(("hvnoise_source_info", 'source="kernel"')) == 1 and
+      lp.get(("hvnoise_module_loaded", "")) == 0 and version and
+      lp.get(("hvnoise_build_info", f'version="{version.group(1)}"')) == 1 and
+      end is not None and upd is not None and abs(upd - end) < 0.002,
+      f"report --prom of a recording: source_info, module_loaded, build_info, and the "
+      f"recording's end as hvnoise_exporter_updated_timestamp_seconds ({upd} vs {end})",
+      p.stdout[-600:])
 p = subprocess.run([hvn, "report", "--hist", "--json", syn], capture_output=True, text=True, env=env)
 check(p.returncode == 2 and p.stderr.count("\n") == 1 and "--hist is text" in p.stderr,
       f"report --hist --json: exit {p.returncode}, {p.stderr.strip()}")

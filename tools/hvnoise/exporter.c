@@ -198,6 +198,9 @@ static char *metrics(struct exporter *x, size_t *len)
 		.overrun_events = overruns(x),
 		.missed_pages = x->rb.missed_pages,
 		.bad_pages = x->rb.bad_pages,
+		.source = hvn_source_names[x->s.source],
+		.module_loaded = x->s.module && !x->s.mod_gone,
+		.updated_real = hvn_now(CLOCK_REALTIME),
 	};
 	char *buf = NULL;
 	FILE *f = open_memstream(&buf, len);
@@ -205,25 +208,11 @@ static char *metrics(struct exporter *x, size_t *len)
 	if (!f)
 		return NULL;
 	hvn_prom_write(f, &x->an, &pi);
-	fprintf(f, "# HELP hvnoise_module_loaded 1 while hvnoise.ko, loaded when the exporter started, is loaded.\n"
-		"# TYPE hvnoise_module_loaded gauge\nhvnoise_module_loaded %d\n",
-		x->s.module && !x->s.mod_gone);
-	fprintf(f, "# HELP hvnoise_source_info Where the detector events come from: module (hvnoise.ko), bpf, or kernel (irq events only).\n"
-		"# TYPE hvnoise_source_info gauge\nhvnoise_source_info{source=\"%s\"} 1\n",
-		hvn_source_names[x->s.source]);
-	fprintf(f, "# HELP hvnoise_build_info The hvnoise version serving these metrics.\n"
-		"# TYPE hvnoise_build_info gauge\nhvnoise_build_info{version=\"%s\"} 1\n",
-		HVN_VERSION);
 	if (x->s.bpf) {
 		fprintf(f, "# HELP hvnoise_bpf_dropped_total Records the BPF source could not deliver.\n"
 			"# TYPE hvnoise_bpf_dropped_total counter\nhvnoise_bpf_dropped_total %llu\n",
 			(unsigned long long)hvn_bpf_dropped(x->s.bpf));
 	}
-	/* Frozen counters read as no noise: say how fresh these are (the
-	 * textfile's writer can die and leave its last file behind). */
-	fprintf(f, "# HELP hvnoise_exporter_updated_timestamp_seconds When these counters were last brought up to date, since the epoch.\n"
-		"# TYPE hvnoise_exporter_updated_timestamp_seconds gauge\nhvnoise_exporter_updated_timestamp_seconds %.3f\n",
-		hvn_now(CLOCK_REALTIME) / 1e9);
 	/* node_exporter serves its own process metrics: a textfile with the
 	 * same names would fail every scrape of it. */
 	if (!x->textfile) {

@@ -663,8 +663,20 @@ static int report_file(const char *path, const struct report_args *a,
 			.overrun_events = cx.overrun + cx.dropped,
 			.missed_pages = rb.missed_pages,
 			.bad_pages = rb.bad_pages,
+			.source = cx.source,
+			.module_loaded = -1,
 		};
 
+		/* As fresh as the recording's end, its last clock pair; the
+		 * module loaded if it was its source and no gap ran to the
+		 * end. */
+		if (cx.nclk)
+			pi.updated_real = cx.clk[cx.nclk - 1].real;
+		if (cx.source[0])
+			pi.module_loaded = !strcmp(cx.source, "module") &&
+					   (!cx.ngaps || !cx.nclk ||
+					    cx.gaps[(cx.ngaps < 16 ? cx.ngaps : 16) - 1].end <
+					    cx.clk[cx.nclk - 1].mono);
 		hvn_prom_write(stdout, &an, &pi);
 	} else if (json) {
 		print_json(&t, &rb, &an, &cx, first);

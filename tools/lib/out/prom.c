@@ -7,6 +7,7 @@
  */
 #include <stddef.h>
 
+#include "hvnoise/version.h"
 #include "analysis/episodes.h"
 #include "out/prom.h"
 
@@ -146,4 +147,27 @@ void hvn_prom_write(FILE *f, const struct hvn_analysis *an,
 	     "Unreadable pages and records too short for their format.");
 	fprintf(f, "hvnoise_trace_bad_records_total %llu\n",
 		(unsigned long long)(pi->bad_pages + an->bad_records));
+	/* Who wrote these and how fresh they are, on both paths (the
+	 * exporter's and report --prom's textfile): frozen counters read
+	 * as no noise. */
+	if (pi->module_loaded >= 0) {
+		head(f, "hvnoise_module_loaded", "gauge",
+		     "1 while hvnoise.ko is loaded (for a recording: through its end).");
+		fprintf(f, "hvnoise_module_loaded %d\n", pi->module_loaded);
+	}
+	if (pi->source && pi->source[0]) {
+		head(f, "hvnoise_source_info", "gauge",
+		     "Where the detector events come from: module (hvnoise.ko), bpf, or kernel (irq events only).");
+		fprintf(f, "hvnoise_source_info{source=\"%s\"} 1\n", pi->source);
+	}
+	head(f, "hvnoise_build_info", "gauge",
+	     "The hvnoise version serving these metrics.");
+	fprintf(f, "hvnoise_build_info{version=\"%s\"} 1\n", HVN_VERSION);
+	if (pi->updated_real) {
+		head(f, "hvnoise_exporter_updated_timestamp_seconds", "gauge",
+		     "When these counters were last brought up to date, since the epoch.");
+		fprintf(f, "hvnoise_exporter_updated_timestamp_seconds %llu.%03llu\n",
+			(unsigned long long)(pi->updated_real / 1000000000ull),
+			(unsigned long long)(pi->updated_real / 1000000ull % 1000));
+	}
 }
