@@ -130,6 +130,20 @@ rc=$?
 [ -n "$ex" ] && { [ $rc = 0 ] || [ $rc = 5 ]; } && [ -z "$(ls -A "$d/ex")" ]
 check $? "hvnoise(8)'s example \`$ex\` runs as written: exit $rc, no file made"
 
+# --- two CPUs' data cut short: INCOMPLETE names both ---------------------------------
+python3 - "$d/live.dat" "$d/cut2.dat" <<'PY'
+import struct, sys
+d = bytearray(open(sys.argv[1], "rb").read())
+i = d.rfind(b"flyrecord\x00")
+for c in range(2):                      # the first two CPUs' sizes run past the end
+    off, size = struct.unpack_from("<QQ", d, i + 10 + 16 * c)
+    struct.pack_into("<QQ", d, i + 10 + 16 * c, off, size + (1 << 30))
+open(sys.argv[2], "wb").write(d)
+PY
+check_rc 3 "a file with two CPUs' data cut short: exit 3" "$hvn" report "$d/cut2.dat"
+grep -q "INCOMPLETE: CPU 0 data is cut short: .*; and 1 more CPUs: 1;" "$d/out"
+check $? "... INCOMPLETE names every CPU cut short, not only the last"
+
 # --- trace-cmd's time options: OFFSET and TSC2NSEC, applied as trace-cmd does --
 python3 "$here/tsopts.py" "$hvn" "$d/live.dat" "hvnoise record's file"
 check $? "report's times match trace-cmd report's; --since/--until exactly at events take [since, until)"
