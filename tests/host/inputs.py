@@ -771,6 +771,28 @@ for kind, files in good.items():
     check(rc == 0 and ranks == [(0, 3, pids[0]), (2, 3, pids[1])] and miss == [(3, 2, 1)],
           f"{kind}: the communicator's 3 ranks kept, the rank whose file is not given named "
           f"(ranks {ranks}, missing {miss})", err[-300:])
+# A subgroup (ranks 4-6 of the job, the dumps' ranks global): its size
+# says nothing of which global ranks to expect: no rank named missing.
+sub = []
+for r in range(3):
+    d = fr(r)
+    d["pg_config"] = {"1": {"name": "1", "desc": "tp", "ranks": "[4, 5, 6]"}}
+    for e in d["entries"]:
+        e["process_group"] = ["1", "tp"]
+    sub.append(write(f"fr-subgroup/nccl_trace_rank_{4 + r}", d))
+kin_sub = []
+for r in range(3):
+    d = kineto(r)
+    d["distributedInfo"]["rank"] = 4 + r
+    d["distributedInfo"]["world_size"] = 8
+    for e in d["traceEvents"]:
+        e.get("args", {})["Process Group Name"] = "1"
+    kin_sub.append(write(f"kineto-subgroup/rank{4 + r}.json", d))
+for kind, files in (("fr", sub), ("kineto", kin_sub)):
+    rc, out, err = correlate(f"--{kind}", *files)
+    check(rc == 0 and out and out["missing"] == [] and len(out["ranks"]) == 3,
+          f"{kind}: a subgroup of global ranks 4-6 names no rank missing "
+          f"({out and out['missing']})", err[-200:])
 p = subprocess.run([hvn, "correlate", trace, "--kineto", good["kineto"][0], good["kineto"][2]],
                    capture_output=True, text=True, env=env)
 check(p.returncode == 0 and re.search(r"MISSING: comm \w+ has 3 ranks, 2 in these files \(rank 1 has none\)",

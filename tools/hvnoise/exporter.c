@@ -498,8 +498,11 @@ static int exporter_apply(struct hvn_tool *t)
 			return x->lfd == -2 ? HVN_EXIT_USAGE : HVN_EXIT_FAIL;
 	}
 	x->schema = calloc(1, sizeof(*x->schema));
-	if (!x->schema)
+	if (!x->schema) {
+		if (x->lfd >= 0)
+			close(x->lfd);
 		return HVN_EXIT_FAIL;
+	}
 	hvn_session_reap("hvnoise-exporter");	/* a killed one's */
 	return -1;
 }

@@ -454,9 +454,11 @@ static void check_module(struct flight *f)
  */
 static bool trigger_file_touched(struct flight *f, char *why, size_t len)
 {
-	struct stat st;
-	char text[256];
+	char text[256], taking[4200];
+	struct stat st, got;
+	uint64_t ino;
 	ssize_t n = 0;
+	bool moved;
 	int fd;
 
 	/* lstat and O_NOFOLLOW: the directory may be writable by the jobs,
@@ -469,10 +471,21 @@ static bool trigger_file_touched(struct flight *f, char *why, size_t len)
 		return false;
 	f->tf_ino = st.st_ino;
 	f->tf_mtime = st.st_mtim;
+	ino = st.st_ino;
 	why[0] = 0;
-	fd = S_ISREG(st.st_mode) ? open(f->trigger_file, O_RDONLY | O_NOFOLLOW |
-					O_NONBLOCK | O_CLOEXEC) : -1;
+	/*
+	 * Taken aside first, then read and answered by what was read: a
+	 * request renamed in meanwhile stays for the next poll, not read
+	 * into this one.  Where it cannot be moved, read in place.
+	 */
+	snprintf(taking, sizeof(taking), "%s.hvnoise-taking", f->trigger_file);
+	moved = S_ISREG(st.st_mode) && !rename(f->trigger_file, taking);
+	fd = S_ISREG(st.st_mode) ? open(moved ? taking : f->trigger_file,
+					O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+					O_CLOEXEC) : -1;
 	if (fd >= 0) {
+		if (!fstat(fd, &got))
+			ino = got.st_ino;
 		n = read(fd, text, sizeof(text) - 1);
 		close(fd);
 	}
@@ -486,11 +499,11 @@ static bool trigger_file_touched(struct flight *f, char *why, size_t len)
 	}
 	/* Removed, so that the next touch creates it again; where we may not
 	 * remove it, a new mtime is the next trigger. */
-	unlink(f->trigger_file);
+	unlink(moved ? taking : f->trigger_file);
 	/* hvnoise trigger waits for this; a job's touch does not. */
 	snprintf(text, sizeof(text), "taken by the flight recorder (pid %d)",
 		 (int)getpid());
-	hvn_trigger_answer(f->trigger_file, st.st_ino, text);
+	hvn_trigger_answer(f->trigger_file, ino, text);
 	return true;
 }
 

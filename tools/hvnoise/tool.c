@@ -57,18 +57,24 @@ int hvn_tool_read(struct hvn_session *s, void *page,
 		  int (*fn)(void *ctx, int cpu, const void *page), void *ctx,
 		  int *bad)
 {
+	int ret = 0;
+
 	for (int c = 0; c < s->ncpus; c++) {
 		int r;
 
 		while ((r = hvn_session_read(s, c, page)) > 0)
 			if (fn(ctx, c, page))
 				return -1;
-		if (r < 0) {
-			*bad = c;
-			return -2;
+		if (r < 0 && !ret) {
+			if (bad)
+				*bad = c;
+			ret = -2;
 		}
+		/* Without @bad, the other CPUs are read all the same. */
+		if (ret && bad)
+			return ret;
 	}
-	return 0;
+	return ret;
 }
 
 static int feed_page(void *ctx, int cpu, const void *page)
@@ -88,10 +94,9 @@ static int feed_rec(void *ctx, int cpu, uint64_t ts, const void *rec,
 
 void hvn_tool_feed(struct hvn_session *s, void *page, struct hvn_rb *rb)
 {
-	int bad;
-
-	/* A CPU whose buffer cannot be read has nothing to give now. */
-	hvn_tool_read(s, page, feed_page, rb, &bad);
+	/* A CPU whose buffer cannot be read has nothing to give now; the
+	 * others are read all the same. */
+	hvn_tool_read(s, page, feed_page, rb, NULL);
 	if (s->bpf)
 		hvn_bpf_poll(s->bpf, feed_rec, rb);
 }

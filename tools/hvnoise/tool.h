@@ -65,7 +65,8 @@ int hvn_tool_main(const struct hvn_tool_ops *ops, void *args, void *priv,
 /*
  * Every page the session's CPUs hold now, each to @fn(@ctx, cpu, page)
  * (@page: a buffer of a page): 0; -1 when @fn failed; -2 when a CPU's
- * buffer cannot be read (*@bad: which; nothing said).
+ * buffer cannot be read (nothing said): with @bad, stopping there (*@bad:
+ * which), else after reading the other CPUs.
  */
 int hvn_tool_read(struct hvn_session *s, void *page,
 		  int (*fn)(void *ctx, int cpu, const void *page), void *ctx,

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,6 +20,7 @@
 /* How long a recorder may take to answer: it polls every 0.2 s, and
  * reads the file after the incident it may be writing (seconds). */
 #define ANSWER_MS	10000
+#define BUSY_MS		60000	/* ... with a recorder running */
 
 struct trigger_args {
 	const char *file, *at;
@@ -102,9 +104,13 @@ static int answered(const char *file, uint64_t ino, const struct hvn_trigger *t,
 		    const char *at, double window)
 {
 	char what[256];
-	int pid;
+	struct stat st;
+	int pid = 0;
 
-	for (int i = 0; i < ANSWER_MS / 50; i++) {
+	/* A running recorder may be writing an incident (seconds of a big
+	 * ring): waited for longer. */
+	for (int i = 0; i < ANSWER_MS / 50 ||
+	     (i < BUSY_MS / 50 && (pid = hvn_session_live("hvnoise-fr")) > 0); i++) {
 		if (hvn_trigger_answered(file, ino, what, sizeof(what))) {
 			if (t->at)
 				hvn_info("+-%.3f s around %s %s: written when the window has passed\n",
@@ -115,11 +121,16 @@ static int answered(const char *file, uint64_t ino, const struct hvn_trigger *t,
 		}
 		usleep(50000);
 	}
-	unlink(file);
+	/* Ours only: a job's trigger written since is another's request. */
+	if (!lstat(file, &st) && (uint64_t)st.st_ino == ino)
+		unlink(file);
 	pid = hvn_session_live("hvnoise-fr");
-	if (pid)
+	if (pid > 0)
 		hvn_err("the flight recorder (pid %d) did not take %s in %d s: is it started with --trigger-file %s?",
-			pid, file, ANSWER_MS / 1000, file);
+			pid, file, BUSY_MS / 1000, file);
+	else if (pid < 0)
+		hvn_err("no flight recorder took %s in %d s (whether one runs cannot be told here: tracefs is not readable)",
+			file, ANSWER_MS / 1000);
 	else
 		hvn_err("no flight recorder took %s in %d s: none runs here (start hvnoise-flight-recorder.service, or hvnoise flight-recorder --trigger-file %s)",
 			file, ANSWER_MS / 1000, file);

@@ -291,7 +291,9 @@ int hvn_cli_parse(const struct hvn_cmd *cmd, int argc, char **argv,
 	free(all);
 	/* The documentation's examples are run this far, as typed
 	 * (tests/host/docs.py): the command line checked, nothing done. */
-	if (ret < 0 && getenv("HVNOISE_CHECK_ARGS"))
+	if (ret < 0 && getenv("HVNOISE_CHECK_ARGS")) {
+		hvn_warn("HVNOISE_CHECK_ARGS is set: the command line was checked, nothing done");
 		ret = HVN_EXIT_OK;
+	}
 	return ret;
 }

@@ -805,9 +805,11 @@ int hvn_session_live(const char *prefix)
 	DIR *d;
 
 	if (!tdir)
-		return 0;
+		return -1;
 	snprintf(path, sizeof(path), "%s/instances", tdir);
 	d = opendir(path);
+	if (!d)
+		return -1;
 	while (d && !pid && (de = readdir(d)))
 		if (hvn_instance_pid(de->d_name, prefix) > 0)
 			pid = hvn_instance_pid(de->d_name, prefix);

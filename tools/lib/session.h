@@ -112,7 +112,8 @@ void hvn_session_module_say(const struct hvn_session *s, int what,
 /* Whether the instance @name is "@prefix-PID": 0 not, PID if that process
  * lives, -PID if it is gone (killed, its instance left behind). */
 int hvn_instance_pid(const char *name, const char *prefix);
-/* The PID of a live process with an instance "@prefix-PID", or 0. */
+/* The PID of a live process with an instance "@prefix-PID", 0 if none,
+ * -1 if tracefs cannot be read (not root). */
 int hvn_session_live(const char *prefix);
 /* Remove the instances "@prefix-PID" whose process is gone (a service
  * restarted after a kill); how many, said on stderr. */

@@ -221,7 +221,10 @@ static bool same_comm(const struct hvn_proc *pr, const struct hvn_ext_coll *e)
 static const char *ext_clash(const struct hvn_corr *x, const struct ext_file *f,
 			     const char *path, const struct hvn_ext_coll **at)
 {
-	for (size_t i = 0; i < f->n; i++)
+	for (size_t i = 0; i < f->n; i++) {
+		/* A file's records are mostly of one rank: each pair once. */
+		if (i && f->v[i].comm == f->v[i - 1].comm && f->v[i].rank == f->v[i - 1].rank)
+			continue;
 		for (size_t k = 0; k < x->nproc; k++) {
 			const struct hvn_proc *pr = &x->proc[k];
 
@@ -231,6 +234,7 @@ static const char *ext_clash(const struct hvn_corr *x, const struct ext_file *f,
 			*at = &f->v[i];
 			return pr->file ? pr->file : "the trace's NCCL records (the plugin's)";
 		}
+	}
 	return NULL;
 }
 
@@ -335,8 +339,11 @@ static bool same_group(const struct hvn_coll *a, const struct hvn_coll *b)
 static void unsized_group(struct hvn_corr *x, const uint32_t *idx, size_t g0,
 			  size_t g1, size_t st0)
 {
-	if (g1 - g0 < 8 || x->coll[idx[g0]].count || (x->nst - st0) * 10 <= g1 - g0)
+	if (g1 - g0 < 8 || (x->nst - st0) * 10 <= g1 - g0)
 		return;
+	for (size_t k = g0; k < g1; k++)
+		if (x->coll[idx[k]].count)
+			return;
 	for (size_t k = st0; k < x->nst; k++)
 		x->coll[x->st[k].coll].stall = 0;
 	x->unjudged += g1 - g0;

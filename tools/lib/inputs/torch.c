@@ -550,14 +550,27 @@ static int32_t fr_nranks(const struct json *cfg, const char *name)
 
 		if (!n || n->type != J_STR || strcmp(n->str, name) || !r)
 			continue;
-		if (r->type == J_ARR)
+		/* The dump's rank is the job's: a group's size says which
+		 * ranks to expect only where its ranks are 0..n-1 (the default
+		 * group), not for a subgroup of other ranks. */
+		if (r->type == J_ARR) {
+			for (size_t q = 0; q < r->n; q++) {
+				int64_t v;
+
+				if (!hvn_json_int(&r->kids[q], &v) || v != (int64_t)q)
+					return 0;
+			}
 			return r->n <= INT32_MAX ? (int32_t)r->n : 0;
+		}
 		if (r->type != J_STR)
 			return 0;
-		/* "[0, 1, 2]": a number after each "[" or ",". */
+		/* "[0, 1, 2]": a number after each "[" or ",", in order. */
 		for (const char *c = r->str; *c; c++)
-			if ((*c == '[' || *c == ',') && isdigit((unsigned char)c[1 + strspn(c + 1, " ")]))
+			if ((*c == '[' || *c == ',') && isdigit((unsigned char)c[1 + strspn(c + 1, " ")])) {
+				if (strtol(c + 1 + strspn(c + 1, " "), NULL, 10) != count)
+					return 0;
 				count++;
+			}
 		return count;
 	}
 	return 0;
@@ -810,8 +823,6 @@ static bool cpu_side_read(const struct json *ev, struct cpu_side *cs)
 static const char *cpu_side_op(const struct cpu_side *cs, const struct json *e)
 {
 	struct launch key, *l;
-	const char *op = NULL;
-	double best = -1;
 	size_t lo = 0, hi = cs->no;
 
 	if (!hvn_json_int(hvn_json_get(hvn_json_get(e, "args"), "correlation"), &key.corr))
@@ -819,23 +830,28 @@ static const char *cpu_side_op(const struct cpu_side *cs, const struct json *e)
 	l = bsearch(&key, cs->l, cs->nl, sizeof(*cs->l), cmp_launch);
 	if (!l)
 		return NULL;
-	/* The first op of the launch's thread, then the innermost around it. */
+	/* The last op of the launch's thread that began by the launch,
+	 * then back to the innermost one around it: ops nest, so the first
+	 * that still runs at the launch is it (a few ops back at most). */
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 		const struct cpu_op *o = &cs->o[mid];
 
-		if (o->pid < l->pid || (o->pid == l->pid && o->tid < l->tid))
+		if (o->pid < l->pid || (o->pid == l->pid && (o->tid < l->tid ||
+		    (o->tid == l->tid && o->ts <= l->ts))))
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (size_t k = lo; k < cs->no && cs->o[k].pid == l->pid && cs->o[k].tid == l->tid &&
-	     cs->o[k].ts <= l->ts; k++)
-		if (cs->o[k].end >= l->ts && cs->o[k].ts > best) {
-			best = cs->o[k].ts;
-			op = cs->o[k].op;
-		}
-	return op;
+	for (size_t k = lo, steps = 0; k > 0 && steps < 64; steps++) {
+		const struct cpu_op *o = &cs->o[--k];
+
+		if (o->pid != l->pid || o->tid != l->tid)
+			break;
+		if (o->end >= l->ts)
+			return o->op;
+	}
+	return NULL;
 }
 
 static void cpu_side_free(struct cpu_side *cs)
@@ -959,7 +975,7 @@ int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx)
 	for (size_t q = 0; q < nkv; q++) {
 		const struct json *e = &ev->kids[kv[q].i], *args = hvn_json_get(e, "args");
 		const char *name = hvn_json_get(e, "name")->str, *pgn = kv[q].pgn, *dt;
-		struct hvn_ext_coll c = { .rank = rank, .nranks = world };
+		struct hvn_ext_coll c = { .rank = rank };
 		bool p2p;
 		int64_t v;
 
@@ -992,6 +1008,9 @@ int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx)
 		}
 		c.is_p2p = p2p;
 		pgn = pgn ? pgn : def_pg;
+		/* world_size is the default group's; the rank is the job's. */
+		if (!pgn || !strcmp(pgn, "0"))
+			c.nranks = world;
 		/* No group at all: one for the files of this kind; two jobs'
 		 * files then share ranks, which correlate refuses. */
 		c.comm = hash_str(pgn ? pgn : "kineto: no process group");
@@ -1229,6 +1248,31 @@ static const char *looks_like(const char *text, size_t len)
 	return what;
 }
 
+/* Whether the next non-empty line after @nl (NULL: none) is JSON. */
+static bool next_json(const char *nl, const char *end)
+{
+	char err[8];
+	struct json *j;
+
+	while (nl && nl < end) {
+		const char *p = nl + 1, *e = memchr(p, '\n', end - p);
+		size_t l = (e ? e : end) - p;
+
+		while (l && isspace((unsigned char)p[l - 1]))
+			l--;
+		if (l) {
+			bool ok;
+
+			j = hvn_json_parse(p, l, err, sizeof(err));
+			ok = j != NULL;
+			hvn_json_free(j);
+			return ok;
+		}
+		nl = e;
+	}
+	return false;
+}
+
 int hvn_read_inspector(const char *path, hvn_ext_add add, void *ctx)
 {
 	struct src s = { .path = path };
@@ -1262,9 +1306,10 @@ int hvn_read_inspector(const char *path, hvn_ext_add add, void *ctx)
 			j = fixed ? hvn_json_parse(fixed, fl, err + 60, sizeof(err) - 60) : NULL;
 			free(fixed);
 		}
-		/* The first line is not a record: not Inspector output at
-		 * all, refused once, not line by line. */
-		if (!nlines++ && !j) {
+		/* The first line and the next are not JSON: not Inspector
+		 * output at all, refused once, not line by line (a first line
+		 * cut alone is skipped as any other). */
+		if (!nlines++ && !j && !next_json(nl, end)) {
 			hvn_err("%s: not NCCL Inspector output (line %zu: not JSON)%s; the file is skipped",
 				path, line, looks_like(text, len));
 			free(text);
