@@ -659,6 +659,8 @@ static int report_file(const char *path, const struct report_args *a,
 	if (an.nmig)
 		qsort(an.mig, an.nmig, sizeof(*an.mig), cmp_mig);
 	if (prom) {
+		/* The gaps meta keeps: the first ones. */
+		enum { NGAPS = sizeof(cx.gaps) / sizeof(*cx.gaps) };
 		struct hvn_prom_info pi = {
 			.overrun_events = cx.overrun + cx.dropped,
 			.missed_pages = rb.missed_pages,
@@ -675,7 +677,7 @@ static int report_file(const char *path, const struct report_args *a,
 		if (cx.source[0])
 			pi.module_loaded = !strcmp(cx.source, "module") &&
 					   (!cx.ngaps || !cx.nclk ||
-					    cx.gaps[(cx.ngaps < 16 ? cx.ngaps : 16) - 1].end <
+					    cx.gaps[(cx.ngaps < NGAPS ? cx.ngaps : NGAPS) - 1].end <
 					    cx.clk[cx.nclk - 1].mono);
 		hvn_prom_write(stdout, &an, &pi);
 	} else if (json) {

@@ -198,19 +198,24 @@ static void ext_stage(void *vf, const struct hvn_ext_coll *e)
 	f->v[f->n++] = *e;
 }
 
+/* Whether @full's hex digits are more than @pre's and begin with them
+ * (an id Inspector printed cut short, against the whole hash). */
+static bool hex_prefix(uint64_t pre, uint64_t full)
+{
+	char a[24], b[24];
+
+	snprintf(a, sizeof(a), "%llx", (unsigned long long)pre);
+	snprintf(b, sizeof(b), "%llx", (unsigned long long)full);
+	return strlen(b) > strlen(a) && !strncmp(a, b, strlen(a));
+}
+
 /* Whether @e's communicator is @pr's: the same hash, or (Inspector's
  * ids cut to 14 hex digits) the first digits of it. */
 static bool same_comm(const struct hvn_proc *pr, const struct hvn_ext_coll *e)
 {
-	char a[24], b[24];
-
 	if (pr->comm == e->comm)
 		return true;
-	if (!e->comm_digits || pr->comm_digits)
-		return false;
-	snprintf(a, sizeof(a), "%llx", (unsigned long long)e->comm);
-	snprintf(b, sizeof(b), "%llx", (unsigned long long)pr->comm);
-	return strlen(b) > strlen(a) && !strncmp(a, b, strlen(a));
+	return e->comm_digits && !pr->comm_digits && hex_prefix(e->comm, pr->comm);
 }
 
 /*
@@ -1041,18 +1046,14 @@ static void unify_comms(struct hvn_corr *x)
 	for (size_t i = 0; i < x->nproc; i++) {
 		struct hvn_proc *pr = &x->proc[i];
 		uint64_t pre = pr->comm, full = 0;
-		char a[24], b[24];
 		int n = 0;
 
 		if (!pr->comm_digits)
 			continue;
-		snprintf(a, sizeof(a), "%llx", (unsigned long long)pre);
 		for (size_t k = 0; k < x->nproc; k++) {
 			const struct hvn_proc *q = &x->proc[k];
 
-			snprintf(b, sizeof(b), "%llx", (unsigned long long)q->comm);
-			if (!q->comm_digits && strlen(b) > strlen(a) &&
-			    !strncmp(a, b, strlen(a)) && q->comm != full) {
+			if (!q->comm_digits && hex_prefix(pre, q->comm) && q->comm != full) {
 				full = q->comm;
 				n++;
 			}
