@@ -2,14 +2,16 @@
 # Inside the VM (bench/instructions.sh): the same interrupt-driven workload
 # (synchronous 4 KiB O_DIRECT disk reads pinned to the CPU of the disk's
 # IRQ, one interrupt each) under each configuration, between the markers of
-# bench/insn-plugin.c, twice; prints what the host needs to attribute the
-# instructions: the segments' names and interrupt counts, hvnoise.ko's
-# section addresses and the BPF programs' addresses and sizes.
+# bench/insn-plugin.c, BENCH_ROUNDS times (2; make check's smoke run: 1);
+# prints what the host needs to attribute the instructions: the segments'
+# names and interrupt counts, hvnoise.ko's section addresses and the BPF
+# programs' addresses and sizes.
 KO=/lib/hvnoise/hvnoise.ko
 T=/sys/kernel/tracing
 N=${BENCH_READS:-5000}
 # The timed segments: BENCH_SECS (make check's smoke run: 1) for all.
 IDLE_S=${BENCH_SECS:-10} RATE_S=${BENCH_SECS:-5}
+ROUNDS=${BENCH_ROUNDS:-2}
 irq=$(awk '$NF == "virtio1-req.1" { sub(":", "", $1); print $1 }' /proc/interrupts)
 # Three vCPUs: the disk's interrupts on 1, every reader (hvnoise record)
 # on 0, and 2, idle, the CPU the "unwatched" configurations watch, so that
@@ -72,7 +74,7 @@ setup() {	# setup CONFIG: every configuration but none has the same reader
 echo 1 >/proc/sys/net/core/bpf_jit_kallsyms
 echo "bench: $N O_DIRECT reads per segment on CPU $cpu (IRQ $irq), readers on CPU $reader"
 taskset -c "$cpu" /lib/hvnoise/dread /dev/vda 1000 >/dev/null	# warm up
-for round in 1 2; do
+for round in $(seq 1 "$ROUNDS"); do
 	for c in none module-unwatched module-watched module-storm bpf-unwatched \
 		bpf-watched bpf-storm ftrace-irq events-noreader events-hvnoise \
 		events-tracecmd; do

@@ -251,10 +251,12 @@ def main():
                   f"overrun {kv.get('overrun', 0)}")
 
     print("\nround agreement (module and BPF instructions per interrupt, round 2 / round 1):")
+    if not any(m[1] == 2 for m in meta):
+        print("  one round only (BENCH_ROUNDS=1)")
     for name in order:
         for k in ("mod", "bpf"):
             a, b = per(name, 1, k), per(name, 2, k)
-            if a > 0:
+            if a > 0 and b == b:
                 print(f"  {name:<17}{k:<4} {a:9.1f} {b:9.1f}  {100 * (b - a) / a:+.2f}%")
 
     print("\ngoals (round 1):")

@@ -11,8 +11,8 @@
 # guest's /proc/kallsyms, passed back through the VM's disk).
 #   (no argument)  bench/guest-instructions.sh, 3 vCPUs: per disk interrupt
 #                  on a watched and an unwatched CPU, under a storm, BPF, the
-#                  kernel's own IRQ events, the readers, twice; the idle
-#                  flight recorder; the readers at BENCH_RATE events a
+#                  kernel's own IRQ events, the readers, BENCH_ROUNDS
+#                  times (2); the idle flight recorder; the readers at BENCH_RATE events a
 #                  second (100000); the table by bench/insn-table.py.
 #   scale          bench/guest-irq-scale.sh, 8 vCPUs and two virtio-serial
 #                  devices (102 and 1,002 MSI-X vectors): per disk interrupt
