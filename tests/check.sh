@@ -701,6 +701,7 @@ if stage bench-smoke "every script of bench/ in a smoke form (tiny inputs), so t
 	smoke nccl-plugin bench/nccl-plugin.sh 2000
 	smoke report-speed bench/report-speed.py --size 1
 	smoke correlate-speed bench/correlate-speed.py --sizes 0.01
+	smoke kineto-speed bench/kineto-speed.py --sizes 1
 	smoke fleet-speed bench/fleet-speed.py build/tools/hvnoise 4 2 10 100
 	smoke overhead env HVN_VM_APPEND="BENCH_ROUNDS=1 BENCH_READS=100" bench/overhead.sh
 	# The two instruction counts side by side: each is one single-threaded
@@ -712,7 +713,7 @@ if stage bench-smoke "every script of bench/ in a smoke form (tiny inputs), so t
 	smoke_end instructions-scale $t0
 	# Each file of bench/ is one of those or what they run; a new one
 	# fails here until it is given a smoke form.
-	ran="bpf-probe-cost.sh nccl-plugin.sh report-speed.py synth-trace.py correlate-speed.py
+	ran="bpf-probe-cost.sh nccl-plugin.sh report-speed.py synth-trace.py correlate-speed.py kineto-speed.py
 		synth-nccl.py fleet-speed.py overhead.sh guest-overhead.sh table.py
 		instructions.sh guest-instructions.sh insn-table.py guest-irq-scale.sh
 		insn-scale.py guest-bench-lib.sh insn-plugin.c insn-mark.c evgen.c"

@@ -30,6 +30,12 @@ for f in "$seeds"/inputs/nccl_trace_rank_0 "$seeds"/inputs/kineto_rank0.json "$s
 	[ -f "$f" ] && { printf "\\x$(printf %02x $i)" >"$corp/inputs/seed$i"; head -c 20000 "$f" >>"$corp/inputs/seed$i"; }
 	i=$((i + 1))
 done
+# Kineto traces of every shape the input tests make (CPU ops, all_to_all,
+# kernel families, exact times), whole: the reader's paths past the JSON.
+for f in "$seeds"/inputs/kineto-*/rank0.json; do
+	[ -f "$f" ] && [ "$(stat -c %s "$f")" -lt 60000 ] &&
+		{ printf '\x01'; cat "$f"; } >"$corp/inputs/$(basename "$(dirname "$f")")"
+done
 # Flight Recorder dumps as pickles (Python's, and the jit pickler's form).
 for f in "$seeds"/inputs/fr-pickle/*; do
 	[ -f "$f" ] && head -c 20000 "$f" >"$corp/pickle/$(basename "$f")"

@@ -516,6 +516,38 @@ check(rc == 0 and out and out["collectives"] == 135,
       f"kineto: a UTF-8 byte-order mark before the JSON is read past, plain and .gz (exit {rc}, "
       f"{out and out['collectives']} collectives)", err[-300:])
 
+# Kineto writes baseTimeNanoseconds after traceEvents; the reader streams
+# the events and takes the keys wherever they are.  Keys in that order,
+# pretty-printed, in two gzip members, with the events split across them:
+# the same collectives and late rank as the compact files.
+def keys_last(d):
+    ev = d.pop("traceEvents")
+    return {"traceEvents": ev, **d}
+
+
+base_files = [write(f"kineto-order/base{r}/rank{r}.json", kineto_real(r, p2p_late=40000 if r == 1 else 0))
+              for r in range(3)]
+rc0, out0, err0 = correlate("--kineto", *base_files)
+text = [json.dumps(keys_last(kineto_real(r, p2p_late=40000 if r == 1 else 0)), indent=1).encode()
+        for r in range(3)]
+order = [write_bin(f"kineto-order/rank{r}.json", text[r]) for r in range(2)]
+order.append(write_bin("kineto-order/rank2.json.gz", gzip.compress(text[2][:len(text[2]) // 2])
+                       + gzip.compress(text[2][len(text[2]) // 2:])))
+rc, out, err = correlate("--kineto", *order)
+check(rc == rc0 == 0 and out and out0 and out["collectives"] == out0["collectives"] > 0
+      and late_of(out) == late_of(out0),
+      f"kineto: baseTimeNanoseconds and distributedInfo after the events, pretty-printed, two gzip "
+      f"members: as the compact files ({out and out['collectives']} collectives, late {late_of(out)}; "
+      f"compact: {out0 and out0['collectives']}, {late_of(out0)})", err[-300:])
+# Cut short: refused with the byte where it ends, nothing of it kept.
+cutlen = text[0].rindex(b'"ts"', 0, len(text[0]) * 2 // 3) + 8     # in a number
+cut = write_bin("kineto-order/cut/rank0.json", text[0][:cutlen])
+rc, out, err = correlate("--kineto", cut, order[1], order[2])
+check(rc == 3 and err.count("\n") == 1 and f"rank0.json: not JSON (expected ',' or '}}' at byte {cutlen})" in err
+      and out and out["collectives"] == out0["collectives"] * 2 // 3,
+      f"kineto: a trace cut short is refused once, at its end ({cutlen}), the other files read "
+      f"(exit {rc}, {out and out['collectives']} collectives: {err.strip()[:200]})")
+
 # A trace with no NCCL kernel: said once, exit 0.
 cpu_only = kineto_real(0)
 cpu_only["traceEvents"] = [e for e in cpu_only["traceEvents"] if not e["name"].startswith("nccl")]

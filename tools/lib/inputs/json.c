@@ -4,6 +4,7 @@
  * input may be any file.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 struct parser {
 	const char *s;
 	size_t len, i;
+	uint64_t off;			/* of s[0] in the document */
 	char *err;
 	size_t errlen;
 	int depth;
@@ -23,7 +25,8 @@ struct parser {
 static bool fail(struct parser *p, const char *what)
 {
 	if (!p->err[0])
-		snprintf(p->err, p->errlen, "%s at byte %zu", what, p->i);
+		snprintf(p->err, p->errlen, "%s at byte %llu", what,
+			 (unsigned long long)(p->off + p->i));
 	return false;
 }
 
@@ -331,15 +334,23 @@ static void free_kids(struct json *j)
 	free(j->str);
 }
 
-struct json *hvn_json_parse(const char *text, size_t len, char *err, size_t errlen)
+/* One value that starts @off bytes into its document, @depth deep: all of
+ * @len, or if @used, what it takes of them (there). */
+static struct json *parse(const char *text, size_t len, uint64_t off, int depth,
+			  char *err, size_t errlen, size_t *used)
 {
-	struct parser p = { .s = text, .len = len, .err = err, .errlen = errlen };
+	struct parser p = { .s = text, .len = len, .off = off, .err = err,
+			    .errlen = errlen, .depth = depth };
 	struct json *j = calloc(1, sizeof(*j));
 
 	err[0] = 0;
 	if (!j)
 		return NULL;
 	if (value(&p, j)) {
+		if (used) {
+			*used = p.i;
+			return j;
+		}
 		ws(&p);
 		if (p.i == p.len)
 			return j;
@@ -348,6 +359,11 @@ struct json *hvn_json_parse(const char *text, size_t len, char *err, size_t errl
 	free_kids(j);
 	free(j);
 	return NULL;
+}
+
+struct json *hvn_json_parse(const char *text, size_t len, char *err, size_t errlen)
+{
+	return parse(text, len, 0, 0, err, errlen, NULL);
 }
 
 void hvn_json_free(struct json *j)
@@ -393,4 +409,329 @@ bool hvn_json_int(const struct json *j, int64_t *v)
 		return false;
 	*v = (int64_t)j->num;
 	return true;
+}
+
+/* --- One value at a time ------------------------------------------------------ */
+
+#define STREAM_CHUNK	(256 << 10)
+
+struct json_stream {
+	hvn_json_read_fn rd;
+	void *ctx;
+	char *b;
+	size_t cap, start, end;		/* unread: b[start, end) */
+	uint64_t base;			/* offset in the document of b[0] */
+	bool eof, failed, first;
+	int depth;			/* of the container being walked */
+	char *key;
+	const char *raw;		/* the last value's bytes */
+	size_t rawlen;
+	char err[128];
+};
+
+static bool js_fail(struct json_stream *js, const char *what, size_t at)
+{
+	if (!js->failed)
+		snprintf(js->err, sizeof(js->err), "%s at byte %llu", what,
+			 (unsigned long long)(js->base + at));
+	js->failed = true;
+	return false;
+}
+
+/* More input; false at its end or on an error (js->failed). */
+static bool fill(struct json_stream *js)
+{
+	ssize_t r;
+
+	if (js->eof || js->failed)
+		return false;
+	/* Drop what was read, unless more is unread than read: each byte
+	 * moves at most as often as a byte before it was consumed. */
+	if (js->start && (js->end == js->cap || js->end - js->start <= js->start)) {
+		memmove(js->b, js->b + js->start, js->end - js->start);
+		js->base += js->start;
+		js->end -= js->start;
+		js->start = 0;
+	}
+	if (js->end == js->cap) {
+		size_t nc = js->cap ? js->cap * 2 : STREAM_CHUNK;
+		char *nb = realloc(js->b, nc);
+
+		if (!nb)
+			return js_fail(js, "out of memory", js->end);
+		js->b = nb;
+		js->cap = nc;
+	}
+	r = js->rd(js->ctx, js->b + js->end, js->cap - js->end);
+	if (r < 0) {
+		js->failed = true;	/* the reader says why */
+		return false;
+	}
+	if (!r) {
+		js->eof = true;
+		return false;
+	}
+	js->end += r;
+	return true;
+}
+
+/* The next byte that is no white space, left unread; -1 at the end. */
+static int next_char(struct json_stream *js)
+{
+	for (;;) {
+		while (js->start < js->end) {
+			char c = js->b[js->start];
+
+			if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+				return (unsigned char)c;
+			js->start++;
+		}
+		if (!fill(js))
+			return -1;
+	}
+}
+
+/*
+ * The length of the value at the start of the unread bytes, all of which
+ * are then in the buffer: strings, brackets and delimiters only, the
+ * parser judges the rest.  A closing bracket that does not match, or depth
+ * beyond the parser's, ends it there, and the end of the input ends it
+ * anywhere: the parser then says what is wrong, where.
+ */
+static size_t extent(struct json_stream *js)
+{
+	uint64_t closers = 0;		/* bit per level: 1 for '}' */
+	int depth = 0;
+	bool str = false, esc = false;
+
+	for (size_t k = 0;; k++) {
+		char c;
+
+		if (js->start + k >= js->end && !fill(js))
+			return k;
+		c = js->b[js->start + k];
+		if (str) {
+			if (esc) {
+				esc = false;
+			} else if (c == '\\') {
+				esc = true;
+			} else if (c == '"') {
+				str = false;
+				if (!depth)
+					return k + 1;
+			}
+			continue;
+		}
+		switch (c) {
+		case '"':
+			str = true;
+			break;
+		case '{':
+		case '[':
+			if (js->depth + ++depth > MAX_DEPTH)
+				return k + 1;
+			closers = closers << 1 | (c == '{');
+			break;
+		case '}':
+		case ']':
+			if (!depth)
+				return k ? k : 1;
+			if ((closers & 1) != (c == '}'))
+				return k + 1;
+			closers >>= 1;
+			if (!--depth)
+				return k + 1;
+			break;
+		case ',':
+		case ' ':
+		case '\t':
+		case '\n':
+		case '\r':
+		case ':':
+			if (!depth)
+				return k ? k : 1;
+			break;
+		}
+	}
+}
+
+struct json_stream *hvn_jstream_new(hvn_json_read_fn rd, void *ctx)
+{
+	struct json_stream *js = calloc(1, sizeof(*js));
+
+	if (!js)
+		return NULL;
+	js->rd = rd;
+	js->ctx = ctx;
+	return js;
+}
+
+void hvn_jstream_free(struct json_stream *js)
+{
+	if (!js)
+		return;
+	free(js->b);
+	free(js->key);
+	free(js);
+}
+
+const char *hvn_jstream_error(const struct json_stream *js)
+{
+	return js->failed && js->err[0] ? js->err : NULL;
+}
+
+bool hvn_jstream_failed(const struct json_stream *js)
+{
+	return js->failed;
+}
+
+void hvn_jstream_raw(const struct json_stream *js, const char **p, size_t *len)
+{
+	*p = js->raw;
+	*len = js->rawlen;
+}
+
+int hvn_jstream_begin(struct json_stream *js)
+{
+	int c;
+
+	/* A UTF-8 byte-order mark, which some writers put first, is no
+	 * part of the JSON. */
+	while (js->end < 3 && fill(js))
+		;
+	if (js->end >= 3 && !memcmp(js->b, "\xef\xbb\xbf", 3))
+		js->start = 3;
+	c = next_char(js);
+	if (c == '{') {
+		js->start++;
+		js->depth = 1;
+		js->first = true;
+		return 1;
+	}
+	return js->failed ? -1 : 0;
+}
+
+struct json *hvn_jstream_value(struct json_stream *js)
+{
+	char err[120];
+	struct json *j;
+	size_t n;
+
+	if (next_char(js) < 0 && js->failed)
+		return NULL;
+	n = extent(js);
+	if (js->failed)
+		return NULL;
+	/* What follows the value in its extent ("12x"), the container's
+	 * walk judges as the tree parser would. */
+	j = parse(js->b + js->start, n, js->base + js->start, js->depth, err, sizeof(err), &n);
+	if (!j) {
+		if (!js->failed)
+			snprintf(js->err, sizeof(js->err), "%s",
+				 err[0] ? err : "out of memory");
+		js->failed = true;
+		return NULL;
+	}
+	js->raw = js->b + js->start;
+	js->rawlen = n;
+	js->start += n;
+	return j;
+}
+
+/* Past the ',' before the next member or element; 0 at the container's
+ * closing @close, consumed. */
+static int next_item(struct json_stream *js, char close, const char *expect)
+{
+	int c = next_char(js);
+
+	if (c < 0 && js->failed)
+		return -1;
+	if (js->first) {
+		js->first = false;
+		if (c == close) {
+			js->start++;
+			return 0;
+		}
+		return 1;
+	}
+	if (c == close) {
+		js->start++;
+		return 0;
+	}
+	if (c != ',')
+		return js_fail(js, expect, js->start), -1;
+	js->start++;
+	return 1;
+}
+
+int hvn_jstream_member(struct json_stream *js, const char **key)
+{
+	struct json *k;
+	int r = next_item(js, '}', "expected ',' or '}'");
+
+	if (r <= 0) {
+		js->depth -= !r;
+		return r;
+	}
+	if (next_char(js) != '"')
+		return js_fail(js, "expected a key", js->start), -1;
+	k = hvn_jstream_value(js);
+	if (!k)
+		return -1;
+	free(js->key);
+	js->key = k->str;
+	k->str = NULL;
+	hvn_json_free(k);
+	if (next_char(js) != ':')
+		return js_fail(js, "expected ':'", js->start), -1;
+	js->start++;
+	*key = js->key;
+	return 1;
+}
+
+bool hvn_jstream_array(struct json_stream *js)
+{
+	if (next_char(js) != '[')
+		return false;
+	js->start++;
+	js->depth++;
+	js->first = true;
+	return true;
+}
+
+int hvn_jstream_element(struct json_stream *js, struct json **e)
+{
+	int r = next_item(js, ']', "expected ',' or ']'");
+
+	if (r <= 0) {
+		if (!r) {
+			js->depth--;
+			js->first = false;
+		}
+		return r;
+	}
+	*e = hvn_jstream_value(js);
+	return *e ? 1 : -1;
+}
+
+bool hvn_jstream_skip(struct json_stream *js)
+{
+	struct json *e;
+	int r;
+
+	if (!hvn_jstream_array(js)) {
+		e = hvn_jstream_value(js);
+		hvn_json_free(e);
+		return e != NULL;
+	}
+	while ((r = hvn_jstream_element(js, &e)) > 0)
+		hvn_json_free(e);
+	return !r;
+}
+
+bool hvn_jstream_end(struct json_stream *js)
+{
+	if (next_char(js) >= 0)
+		return js_fail(js, "trailing data", js->start);
+	return !js->failed;
 }

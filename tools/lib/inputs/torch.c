@@ -8,11 +8,13 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "hvnoise/nccl.h"
@@ -87,63 +89,153 @@ static int bad(struct src *s, const char *fmt, ...)
 
 #define GZ_MAX	(2ull << 30)	/* a trace beyond 2 GiB is not read whole */
 
-/* The file, gunzipped when it is gzip (the profiler's .json.gz); members
- * may follow one another (cat a.gz b.gz). */
+/* A file as it is read, gunzipped when it is gzip (the profiler's
+ * .json.gz); members may follow one another (cat a.gz b.gz). */
+struct in {
+	int fd;
+	bool gz, eof, zend;
+	z_stream z;
+	size_t have, used;		/* plain: the head's bytes, and given */
+	const char *err;		/* why in_read() failed */
+	unsigned char buf[1 << 16];
+};
+
+static ssize_t in_fd_read(struct in *in, void *buf, size_t cap)
+{
+	ssize_t r;
+
+	do
+		r = read(in->fd, buf, cap);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		in->err = strerror(errno);
+	return r;
+}
+
+/* false with the error printed */
+static bool in_open(struct in *in, struct src *s)
+{
+	ssize_t r;
+
+	memset(in, 0, sizeof(*in));
+	in->fd = open(s->path, O_RDONLY | O_CLOEXEC);
+	r = in->fd < 0 ? -1 : in_fd_read(in, in->buf, sizeof(in->buf));
+	if (r < 0) {
+		hvn_err("%s: %s", s->path, strerror(errno));
+		if (in->fd >= 0)
+			close(in->fd);
+		return false;
+	}
+	in->have = r;
+	in->eof = !r;
+	in->gz = r >= 2 && in->buf[0] == 0x1f && in->buf[1] == 0x8b;
+	if (in->gz) {
+		if (inflateInit2(&in->z, 15 + 16) != Z_OK) {
+			close(in->fd);
+			bad(s, "gzip: out of memory");
+			return false;
+		}
+		in->z.next_in = in->buf;
+		in->z.avail_in = r;
+	}
+	return true;
+}
+
+static void in_close(struct in *in)
+{
+	if (in->gz)
+		inflateEnd(&in->z);
+	close(in->fd);
+}
+
+/* hvn_json_read_fn: up to @cap bytes of the file's content. */
+static ssize_t in_read(void *v, char *out, size_t cap)
+{
+	struct in *in = v;
+
+	if (!in->gz) {
+		size_t n = in->have - in->used < cap ? in->have - in->used : cap;
+
+		if (!n)
+			return in_fd_read(in, out, cap);
+		memcpy(out, in->buf + in->used, n);
+		in->used += n;
+		return n;
+	}
+	for (;;) {
+		size_t got;
+		int z;
+
+		if (!in->z.avail_in && !in->eof) {
+			ssize_t r = in_fd_read(in, in->buf, sizeof(in->buf));
+
+			if (r < 0)
+				return -1;
+			in->eof = !r;
+			in->z.next_in = in->buf;
+			in->z.avail_in = r;
+		}
+		if (in->zend) {
+			if (!in->z.avail_in && in->eof)
+				return 0;
+			if (!in->z.avail_in)
+				continue;
+			inflateReset(&in->z);
+			in->zend = false;
+		}
+		in->z.next_out = (unsigned char *)out;
+		in->z.avail_out = cap < UINT_MAX ? cap : UINT_MAX;
+		z = inflate(&in->z, Z_NO_FLUSH);
+		got = (char *)in->z.next_out - out;
+		if (z == Z_STREAM_END) {
+			in->zend = true;
+		} else if (z == Z_BUF_ERROR && in->eof && !in->z.avail_in && !got) {
+			in->err = "gzip: truncated";
+			return -1;
+		} else if (z != Z_OK && z != Z_BUF_ERROR) {
+			in->err = z == Z_MEM_ERROR ? "gzip: out of memory" : "gzip: corrupt";
+			return -1;
+		}
+		if (got)
+			return got;
+	}
+}
+
+/* The whole file, gunzipped (Flight Recorder dumps, Inspector lines). */
 static char *read_input(struct src *s, size_t *len)
 {
-	char *in = hvn_read_file(s->path, len), *out = NULL;
 	size_t cap = 0, have = 0;
-	z_stream z = { 0 };
-	int r = Z_OK;
+	char *out = NULL;
+	struct in in;
+	ssize_t r;
 
-	if (!in) {
-		hvn_err("%s: %s", s->path, strerror(errno));
+	if (!in_open(&in, s))
 		return NULL;
-	}
-	if (*len < 2 || (unsigned char)in[0] != 0x1f || (unsigned char)in[1] != 0x8b)
-		return in;
-	if (*len > UINT_MAX || inflateInit2(&z, 15 + 16) != Z_OK) {
-		free(in);
-		bad(s, "gzip: %s", *len > UINT_MAX ? "over 4 GiB compressed" : "out of memory");
-		return NULL;
-	}
-	z.next_in = (unsigned char *)in;
-	z.avail_in = *len;
-	for (;;) {
-		if (have == cap) {
-			size_t nc = cap ? cap * 2 : *len * 4 + 4096;
+	do {
+		if (cap - have < sizeof(in.buf)) {
+			size_t nc = cap ? cap * 2 : 1 << 20;
 			char *nb;
 
-			if (cap >= GZ_MAX) {
-				r = Z_MEM_ERROR;
+			if (in.gz && cap >= GZ_MAX) {
+				in.err = "gzip: beyond 2 GiB uncompressed";
+				r = -1;
 				break;
 			}
-			nc = nc < GZ_MAX ? nc : GZ_MAX;
 			nb = realloc(out, nc + 1);
 			if (!nb) {
-				r = Z_MEM_ERROR;
+				in.err = "out of memory";
+				r = -1;
 				break;
 			}
 			out = nb;
 			cap = nc;
 		}
-		/* Our own offset: inflateReset() zeroes total_out. */
-		z.next_out = (unsigned char *)out + have;
-		z.avail_out = cap - have < UINT_MAX ? cap - have : UINT_MAX;
-		r = inflate(&z, Z_NO_FLUSH);
-		have = (char *)z.next_out - out;
-		if (r == Z_STREAM_END && z.avail_in)
-			r = inflateReset(&z);
-		else if (r == Z_STREAM_END)
-			break;
-		if (r != Z_OK && !(r == Z_BUF_ERROR && !z.avail_out))
-			break;
-	}
-	free(in);
-	inflateEnd(&z);
-	if (r != Z_STREAM_END) {
-		bad(s, "gzip: %s", r == Z_MEM_ERROR ? "beyond 2 GiB uncompressed, or out of memory" :
-		    r == Z_BUF_ERROR ? "truncated" : "corrupt");
+		r = in_read(&in, out + have, cap - have);
+		have += r > 0 ? r : 0;
+	} while (r > 0);
+	in_close(&in);
+	if (r < 0) {
+		bad(s, "%s", in.err);
 		free(out);
 		return NULL;
 	}
@@ -656,7 +748,10 @@ struct kev {
 	double ts, dur;
 	int64_t ts_ns, dur_ns;		/* exact where the file's decimals allow */
 	size_t i;
-	const char *pgn;		/* its group, or NULL */
+	char *pgn;			/* its group, or NULL */
+	char *name;			/* for errors: its first 60 bytes */
+	char *text;			/* the event's JSON, parsed again in pass 2 */
+	size_t len;
 };
 
 static int cmp_kev(const void *a, const void *b)
@@ -752,14 +847,14 @@ struct launch {
 struct cpu_op {
 	int64_t pid, tid;
 	double ts, end;
-	const char *op;
+	char *op;
 };
 
 struct cpu_side {
 	struct launch *l;
-	size_t nl;
+	size_t nl, lcap;
 	struct cpu_op *o;
-	size_t no;
+	size_t no, ocap;
 };
 
 static int cmp_launch(const void *a, const void *b)
@@ -780,43 +875,66 @@ static int cmp_cpu_op(const void *a, const void *b)
 	return (x->ts > y->ts) - (x->ts < y->ts);
 }
 
-/* The launches and the CPU ops that name collectives; false: no memory. */
-static bool cpu_side_read(const struct json *ev, struct cpu_side *cs)
+/* Grows @v (of @n, room for @cap) by one; false: no memory. */
+static bool grow(void **v, size_t n, size_t *cap, size_t size)
 {
-	memset(cs, 0, sizeof(*cs));
-	cs->l = calloc(ev->n + 1, sizeof(*cs->l));
-	cs->o = calloc(ev->n + 1, sizeof(*cs->o));
-	if (!cs->l || !cs->o)
-		return false;
-	for (size_t i = 0; i < ev->n; i++) {
-		const struct json *e = &ev->kids[i], *args = hvn_json_get(e, "args");
-		const struct json *n = hvn_json_get(e, "name"), *c = hvn_json_get(e, "cat");
-		const struct json *cn = hvn_json_get(args, "Collective name");
-		int64_t corr, pid, tid;
-		double ts, dur;
+	void *nv;
 
-		if (!n || n->type != J_STR || !c || c->type != J_STR ||
-		    !hvn_json_int(hvn_json_get(e, "pid"), &pid) ||
-		    !hvn_json_int(hvn_json_get(e, "tid"), &tid) ||
-		    !hvn_json_get(e, "ts") || hvn_json_get(e, "ts")->type != J_NUM)
-			continue;
-		ts = hvn_json_get(e, "ts")->num;
-		if ((!strcmp(c->str, "cuda_runtime") || !strcmp(c->str, "cuda_driver")) &&
-		    hvn_json_int(hvn_json_get(args, "correlation"), &corr)) {
-			cs->l[cs->nl++] = (struct launch){ corr, pid, tid, ts };
-			continue;
-		}
-		if (!hvn_json_get(e, "dur") || hvn_json_get(e, "dur")->type != J_NUM)
-			continue;
-		dur = hvn_json_get(e, "dur")->num;
-		if (!strcmp(n->str, "record_param_comms") && cn && cn->type == J_STR)
-			cs->o[cs->no++] = (struct cpu_op){ pid, tid, ts, ts + dur, cn->str };
-		else if (!strncmp(n->str, "nccl:", 5))
-			cs->o[cs->no++] = (struct cpu_op){ pid, tid, ts, ts + dur, n->str };
-	}
-	qsort(cs->l, cs->nl, sizeof(*cs->l), cmp_launch);
-	qsort(cs->o, cs->no, sizeof(*cs->o), cmp_cpu_op);
+	if (n < *cap)
+		return true;
+	nv = realloc(*v, (*cap ? *cap * 2 : 1024) * size);
+	if (!nv)
+		return false;
+	*v = nv;
+	*cap = *cap ? *cap * 2 : 1024;
 	return true;
+}
+
+/* Event @e, if a launch or a CPU op that names a collective; false: no
+ * memory. */
+static bool cpu_side_add(struct cpu_side *cs, const struct json *e)
+{
+	const struct json *args = hvn_json_get(e, "args");
+	const struct json *n = hvn_json_get(e, "name"), *c = hvn_json_get(e, "cat");
+	const struct json *cn = hvn_json_get(args, "Collective name");
+	const char *op = NULL;
+	int64_t corr, pid, tid;
+	double ts, dur;
+
+	if (!n || n->type != J_STR || !c || c->type != J_STR ||
+	    !hvn_json_int(hvn_json_get(e, "pid"), &pid) ||
+	    !hvn_json_int(hvn_json_get(e, "tid"), &tid) ||
+	    !hvn_json_get(e, "ts") || hvn_json_get(e, "ts")->type != J_NUM)
+		return true;
+	ts = hvn_json_get(e, "ts")->num;
+	if ((!strcmp(c->str, "cuda_runtime") || !strcmp(c->str, "cuda_driver")) &&
+	    hvn_json_int(hvn_json_get(args, "correlation"), &corr)) {
+		if (!grow((void **)&cs->l, cs->nl, &cs->lcap, sizeof(*cs->l)))
+			return false;
+		cs->l[cs->nl++] = (struct launch){ corr, pid, tid, ts };
+		return true;
+	}
+	if (!hvn_json_get(e, "dur") || hvn_json_get(e, "dur")->type != J_NUM)
+		return true;
+	dur = hvn_json_get(e, "dur")->num;
+	if (!strcmp(n->str, "record_param_comms") && cn && cn->type == J_STR)
+		op = cn->str;
+	else if (!strncmp(n->str, "nccl:", 5))
+		op = n->str;
+	if (!op)
+		return true;
+	if (!grow((void **)&cs->o, cs->no, &cs->ocap, sizeof(*cs->o)))
+		return false;
+	cs->o[cs->no] = (struct cpu_op){ pid, tid, ts, ts + dur, strdup(op) };
+	return cs->o[cs->no++].op != NULL;
+}
+
+static void cpu_side_sort(struct cpu_side *cs)
+{
+	if (cs->l)
+		qsort(cs->l, cs->nl, sizeof(*cs->l), cmp_launch);
+	if (cs->o)
+		qsort(cs->o, cs->no, sizeof(*cs->o), cmp_cpu_op);
 }
 
 /* The collective the CPU op around kernel @e's launch names, or NULL. */
@@ -825,7 +943,8 @@ static const char *cpu_side_op(const struct cpu_side *cs, const struct json *e)
 	struct launch key, *l;
 	size_t lo = 0, hi = cs->no;
 
-	if (!hvn_json_int(hvn_json_get(hvn_json_get(e, "args"), "correlation"), &key.corr))
+	if (!cs->nl ||
+	    !hvn_json_int(hvn_json_get(hvn_json_get(e, "args"), "correlation"), &key.corr))
 		return NULL;
 	l = bsearch(&key, cs->l, cs->nl, sizeof(*cs->l), cmp_launch);
 	if (!l)
@@ -856,35 +975,263 @@ static const char *cpu_side_op(const struct cpu_side *cs, const struct json *e)
 
 static void cpu_side_free(struct cpu_side *cs)
 {
+	for (size_t k = 0; k < cs->no; k++)
+		free(cs->o[k].op);
 	free(cs->l);
 	free(cs->o);
+}
+
+/*
+ * Pass 1, as the trace streams by (hvn_jstream): each event parsed alone
+ * and dropped, keeping the NCCL kernels' own bytes, the CPU side's
+ * launches and ops, and the top object's keys that say the rank and the
+ * time base, wherever in the file they are.  Memory is what is kept, a
+ * small share of the file, not the file.
+ */
+struct kineto {
+	struct src *s;
+	struct kev *kv;
+	size_t nkv, kvcap, nev;
+	struct cpu_side cs;
+	struct json *top;		/* baseTimeNanoseconds, distributedInfo */
+	bool have_events;
+	char *only_pg;
+	bool many_pg, have0;
+};
+
+/* A top-level member kept whole (the first of its key, as a reader of
+ * the whole tree would take it); false on an error of the stream. */
+static bool kineto_keep(struct kineto *k, struct json_stream *js, const char *key)
+{
+	struct json *t = k->top, *v, *kids;
+	char **keys;
+
+	if (hvn_json_get(t, key))
+		return hvn_jstream_skip(js);
+	v = hvn_jstream_value(js);
+	if (!v)
+		return false;
+	kids = realloc(t->kids, (t->n + 1) * sizeof(*kids));
+	t->kids = kids ? kids : t->kids;
+	keys = realloc(t->keys, (t->n + 1) * sizeof(*keys));
+	t->keys = keys ? keys : t->keys;
+	if (kids && keys)
+		t->keys[t->n] = strdup(key);
+	if (!kids || !keys || !t->keys[t->n]) {
+		hvn_json_free(v);
+		return bad(k->s, "out of memory"), false;
+	}
+	t->kids[t->n++] = *v;
+	free(v);			/* its contents now t's */
+	return true;
+}
+
+static int kineto_event(struct kineto *k, const struct json *e, const char *raw,
+			size_t rawlen)
+{
+	struct src *s = k->s;
+	const char *name, *cat, *pgn;
+	size_t i = k->nev++;
+	int64_t ts_ns, dur_ns;
+	double ts, dur;
+	int ret = 0;
+	struct kev *kv;
+
+	snprintf(s->where, sizeof(s->where), "traceEvents[%zu]", i);
+	name = str(s, e, "name", false, &ret);
+	cat = str(s, e, "cat", false, &ret);
+	if (ret)
+		return ret;
+	if (!nccl_kernel(name, cat))
+		return cpu_side_add(&k->cs, e) ? 0 : bad(s, "out of memory");
+	snprintf(s->where, sizeof(s->where), "traceEvents[%zu] (%.60s)", i, name);
+	if (!num(s, e, "ts", &ts, true, &ret) || !num(s, e, "dur", &dur, true, &ret))
+		return ret;
+	if (!(dur >= 0))
+		return bad(s, "key \"dur\" is %g, not a duration", dur);
+	/* Microseconds, read exactly: through a double, epoch times are
+	 * off by up to 128 ns. */
+	if ((!hvn_json_milli(hvn_json_get(e, "ts"), &ts_ns) &&
+	     !ns_add(0, ts * 1e3, &ts_ns)) ||
+	    (!hvn_json_milli(hvn_json_get(e, "dur"), &dur_ns) &&
+	     !ns_add(0, dur * 1e3, &dur_ns)))
+		return bad(s, "\"ts\" %g or \"dur\" %g is beyond any time", ts, dur);
+	pgn = str(s, hvn_json_get(e, "args"), "Process Group Name", false, &ret);
+	if (ret)
+		return ret;
+	if (!grow((void **)&k->kv, k->nkv, &k->kvcap, sizeof(*k->kv)))
+		return bad(s, "out of memory");
+	kv = &k->kv[k->nkv];
+	*kv = (struct kev){ .ts = ts, .dur = dur, .ts_ns = ts_ns, .dur_ns = dur_ns,
+			    .i = i, .pgn = pgn ? strdup(pgn) : NULL, .name = strndup(name, 60),
+			    .text = malloc(rawlen), .len = rawlen };
+	if (!kv->text || !kv->name || (pgn && !kv->pgn)) {
+		free(kv->text);
+		free(kv->name);
+		free(kv->pgn);
+		return bad(s, "out of memory");
+	}
+	memcpy(kv->text, raw, rawlen);
+	k->nkv++;
+	if (pgn) {
+		k->many_pg |= k->only_pg && strcmp(k->only_pg, pgn);
+		k->only_pg = k->only_pg ? k->only_pg : kv->pgn;
+		k->have0 |= !strcmp(pgn, "0");
+	}
+	return 0;
+}
+
+/* The whole stream: 0, or the error, said. */
+static int kineto_read(struct kineto *k, struct json_stream *js)
+{
+	const char *key, *raw;
+	struct json *e;
+	size_t rawlen;
+	int r, ret = 0;
+
+	r = hvn_jstream_begin(js);
+	if (r == 0) {		/* JSON, but not an object */
+		e = hvn_jstream_value(js);
+		hvn_json_free(e);
+		if (e && hvn_jstream_end(js))
+			return bad(k->s, "not a Chrome trace (no \"traceEvents\" array)");
+	}
+	while (r > 0 && (r = hvn_jstream_member(js, &key)) > 0) {
+		if (!strcmp(key, "traceEvents") && !k->have_events) {
+			k->have_events = true;
+			if (!hvn_jstream_array(js))
+				return bad(k->s, "not a Chrome trace (no \"traceEvents\" array)");
+			while (!ret && (r = hvn_jstream_element(js, &e)) > 0) {
+				hvn_jstream_raw(js, &raw, &rawlen);
+				ret = kineto_event(k, e, raw, rawlen);
+				hvn_json_free(e);
+			}
+			if (ret)
+				return ret;
+			r = r < 0 ? -1 : 1;
+		} else if (!strcmp(key, "baseTimeNanoseconds") ||
+			   !strcmp(key, "distributedInfo")) {
+			r = kineto_keep(k, js, key) ? 1 : -1;
+		} else {
+			r = hvn_jstream_skip(js) ? 1 : -1;
+		}
+	}
+	if (!r && hvn_jstream_end(js) && !k->have_events)
+		return bad(k->s, "not a Chrome trace (no \"traceEvents\" array)");
+	if (!hvn_jstream_failed(js))
+		return 0;
+	k->s->where[0] = 0;
+	return hvn_jstream_error(js) ? bad(k->s, "not JSON (%s)", hvn_jstream_error(js)) :
+		HVN_EXIT_BADFILE;
+}
+
+/* Pass 2: kernel @q of the trace, sorted by launch, as a collective. */
+static int kineto_coll(struct kineto *k, struct kev *q, int64_t base, int rank,
+		       int32_t world, const char *def_pg, struct kcount **cnt,
+		       size_t *ncnt)
+{
+	struct src *s = k->s;
+	struct hvn_ext_coll c = { .rank = rank };
+	const struct json *args;
+	const char *name, *pgn = q->pgn, *dt;
+	struct json *e;
+	char err[120];
+	bool p2p;
+	int64_t v;
+	int ret = 0;
+
+	e = hvn_json_parse(q->text, q->len, err, sizeof(err));
+	if (!e)
+		return bad(s, "out of memory");
+	args = hvn_json_get(e, "args");
+	name = hvn_json_get(e, "name")->str;
+	snprintf(s->where, sizeof(s->where), "traceEvents[%zu] (%.60s)", q->i, name);
+	dt = str(s, args, "dtype", false, &ret);
+	c.func = kineto_func(s, name, args, &p2p, &ret);
+	if (ret)
+		goto out;
+	/* The name does not say, or says SendRecv where all_to_all runs as
+	 * such kernels: the CPU op that launched it. */
+	if (c.func == HVN_FN_UNKNOWN || p2p) {
+		const char *op = cpu_side_op(&k->cs, e);
+		bool op_p2p;
+		uint8_t f = op ? fr_func(op, &op_p2p) : HVN_FN_UNKNOWN;
+
+		if (f != HVN_FN_UNKNOWN) {
+			c.func = f;
+			p2p = op_p2p || f == HVN_FN_SEND || f == HVN_FN_RECV ||
+			      f == HVN_FN_SENDRECV;
+		}
+	}
+	c.is_p2p = p2p;
+	pgn = pgn ? pgn : def_pg;
+	/* world_size is the default group's; the rank is the job's. */
+	if (!pgn || !strcmp(pgn, "0"))
+		c.nranks = world;
+	/* No group at all: one for the files of this kind; two jobs' files
+	 * then share ranks, which correlate refuses. */
+	c.comm = hash_str(pgn ? pgn : "kineto: no process group");
+	if (int_key(s, args, "In msg nelems", &v, false, &ret) &&
+	    (v < 0 || __builtin_mul_overflow((uint64_t)v, dtype_size(dt), &c.bytes))) {
+		ret = bad(s, "\"In msg nelems\" %lld is not a size", (long long)v);
+		goto out;
+	}
+	/* Kernels carry a sequence number only in 2026 traces; else count
+	 * them per group and function, as every rank launches them. */
+	if (int_key(s, args, "Seq", &v, false, &ret)) {
+		if (v < 0) {
+			ret = bad(s, "a negative \"Seq\"");
+			goto out;
+		}
+		c.seq = v;
+	} else if (!ret) {
+		c.seq = next_seq(cnt, ncnt, c.comm, c.func);
+	}
+	if (ret)
+		goto out;
+	/* older traces: ts in epoch µs */
+	if (__builtin_add_overflow(base < 0 ? 0 : base, q->ts_ns, &c.start_real) ||
+	    __builtin_add_overflow(c.start_real, q->dur_ns, &c.end_real)) {
+		ret = bad(s, "\"ts\" %g or \"dur\" %g is beyond any time", q->ts, q->dur);
+		goto out;
+	}
+	ret = push(s, &c);
+out:
+	hvn_json_free(e);
+	return ret;
 }
 
 int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx)
 {
 	struct src s = { .path = path };
-	struct json *j = load(&s, NULL, NULL);
-	const struct json *ev, *di;
-	int64_t base = -1, r;
-	int ret = 0, rank = -1;
-	struct kev *kv = NULL;
-	size_t nkv = 0, ncnt = 0;
+	struct kineto k = { .s = &s };
+	const struct json *di;
+	struct json_stream *js = NULL;
 	struct kcount *cnt = NULL;
-	const char *only_pg = NULL, *def_pg;
-	bool many_pg = false, have0 = false, cs_read = false;
-	struct cpu_side cs = { 0 };
+	int64_t base = -1, r, ws;
+	size_t ncnt = 0;
+	int ret = 0, rank = -1;
 	int32_t world = 0;
-	int64_t ws;
+	const char *def_pg;
+	struct in in;
 
-	if (!j)
+	if (!in_open(&in, &s))
 		return HVN_EXIT_BADFILE;
-	ev = hvn_json_get(j, "traceEvents");
-	if (j->type != J_OBJ || !ev || ev->type != J_ARR) {
-		ret = bad(&s, "not a Chrome trace (no \"traceEvents\" array)");
+	k.top = calloc(1, sizeof(*k.top));
+	js = hvn_jstream_new(in_read, &in);
+	if (!k.top || !js) {
+		ret = bad(&s, "out of memory");
 		goto out;
 	}
-	int_key(&s, j, "baseTimeNanoseconds", &base, false, &ret);
-	di = hvn_json_get(j, "distributedInfo");
+	k.top->type = J_OBJ;
+	ret = kineto_read(&k, js);
+	if (hvn_jstream_failed(js) && !hvn_jstream_error(js))
+		ret = bad(&s, "%s", in.err ? in.err : "out of memory");
+	if (ret)
+		goto out;
+	s.where[0] = 0;
+	int_key(&s, k.top, "baseTimeNanoseconds", &base, false, &ret);
+	di = hvn_json_get(k.top, "distributedInfo");
 	if (int_key(&s, di, "rank", &r, false, &ret)) {
 		if (r < 0 || r > INT32_MAX) {
 			ret = bad(&s, "distributedInfo.rank %lld is not a rank", (long long)r);
@@ -911,144 +1258,40 @@ int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx)
 		ret = bad(&s, "no rank: no distributedInfo.rank, and no rank<N> in the file name");
 	if (ret)
 		goto out;
-	/* Pass 1: the NCCL kernels, checked, and the groups they name. */
-	kv = calloc(ev->n ? ev->n : 1, sizeof(*kv));
-	if (!kv) {
-		ret = bad(&s, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < ev->n; i++) {
-		const struct json *e = &ev->kids[i];
-		const char *name, *cat, *pgn;
-		int64_t ts_ns, dur_ns;
-		double ts, dur;
-
-		snprintf(s.where, sizeof(s.where), "traceEvents[%zu]", i);
-		name = str(&s, e, "name", false, &ret);
-		cat = str(&s, e, "cat", false, &ret);
-		if (ret)
-			goto out;
-		if (!nccl_kernel(name, cat))
-			continue;
-		snprintf(s.where, sizeof(s.where), "traceEvents[%zu] (%.60s)", i, name);
-		if (!num(&s, e, "ts", &ts, true, &ret) ||
-		    !num(&s, e, "dur", &dur, true, &ret))
-			goto out;
-		if (!(dur >= 0)) {
-			ret = bad(&s, "key \"dur\" is %g, not a duration", dur);
-			goto out;
-		}
-		if (base < 0 && !(ts > 1e15)) {
+	for (size_t q = 0; q < k.nkv; q++) {
+		if (base < 0 && !(k.kv[q].ts > 1e15)) {
+			snprintf(s.where, sizeof(s.where), "traceEvents[%zu] (%s)", k.kv[q].i,
+				 k.kv[q].name);
 			ret = bad(&s, "relative \"ts\" without \"baseTimeNanoseconds\"");
 			goto out;
 		}
-		/* Microseconds, read exactly: through a double, epoch times
-		 * are off by up to 128 ns. */
-		if ((!hvn_json_milli(hvn_json_get(e, "ts"), &ts_ns) &&
-		     !ns_add(0, ts * 1e3, &ts_ns)) ||
-		    (!hvn_json_milli(hvn_json_get(e, "dur"), &dur_ns) &&
-		     !ns_add(0, dur * 1e3, &dur_ns))) {
-			ret = bad(&s, "\"ts\" %g or \"dur\" %g is beyond any time", ts, dur);
-			goto out;
-		}
-		pgn = str(&s, hvn_json_get(e, "args"), "Process Group Name", false, &ret);
-		if (ret)
-			goto out;
-		if (pgn) {
-			many_pg |= only_pg && strcmp(only_pg, pgn);
-			only_pg = only_pg ? only_pg : pgn;
-			have0 |= !strcmp(pgn, "0");
-		}
-		kv[nkv++] = (struct kev){ .ts = ts, .dur = dur, .ts_ns = ts_ns,
-					  .dur_ns = dur_ns, .i = i, .pgn = pgn };
 	}
+	if (!k.nkv)
+		hvn_warn("%s: no NCCL kernel in it (ncclKernel_*, ncclDevKernel_*, ncclSymkDevKernel_* of cat \"kernel\"): nothing of it to correlate",
+			 path);
 	/*
 	 * Real traces are not sorted by ts, even within a stream: sequence
 	 * numbers follow launches.  Kernels without a group name belong to
 	 * the file's one group, or the default group "0".
 	 */
-	if (!nkv)
-		hvn_warn("%s: no NCCL kernel in it (ncclKernel_*, ncclDevKernel_*, ncclSymkDevKernel_* of cat \"kernel\"): nothing of it to correlate",
-			 path);
-	qsort(kv, nkv, sizeof(*kv), cmp_kev);
-	def_pg = !many_pg ? only_pg : have0 ? "0" : NULL;
-	for (size_t q = 0; q < nkv; q++) {
-		const struct json *e = &ev->kids[kv[q].i], *args = hvn_json_get(e, "args");
-		const char *name = hvn_json_get(e, "name")->str, *pgn = kv[q].pgn, *dt;
-		struct hvn_ext_coll c = { .rank = rank };
-		bool p2p;
-		int64_t v;
-
-		snprintf(s.where, sizeof(s.where), "traceEvents[%zu] (%.60s)", kv[q].i, name);
-		dt = str(&s, args, "dtype", false, &ret);
-		c.func = kineto_func(&s, name, args, &p2p, &ret);
-		if (ret)
-			goto out;
-		/* The name does not say, or says SendRecv where all_to_all
-		 * runs as such kernels: the CPU op that launched it. */
-		if (c.func == HVN_FN_UNKNOWN || p2p) {
-			const char *op;
-			bool op_p2p;
-			uint8_t f;
-
-			if (!cs_read) {
-				cs_read = true;
-				if (!cpu_side_read(ev, &cs)) {
-					ret = bad(&s, "out of memory");
-					goto out;
-				}
-			}
-			op = cpu_side_op(&cs, e);
-			f = op ? fr_func(op, &op_p2p) : HVN_FN_UNKNOWN;
-			if (f != HVN_FN_UNKNOWN) {
-				c.func = f;
-				p2p = op_p2p || f == HVN_FN_SEND || f == HVN_FN_RECV ||
-				      f == HVN_FN_SENDRECV;
-			}
-		}
-		c.is_p2p = p2p;
-		pgn = pgn ? pgn : def_pg;
-		/* world_size is the default group's; the rank is the job's. */
-		if (!pgn || !strcmp(pgn, "0"))
-			c.nranks = world;
-		/* No group at all: one for the files of this kind; two jobs'
-		 * files then share ranks, which correlate refuses. */
-		c.comm = hash_str(pgn ? pgn : "kineto: no process group");
-		if (int_key(&s, args, "In msg nelems", &v, false, &ret) &&
-		    (v < 0 || __builtin_mul_overflow((uint64_t)v, dtype_size(dt),
-						     &c.bytes))) {
-			ret = bad(&s, "\"In msg nelems\" %lld is not a size", (long long)v);
-			goto out;
-		}
-		/* Kernels carry a sequence number only in 2026 traces; else
-		 * count them per group and function, as every rank launches
-		 * them. */
-		if (int_key(&s, args, "Seq", &v, false, &ret)) {
-			if (v < 0) {
-				ret = bad(&s, "a negative \"Seq\"");
-				goto out;
-			}
-			c.seq = v;
-		} else if (!ret) {
-			c.seq = next_seq(&cnt, &ncnt, c.comm, c.func);
-		}
-		if (ret)
-			goto out;
-		/* older traces: ts in epoch µs */
-		if (__builtin_add_overflow(base < 0 ? 0 : base, kv[q].ts_ns, &c.start_real) ||
-		    __builtin_add_overflow(c.start_real, kv[q].dur_ns, &c.end_real)) {
-			ret = bad(&s, "\"ts\" %g or \"dur\" %g is beyond any time", kv[q].ts, kv[q].dur);
-			goto out;
-		}
-		ret = push(&s, &c);
-		if (ret)
-			goto out;
-	}
+	if (k.nkv)
+		qsort(k.kv, k.nkv, sizeof(*k.kv), cmp_kev);
+	cpu_side_sort(&k.cs);
+	def_pg = !k.many_pg ? k.only_pg : k.have0 ? "0" : NULL;
+	for (size_t q = 0; !ret && q < k.nkv; q++)
+		ret = kineto_coll(&k, &k.kv[q], base, rank, world, def_pg, &cnt, &ncnt);
 out:
-	free(kv);
+	for (size_t q = 0; q < k.nkv; q++) {
+		free(k.kv[q].text);
+		free(k.kv[q].name);
+		free(k.kv[q].pgn);
+	}
+	free(k.kv);
 	free(cnt);
-	cpu_side_free(&cs);
-	hvn_json_free(j);
+	cpu_side_free(&k.cs);
+	hvn_json_free(k.top);
+	hvn_jstream_free(js);
+	in_close(&in);
 	return finish(&s, ret, add, ctx);
 }
 
