@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Drives libnccl-profiler-hvnoise.so as NCCL 2.28 does, from the host side
- * of an NCCL job: no GPU, no network.
+ * Drives libnccl-profiler-hvnoise.so as NCCL 2.27 to 2.30 do, from the
+ * host side of an NCCL job: no GPU, no network.
  *
- *   nccl_fake abi PLUGIN DIR       the ABI test: v5 and v4 tables, two
- *                                  communicators on two threads, every event
+ *   nccl_fake abi PLUGIN DIR       the ABI test: v6, v5 and v4 tables, three
+ *                                  communicators on three threads, every event
  *                                  kind nested as NCCL nests them, handles
  *                                  NCCL misuses; then reads the records back
  *                                  from the plugin's file and checks them
@@ -121,6 +121,7 @@ static uint64_t now(void)
 	return t.tv_sec * 1000000000ull + t.tv_nsec;
 }
 
+static const struct nccl_profiler_v6 *p6;
 static const struct nccl_profiler_v5 *p5;
 static const struct nccl_profiler_v4 *p4;
 
@@ -132,12 +133,41 @@ static void load(const char *path)
 		fprintf(stderr, "dlopen %s: %s\n", path, dlerror());
 		exit(2);
 	}
+	p6 = dlsym(h, "ncclProfiler_v6");
 	p5 = dlsym(h, "ncclProfiler_v5");
 	p4 = dlsym(h, "ncclProfiler_v4");
-	if (!p5 || !p4) {
-		fprintf(stderr, "%s: no ncclProfiler_v5/v4\n", path);
+	if (!p6 || !p5 || !p4) {
+		fprintf(stderr, "%s: no ncclProfiler_v6/v5/v4\n", path);
 		exit(2);
 	}
+}
+
+/* An event as NCCL @ver (5 or 6) passes it; v6's descriptor is v5's with
+ * the copy-engine members after, NCCL 2.29+ filling it as v5's. */
+static void ev_start(int ver, void *ctx, void **h, struct nccl_event_descr_v5 *d)
+{
+	struct nccl_event_descr_v6 d6;
+
+	if (ver == 6) {
+		memset(&d6, 0, sizeof(d6));
+		d6.type = d->type;
+		d6.parent = d->parent;
+		d6.rank = d->rank;
+		memcpy(&d6.coll, &d->coll, sizeof(*d) - offsetof(struct nccl_event_descr_v5, coll));
+		p6->start_event(ctx, h, &d6);
+	} else {
+		p5->start_event(ctx, h, d);
+	}
+}
+
+static void ev_stop(int ver, void *h)
+{
+	(ver == 6 ? p6->stop_event : ver == 5 ? p5->stop_event : p4->stop_event)(h);
+}
+
+static void ev_state(int ver, void *h, int state, union nccl_state_args *a)
+{
+	(ver == 6 ? p6->record_state : ver == 5 ? p5->record_state : p4->record_state)(h, state, a);
 }
 
 /* --- one collective, as NCCL 2.28 calls the v5 plugin ------------------ */
@@ -160,7 +190,7 @@ static void spin(int iters)
 
 /* The proxy progress thread's part: a send proxy op with one step, and a
  * kernel channel, around the work. */
-static void proxy_part(struct coll_job *j, bool v4)
+static void proxy_part(struct coll_job *j, int ver)
 {
 	struct nccl_event_descr_v5 d;
 	struct nccl_event_descr_v4 d4;
@@ -177,7 +207,7 @@ static void proxy_part(struct coll_job *j, bool v4)
 	d.proxyop.nsteps = 1;
 	d.proxyop.chunk = 4096;
 	d.proxyop.is_send = 1;
-	if (v4) {
+	if (ver == 4) {
 		memset(&d4, 0, sizeof(d4));
 		d4.type = d.type;
 		d4.parent = d.parent;
@@ -185,69 +215,69 @@ static void proxy_part(struct coll_job *j, bool v4)
 		d4.proxyop = d.proxyop;
 		p4->start_event(j->ctx, &op, &d4);
 	} else {
-		p5->start_event(j->ctx, &op, &d);
+		ev_start(ver, j->ctx, &op, &d);
 	}
-	p5->record_state(op, NCCL_ST_PROXYOP_IN_PROGRESS, NULL);
+	ev_state(ver, op, NCCL_ST_PROXYOP_IN_PROGRESS, NULL);
 
 	memset(&d, 0, sizeof(d));
 	d.type = NCCL_EV_PROXYSTEP;
 	d.parent = op;
 	d.rank = j->rank;
 	d.proxystep.step = 0;
-	p5->start_event(j->ctx, &step, &d);
+	ev_start(ver, j->ctx, &step, &d);
 	a.proxystep.trans_size = 4096;
-	p5->record_state(step, NCCL_ST_STEP_SEND_GPU_WAIT, &a);
+	ev_state(ver, step, NCCL_ST_STEP_SEND_GPU_WAIT, &a);
 
 	memset(&d, 0, sizeof(d));
 	d.type = NCCL_EV_KERNELCH;
 	d.parent = j->coll;
 	d.kernelch.channel = 1;
 	d.kernelch.ptimer = now() + 1000;	/* the GPU's globaltimer */
-	p5->start_event(j->ctx, &kch, &d);
+	ev_start(ver, j->ctx, &kch, &d);
 	spin(j->work_iters);
-	p5->record_state(step, NCCL_ST_STEP_SEND_PEER_WAIT, &a);
-	p5->record_state(step, NCCL_ST_STEP_SEND_WAIT, &a);
-	p5->stop_event(step);
+	ev_state(ver, step, NCCL_ST_STEP_SEND_PEER_WAIT, &a);
+	ev_state(ver, step, NCCL_ST_STEP_SEND_WAIT, &a);
+	ev_stop(ver, step);
 	a.kernelch.ptimer = now() + 2000;
-	p5->record_state(kch, NCCL_ST_KERNELCH_STOP, &a);
-	p5->stop_event(kch);
-	p5->stop_event(op);
+	ev_state(ver, kch, NCCL_ST_KERNELCH_STOP, &a);
+	ev_stop(ver, kch);
+	ev_stop(ver, op);
 }
 
-/* The application thread's part, v5: API events, group, coll; the coll is
+/* The application thread's part, v5 and v6: API events, group, coll; the coll is
  * stopped (enqueued) before the proxy runs it. */
-static void app_part(struct coll_job *j, bool v4)
+static void app_part(struct coll_job *j, int ver)
 {
 	struct nccl_event_descr_v5 d;
 	struct nccl_event_descr_v4 d4;
 	void *gapi = NULL, *capi = NULL, *kl = NULL, *grp = NULL;
 
 	memset(&d, 0, sizeof(d));
-	if (!v4) {
+	if (ver > 4) {
 		d.type = NCCL_EV_GROUPAPI;
-		p5->start_event(j->ctx, &gapi, &d);
-		p5->record_state(gapi, 23, NULL);
+		ev_start(ver, j->ctx, &gapi, &d);
+		ev_state(ver, gapi, 23, NULL);
 		d.type = NCCL_EV_COLLAPI;
 		d.parent = gapi;
-		p5->start_event(j->ctx, &capi, &d);
-		p5->stop_event(capi);
-		p5->record_state(gapi, 24, NULL);
+		ev_start(ver, j->ctx, &capi, &d);
+		ev_stop(ver, capi);
+		ev_state(ver, gapi, 24, NULL);
 		d.type = NCCL_EV_KERNELLAUNCH;
-		p5->start_event(j->ctx, &kl, &d);
-		p5->stop_event(kl);
+		ev_start(ver, j->ctx, &kl, &d);
+		ev_stop(ver, kl);
 	}
 	memset(&d, 0, sizeof(d));
 	d.type = NCCL_EV_GROUP;
-	if (v4) {
+	if (ver == 4) {
 		memset(&d4, 0, sizeof(d4));
 		d4.type = NCCL_EV_GROUP;
 		p4->start_event(j->ctx, &grp, &d4);
 	} else {
-		p5->start_event(j->ctx, &grp, &d);
+		ev_start(ver, j->ctx, &grp, &d);
 	}
 	memset(&d, 0, sizeof(d));
 	d.type = NCCL_EV_COLL;
-	d.parent = v4 ? grp : capi;
+	d.parent = ver == 4 ? grp : capi;
 	d.rank = j->rank;
 	d.coll.seq = j->seq;
 	d.coll.func = "AllReduce";
@@ -258,7 +288,7 @@ static void app_part(struct coll_job *j, bool v4)
 	d.coll.algo = "RING";
 	d.coll.proto = "SIMPLE";
 	d.coll.parent_group = grp;
-	if (v4) {
+	if (ver == 4) {
 		memset(&d4, 0, sizeof(d4));
 		d4.type = NCCL_EV_COLL;
 		d4.parent = grp;
@@ -266,18 +296,18 @@ static void app_part(struct coll_job *j, bool v4)
 		memcpy(&d4.coll, &d.coll, sizeof(d4.coll));
 		p4->start_event(j->ctx, &j->coll, &d4);
 	} else {
-		p5->start_event(j->ctx, &j->coll, &d);
+		ev_start(ver, j->ctx, &j->coll, &d);
 	}
-	p5->stop_event(j->coll);		/* enqueued to the proxy */
-	p5->stop_event(grp);
-	if (!v4)
-		p5->stop_event(gapi);
+	ev_stop(ver, j->coll);		/* enqueued to the proxy */
+	ev_stop(ver, grp);
+	if (ver > 4)
+		ev_stop(ver, gapi);
 }
 
 /* --- the ABI test ------------------------------------------------------------ */
 
 struct comm_thread {
-	bool v4;
+	int ver;
 	uint64_t hash;
 	int rank, ncoll;
 	void *ctx;
@@ -288,18 +318,20 @@ static void *comm_main(void *arg)
 	struct comm_thread *t = arg;
 	int mask = 0;
 
-	if (t->v4)
-		p4->init(&t->ctx, &mask, "fake-v4", t->hash, 1, 2, t->rank, logger);
+	if (t->ver == 4)
+		p4->init(&t->ctx, &mask, "fake-v4", t->hash, 1, 3, t->rank, logger);
 	else
-		p5->init(&t->ctx, t->hash, &mask, "fake-v5", 1, 2, t->rank, logger);
-	check(mask & NCCL_EV_COLL && mask & NCCL_EV_PROXYOP && mask & NCCL_EV_KERNELCH,
-	      "%s init sets the activation mask (0x%x)", t->v4 ? "v4" : "v5", mask);
+		(t->ver == 6 ? p6->init : p5->init)(&t->ctx, t->hash, &mask, "fake", 1, 3,
+						     t->rank, logger);
+	check(mask & NCCL_EV_COLL && mask & NCCL_EV_PROXYOP && mask & NCCL_EV_KERNELCH &&
+	      !(mask & (NCCL_EV_CECOLL | NCCL_EV_CESYNC | NCCL_EV_CEBATCH)),
+	      "v%d init sets the activation mask, no copy-engine events (0x%x)", t->ver, mask);
 	for (int i = 0; i < t->ncoll; i++) {
 		struct coll_job j = { .ctx = t->ctx, .seq = i, .work_iters = 1000,
 				      .rank = t->rank };
 
-		app_part(&j, t->v4);
-		proxy_part(&j, t->v4);
+		app_part(&j, t->ver);
+		proxy_part(&j, t->ver);
 	}
 	return NULL;
 }
@@ -313,7 +345,7 @@ static void read_records(const char *dir, struct readback *r)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
-	uint64_t op_ids[2][64] = { { 0 } };
+	uint64_t op_ids[3][64] = { { 0 } };
 
 	memset(r, 0, sizeof(*r));
 	while (d && (de = readdir(d))) {
@@ -353,7 +385,7 @@ static void read_records(const char *dir, struct readback *r)
 					     !strcmp(c.proto, "SIMPLE") && c.nchannels == 2;
 				r->time_ok += c.start_ns && c.enqueued_ns >= c.start_ns &&
 					      c.cpu >= 0 && c.tid > 0;
-				if (c.seq < 64 && c.rank >= 0 && c.rank < 2)
+				if (c.seq < 64 && c.rank >= 0 && c.rank < 3)
 					op_ids[c.rank][c.seq] = c.op_id;
 				break;
 			}
@@ -362,7 +394,7 @@ static void read_records(const char *dir, struct readback *r)
 
 				memcpy(&o, buf, sizeof(o));
 				r->op++;
-				r->link_ok += o.seq < 64 && o.rank >= 0 && o.rank < 2 &&
+				r->link_ok += o.seq < 64 && o.rank >= 0 && o.rank < 3 &&
 					      o.op_id && o.op_id == op_ids[o.rank][o.seq] &&
 					      o.is_send && o.channel == 1 && o.nsteps == 1;
 				r->wait_ok += o.wait_ns[HVN_WAIT_SEND_GPU] > 0 &&
@@ -391,11 +423,12 @@ static void read_records(const char *dir, struct readback *r)
 
 static int cmd_abi(const char *plugin, const char *dir)
 {
-	struct comm_thread t[2] = {
-		{ .v4 = false, .hash = 0x1111, .rank = 0, .ncoll = 40 },
-		{ .v4 = true, .hash = 0x2222, .rank = 1, .ncoll = 40 },
+	struct comm_thread t[3] = {
+		{ .ver = 5, .hash = 0x1111, .rank = 0, .ncoll = 40 },
+		{ .ver = 4, .hash = 0x2222, .rank = 1, .ncoll = 40 },
+		{ .ver = 6, .hash = 0x3333, .rank = 2, .ncoll = 40 },
 	};
-	pthread_t th[2];
+	pthread_t th[3];
 	struct readback r;
 	struct nccl_event_descr_v5 d;
 	void *h = (void *)0x1;
@@ -403,12 +436,28 @@ static int cmd_abi(const char *plugin, const char *dir)
 	setenv("HVNOISE_NCCL_DIR", dir, 1);
 	unsetenv("HVNOISE_NCCL_EVENTS");
 	load(plugin);
-	check(!strcmp(p5->name, "hvnoise") && !strcmp(p4->name, "hvnoise"),
-	      "the tables are named");
-	for (int i = 0; i < 2; i++)
+	check(!strcmp(p6->name, "hvnoise") && !strcmp(p5->name, "hvnoise") &&
+	      !strcmp(p4->name, "hvnoise"), "the tables are named");
+	for (int i = 0; i < 3; i++)
 		pthread_create(&th[i], NULL, comm_main, &t[i]);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 3; i++)
 		pthread_join(th[i], NULL);
+	{
+		/* A copy-engine collective as NCCL 2.30 would pass it had
+		 * the mask asked: nothing recorded, a NULL handle. */
+		struct nccl_event_descr_v6 d6;
+
+		memset(&d6, 0, sizeof(d6));
+		d6.type = NCCL_EV_CECOLL;
+		d6.rank = 2;
+		d6.cecoll.func = "AllGather";
+		d6.cecoll.count = 1024;
+		d6.cecoll.datatype = "ncclFloat32";
+		d6.cecoll.sync_strategy = "MC";
+		p6->start_event(t[2].ctx, &h, &d6);
+		check(h == NULL, "a copy-engine collective (v6) gets a NULL handle");
+		p6->stop_event(h);
+	}
 
 	/* What NCCL does wrong or unusually must not hurt. */
 	check(p5->stop_event(NULL) == NCCL_SUCCESS &&
@@ -443,20 +492,23 @@ static int cmd_abi(const char *plugin, const char *dir)
 	}
 	p5->finalize(t[0].ctx);
 	p4->finalize(t[1].ctx);
+	p6->finalize(t[2].ctx);
 	check(p5->finalize(NULL) == NCCL_SUCCESS, "finalize(NULL) is harmless");
 
 	read_records(dir, &r);
 	printf("  records: comm %d, coll %d, proxyop %d, kernch %d, bad %d\n",
 	       r.comm, r.coll, r.op, r.kch, r.bad);
-	check(r.comm == 2 && r.bad == 0, "one comm record per communicator, no bad records");
-	check(r.coll == 81 && r.seq_ok == 80, "every collective with its seq, func, count, type, algo, proto (%d, %d)",
+	check(r.comm == 3 && r.bad == 0, "one comm record per communicator, no bad records");
+	check(r.coll == 121 && r.seq_ok == 120,
+	      "every collective with its seq, func, count, type, algo, proto (%d, %d)",
 	      r.coll, r.seq_ok);
-	check(r.time_ok == 81, "collectives carry start <= enqueued, CPU and thread (%d)", r.time_ok);
-	check(r.op == 81 && r.link_ok == 80,
-	      "proxy ops link to their collective by op_id and seq, v4 and v5 (%d of %d); the PXN one is unlinked",
+	check(r.time_ok == 121, "collectives carry start <= enqueued, CPU and thread (%d)", r.time_ok);
+	check(r.op == 121 && r.link_ok == 120,
+	      "proxy ops link to their collective by op_id and seq, v4, v5 and v6 (%d of %d); the PXN one is unlinked",
 	      r.link_ok, r.op);
-	check(r.wait_ok == 80, "proxy ops carry their steps' GPU wait (%d)", r.wait_ok);
-	check(r.kch == 80 && r.gpu_ok == 80, "kernel channels carry host and GPU times (%d)", r.gpu_ok);
+	check(r.wait_ok == 120, "proxy ops carry their steps' GPU wait (%d)", r.wait_ok);
+	check(r.kch == 120 && r.gpu_ok == 120, "kernel channels carry host and GPU times (%d)",
+	      r.gpu_ok);
 	check(atomic_load(&log_warns) == 0, "no warning logged (%d)", atomic_load(&log_warns));
 	return failures ? 1 : 0;
 }

@@ -425,7 +425,7 @@ static nccl_result_t init_v4(void **ctx, int *mask, const char *name,
 /* --- events ---------------------------------------------------------------- */
 
 static void start_coll(struct comm_ctx *ctx, void **h,
-		       const struct nccl_event_descr_v5 *d, bool v4)
+		       const struct nccl_event_descr_v6 *d, bool v4)
 {
 	struct ev *e = ev_alloc(K_COLL, ctx);
 	struct hvn_nccl_coll *c;
@@ -485,7 +485,7 @@ static void child_of(struct ev *p, struct comm_ctx *ctx, uint64_t *op_id,
 	*rank = p ? p->coll.rank : ctx->rank;
 }
 
-static nccl_result_t start_event(void *vctx, void **h, const struct nccl_event_descr_v5 *d,
+static nccl_result_t start_event(void *vctx, void **h, const struct nccl_event_descr_v6 *d,
 				 bool v4)
 {
 	struct comm_ctx *ctx = vctx;
@@ -542,19 +542,31 @@ static nccl_result_t start_event(void *vctx, void **h, const struct nccl_event_d
 		*h = e;
 		break;
 	default:
-		break;		/* groups, API events, proxy control, net */
+		/* groups, API events, proxy control, net; copy-engine
+		 * collectives, never asked for: NCCL starts and stops them
+		 * around their launch, so they carry no completion. */
+		break;
 	}
 	return NCCL_SUCCESS;
 }
 
-static nccl_result_t start_v5(void *ctx, void **h, struct nccl_event_descr_v5 *d)
+static nccl_result_t start_v6(void *ctx, void **h, struct nccl_event_descr_v6 *d)
 {
 	return start_event(ctx, h, d, false);
 }
 
+static nccl_result_t start_v5(void *ctx, void **h, struct nccl_event_descr_v5 *d5)
+{
+	struct nccl_event_descr_v6 d;
+
+	/* v5's layout is v6's without the copy-engine members. */
+	memcpy(&d, d5, sizeof(*d5));
+	return start_event(ctx, h, &d, false);
+}
+
 static nccl_result_t start_v4(void *ctx, void **h, struct nccl_event_descr_v4 *d4)
 {
-	struct nccl_event_descr_v5 d;
+	struct nccl_event_descr_v6 d;
 
 	/* v4's layout is v5's without the API members and parent_group. */
 	memset(&d, 0, sizeof(d));
@@ -700,6 +712,16 @@ static nccl_result_t finalize(void *vctx)
 		       (unsigned long long)atomic_load(&dropped));
 	return NCCL_SUCCESS;
 }
+
+/* NCCL 2.29 and later load v6 first, then v5, then v4. */
+EXPORT const struct nccl_profiler_v6 ncclProfiler_v6 = {
+	.name = "hvnoise",
+	.init = init_v5,
+	.start_event = start_v6,
+	.stop_event = stop_event,
+	.record_state = record_state,
+	.finalize = finalize,
+};
 
 EXPORT const struct nccl_profiler_v5 ncclProfiler_v5 = {
 	.name = "hvnoise",
