@@ -424,8 +424,6 @@ struct json_stream {
 	bool eof, failed, first;
 	int depth;			/* of the container being walked */
 	char *key;
-	const char *raw;		/* the last value's bytes */
-	size_t rawlen;
 	char err[128];
 };
 
@@ -585,12 +583,6 @@ bool hvn_jstream_failed(const struct json_stream *js)
 	return js->failed;
 }
 
-void hvn_jstream_raw(const struct json_stream *js, const char **p, size_t *len)
-{
-	*p = js->raw;
-	*len = js->rawlen;
-}
-
 int hvn_jstream_begin(struct json_stream *js)
 {
 	int c;
@@ -632,8 +624,6 @@ struct json *hvn_jstream_value(struct json_stream *js)
 		js->failed = true;
 		return NULL;
 	}
-	js->raw = js->b + js->start;
-	js->rawlen = n;
 	js->start += n;
 	return j;
 }

@@ -71,8 +71,6 @@ struct json *hvn_jstream_value(struct json_stream *js);
 bool hvn_jstream_skip(struct json_stream *js);
 /* After the document: nothing but white space follows. */
 bool hvn_jstream_end(struct json_stream *js);
-/* The bytes of the value read last, until the next call. */
-void hvn_jstream_raw(const struct json_stream *js, const char **p, size_t *len);
 bool hvn_jstream_failed(const struct json_stream *js);
 /* What is wrong, where; NULL if the reader failed (it says why). */
 const char *hvn_jstream_error(const struct json_stream *js);

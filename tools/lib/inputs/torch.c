@@ -747,11 +747,13 @@ out:
 struct kev {
 	double ts, dur;
 	int64_t ts_ns, dur_ns;		/* exact where the file's decimals allow */
+	int64_t corr;			/* its launch's, if has_corr */
+	uint64_t bytes, seq;		/* seq if has_seq */
 	size_t i;
 	char *pgn;			/* its group, or NULL */
 	char *name;			/* for errors: its first 60 bytes */
-	char *text;			/* the event's JSON, parsed again in pass 2 */
-	size_t len;
+	uint8_t func;
+	bool p2p, has_seq, has_corr;
 };
 
 static int cmp_kev(const void *a, const void *b)
@@ -937,14 +939,13 @@ static void cpu_side_sort(struct cpu_side *cs)
 		qsort(cs->o, cs->no, sizeof(*cs->o), cmp_cpu_op);
 }
 
-/* The collective the CPU op around kernel @e's launch names, or NULL. */
-static const char *cpu_side_op(const struct cpu_side *cs, const struct json *e)
+/* The collective the CPU op around the launch @corr names, or NULL. */
+static const char *cpu_side_op(const struct cpu_side *cs, int64_t corr)
 {
-	struct launch key, *l;
+	struct launch key = { .corr = corr }, *l;
 	size_t lo = 0, hi = cs->no;
 
-	if (!cs->nl ||
-	    !hvn_json_int(hvn_json_get(hvn_json_get(e, "args"), "correlation"), &key.corr))
+	if (!cs->nl)
 		return NULL;
 	l = bsearch(&key, cs->l, cs->nl, sizeof(*cs->l), cmp_launch);
 	if (!l)
@@ -982,11 +983,11 @@ static void cpu_side_free(struct cpu_side *cs)
 }
 
 /*
- * Pass 1, as the trace streams by (hvn_jstream): each event parsed alone
- * and dropped, keeping the NCCL kernels' own bytes, the CPU side's
- * launches and ops, and the top object's keys that say the rank and the
- * time base, wherever in the file they are.  Memory is what is kept, a
- * small share of the file, not the file.
+ * Pass 1, as the trace streams by (hvn_jstream): each event parsed alone,
+ * checked and dropped, keeping of each NCCL kernel what its collective
+ * needs (struct kev), the CPU side's launches and ops, and the top
+ * object's keys that say the rank and the time base, wherever in the file
+ * they are.  Memory is what is kept, a small share of the file.
  */
 struct kineto {
 	struct src *s;
@@ -1026,13 +1027,13 @@ static bool kineto_keep(struct kineto *k, struct json_stream *js, const char *ke
 	return true;
 }
 
-static int kineto_event(struct kineto *k, const struct json *e, const char *raw,
-			size_t rawlen)
+static int kineto_event(struct kineto *k, const struct json *e)
 {
 	struct src *s = k->s;
-	const char *name, *cat, *pgn;
+	const char *name, *cat, *pgn, *dt;
+	const struct json *args;
 	size_t i = k->nev++;
-	int64_t ts_ns, dur_ns;
+	int64_t ts_ns, dur_ns, v;
 	double ts, dur;
 	int ret = 0;
 	struct kev *kv;
@@ -1056,22 +1057,35 @@ static int kineto_event(struct kineto *k, const struct json *e, const char *raw,
 	    (!hvn_json_milli(hvn_json_get(e, "dur"), &dur_ns) &&
 	     !ns_add(0, dur * 1e3, &dur_ns)))
 		return bad(s, "\"ts\" %g or \"dur\" %g is beyond any time", ts, dur);
-	pgn = str(s, hvn_json_get(e, "args"), "Process Group Name", false, &ret);
+	args = hvn_json_get(e, "args");
+	pgn = str(s, args, "Process Group Name", false, &ret);
+	dt = str(s, args, "dtype", false, &ret);
+	if (ret || !grow((void **)&k->kv, k->nkv, &k->kvcap, sizeof(*k->kv)))
+		return ret ? ret : bad(s, "out of memory");
+	kv = &k->kv[k->nkv];
+	*kv = (struct kev){ .ts = ts, .dur = dur, .ts_ns = ts_ns, .dur_ns = dur_ns, .i = i };
+	kv->func = kineto_func(s, name, args, &kv->p2p, &ret);
+	kv->has_corr = hvn_json_int(hvn_json_get(args, "correlation"), &kv->corr);
+	if (!ret && int_key(s, args, "In msg nelems", &v, false, &ret) &&
+	    (v < 0 || __builtin_mul_overflow((uint64_t)v, dtype_size(dt), &kv->bytes)))
+		return bad(s, "\"In msg nelems\" %lld is not a size", (long long)v);
+	/* Kernels carry a sequence number only in 2026 traces; else pass 2
+	 * counts them per group and function, as every rank launches them. */
+	if (!ret && int_key(s, args, "Seq", &v, false, &ret)) {
+		if (v < 0)
+			return bad(s, "a negative \"Seq\"");
+		kv->seq = v;
+		kv->has_seq = true;
+	}
 	if (ret)
 		return ret;
-	if (!grow((void **)&k->kv, k->nkv, &k->kvcap, sizeof(*k->kv)))
-		return bad(s, "out of memory");
-	kv = &k->kv[k->nkv];
-	*kv = (struct kev){ .ts = ts, .dur = dur, .ts_ns = ts_ns, .dur_ns = dur_ns,
-			    .i = i, .pgn = pgn ? strdup(pgn) : NULL, .name = strndup(name, 60),
-			    .text = malloc(rawlen), .len = rawlen };
-	if (!kv->text || !kv->name || (pgn && !kv->pgn)) {
-		free(kv->text);
+	kv->pgn = pgn ? strdup(pgn) : NULL;
+	kv->name = strndup(name, 60);
+	if (!kv->name || (pgn && !kv->pgn)) {
 		free(kv->name);
 		free(kv->pgn);
 		return bad(s, "out of memory");
 	}
-	memcpy(kv->text, raw, rawlen);
 	k->nkv++;
 	if (pgn) {
 		k->many_pg |= k->only_pg && strcmp(k->only_pg, pgn);
@@ -1084,9 +1098,8 @@ static int kineto_event(struct kineto *k, const struct json *e, const char *raw,
 /* The whole stream: 0, or the error, said. */
 static int kineto_read(struct kineto *k, struct json_stream *js)
 {
-	const char *key, *raw;
+	const char *key;
 	struct json *e;
-	size_t rawlen;
 	int r, ret = 0;
 
 	r = hvn_jstream_begin(js);
@@ -1102,8 +1115,7 @@ static int kineto_read(struct kineto *k, struct json_stream *js)
 			if (!hvn_jstream_array(js))
 				return bad(k->s, "not a Chrome trace (no \"traceEvents\" array)");
 			while (!ret && (r = hvn_jstream_element(js, &e)) > 0) {
-				hvn_jstream_raw(js, &raw, &rawlen);
-				ret = kineto_event(k, e, raw, rawlen);
+				ret = kineto_event(k, e);
 				hvn_json_free(e);
 			}
 			if (ret)
@@ -1130,30 +1142,15 @@ static int kineto_coll(struct kineto *k, struct kev *q, int64_t base, int rank,
 		       int32_t world, const char *def_pg, struct kcount **cnt,
 		       size_t *ncnt)
 {
-	struct src *s = k->s;
-	struct hvn_ext_coll c = { .rank = rank };
-	const struct json *args;
-	const char *name, *pgn = q->pgn, *dt;
-	struct json *e;
-	char err[120];
-	bool p2p;
-	int64_t v;
-	int ret = 0;
+	struct hvn_ext_coll c = { .rank = rank, .func = q->func, .bytes = q->bytes,
+				  .seq = q->seq };
+	const char *pgn = q->pgn ? q->pgn : def_pg;
+	bool p2p = q->p2p;
 
-	e = hvn_json_parse(q->text, q->len, err, sizeof(err));
-	if (!e)
-		return bad(s, "out of memory");
-	args = hvn_json_get(e, "args");
-	name = hvn_json_get(e, "name")->str;
-	snprintf(s->where, sizeof(s->where), "traceEvents[%zu] (%.60s)", q->i, name);
-	dt = str(s, args, "dtype", false, &ret);
-	c.func = kineto_func(s, name, args, &p2p, &ret);
-	if (ret)
-		goto out;
 	/* The name does not say, or says SendRecv where all_to_all runs as
 	 * such kernels: the CPU op that launched it. */
 	if (c.func == HVN_FN_UNKNOWN || p2p) {
-		const char *op = cpu_side_op(&k->cs, e);
+		const char *op = q->has_corr ? cpu_side_op(&k->cs, q->corr) : NULL;
 		bool op_p2p;
 		uint8_t f = op ? fr_func(op, &op_p2p) : HVN_FN_UNKNOWN;
 
@@ -1164,41 +1161,20 @@ static int kineto_coll(struct kineto *k, struct kev *q, int64_t base, int rank,
 		}
 	}
 	c.is_p2p = p2p;
-	pgn = pgn ? pgn : def_pg;
 	/* world_size is the default group's; the rank is the job's. */
 	if (!pgn || !strcmp(pgn, "0"))
 		c.nranks = world;
 	/* No group at all: one for the files of this kind; two jobs' files
 	 * then share ranks, which correlate refuses. */
 	c.comm = hash_str(pgn ? pgn : "kineto: no process group");
-	if (int_key(s, args, "In msg nelems", &v, false, &ret) &&
-	    (v < 0 || __builtin_mul_overflow((uint64_t)v, dtype_size(dt), &c.bytes))) {
-		ret = bad(s, "\"In msg nelems\" %lld is not a size", (long long)v);
-		goto out;
-	}
-	/* Kernels carry a sequence number only in 2026 traces; else count
-	 * them per group and function, as every rank launches them. */
-	if (int_key(s, args, "Seq", &v, false, &ret)) {
-		if (v < 0) {
-			ret = bad(s, "a negative \"Seq\"");
-			goto out;
-		}
-		c.seq = v;
-	} else if (!ret) {
+	if (!q->has_seq)
 		c.seq = next_seq(cnt, ncnt, c.comm, c.func);
-	}
-	if (ret)
-		goto out;
+	snprintf(k->s->where, sizeof(k->s->where), "traceEvents[%zu] (%s)", q->i, q->name);
 	/* older traces: ts in epoch µs */
 	if (__builtin_add_overflow(base < 0 ? 0 : base, q->ts_ns, &c.start_real) ||
-	    __builtin_add_overflow(c.start_real, q->dur_ns, &c.end_real)) {
-		ret = bad(s, "\"ts\" %g or \"dur\" %g is beyond any time", q->ts, q->dur);
-		goto out;
-	}
-	ret = push(s, &c);
-out:
-	hvn_json_free(e);
-	return ret;
+	    __builtin_add_overflow(c.start_real, q->dur_ns, &c.end_real))
+		return bad(k->s, "\"ts\" %g or \"dur\" %g is beyond any time", q->ts, q->dur);
+	return push(k->s, &c);
 }
 
 int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx)
@@ -1282,7 +1258,6 @@ int hvn_read_kineto(const char *path, hvn_ext_add add, void *ctx)
 		ret = kineto_coll(&k, &k.kv[q], base, rank, world, def_pg, &cnt, &ncnt);
 out:
 	for (size_t q = 0; q < k.nkv; q++) {
-		free(k.kv[q].text);
 		free(k.kv[q].name);
 		free(k.kv[q].pgn);
 	}
