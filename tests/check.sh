@@ -128,7 +128,7 @@ if stage prom "metrics: hvnoise report --prom, and hvnoise exporter scraped over
 	fi
 fi
 
-if stage prometheus "Prometheus: the rules (promtool check and test), expositions linted, a real server scraping two exporters, the dashboard's queries (ASan/UBSan)"; then
+if stage prometheus "Prometheus: the rules (promtool check and test), expositions linted, a real server scraping two exporters and node_exporter's textfile collector, the dashboard's queries (ASan/UBSan)"; then
 	if [ -x build/tools-asan/hvnoise ] && [ -f "$out/tools/live.dat" ]; then
 		collect "$out/prometheus.log" tests/host/prometheus.py build/tools-asan/hvnoise \
 			"$out/tools/live.dat" "$out/prometheus"

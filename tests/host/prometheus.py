@@ -10,8 +10,11 @@ exposition hvnoise writes (report --prom, an exporter scrape).  Then a real
 server on loopback scrapes two exporters of this host: both targets must
 be up, a query must give each host's per-CPU values as the exporter itself
 serves them, every rule must evaluate without error, and every query of
-tools/prometheus/hvnoise-dashboard.json must run.  Prints KTAP
-(tests/host/hvntest.py).
+tools/prometheus/hvnoise-dashboard.json must run.  The textfile path of
+the hvnoise-exporter unit too: hvnoise exporter --textfile into a
+directory Debian's node_exporter serves (job "node"), every panel with
+data for that host, and with the writer killed, the frozen file's age
+growing as the stale alert needs.  Prints KTAP (tests/host/hvntest.py).
 """
 import json
 import os
@@ -95,14 +98,51 @@ def free_port():
     return port
 
 
+def start_textfile():
+    """The hvnoise-exporter unit's path: hvnoise exporter --textfile into
+    node_exporter's textfile directory, which node_exporter serves.
+    (processes, node_exporter's port, the file)."""
+    d = os.path.join(work, "textfile")
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "hvnoise.prom")
+    e = open(os.path.join(work, "textfile.err"), "w")
+    pr = subprocess.Popen([hvn, "exporter", "--textfile", path, "-i", "0.2"], stderr=e, env=env)
+    for _ in range(200):
+        if os.path.exists(path) or pr.poll() is not None:
+            break
+        time.sleep(0.05)
+    port = free_port()
+    ne = subprocess.Popen([os.path.join(bindir, "prometheus-node-exporter"),
+                           "--collector.disable-defaults", "--collector.textfile",
+                           f"--collector.textfile.directory={d}",
+                           f"--web.listen-address=127.0.0.1:{port}"],
+                          stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "node.err"), "w"))
+    for _ in range(200):
+        try:
+            if "hvnoise_watched" in get(f"http://127.0.0.1:{port}/metrics"):
+                return [pr, ne], port, path
+        except OSError:
+            pass
+        if ne.poll() is not None or pr.poll() is not None:
+            break
+        time.sleep(0.05)
+    return [pr, ne], None, path
+
+
 exporters = [start_exporter(n) for n in range(2)]
 procs = [pr for pr, _ in exporters]
 ports = [port for _, port in exporters]
+tprocs, nport, tfile = start_textfile()
 server = None
 try:
     if not check(all(ports), f"two exporters serve on loopback ({ports})"):
         raise SystemExit
+    if not check(nport, "node_exporter serves hvnoise exporter --textfile's file (the unit's path)",
+                 open(os.path.join(work, "textfile.err")).read()[-500:] +
+                 open(os.path.join(work, "node.err")).read()[-500:]):
+        raise SystemExit
     lint("an exporter's /metrics", get(f"http://127.0.0.1:{ports[0]}/metrics"))
+    lint("exporter --textfile's file", open(tfile).read())
 
     web = free_port()
     cfg = os.path.join(work, "prometheus.yml")
@@ -116,6 +156,9 @@ scrape_configs:
   - job_name: hvnoise
     static_configs:
       - targets: ['127.0.0.1:{ports[0]}', '127.0.0.1:{ports[1]}']
+  - job_name: node
+    static_configs:
+      - targets: ['127.0.0.1:{nport}']
 """)
     log = open(os.path.join(work, "prometheus.log"), "w")
     server = subprocess.Popen([os.path.join(bindir, "prometheus"), f"--config.file={cfg}",
@@ -135,13 +178,13 @@ scrape_configs:
             up = [x["health"] for x in t]
             rules = [r for g in json.loads(get(f"{api}/rules"))["data"]["groups"]
                      for r in g["rules"]]
-            if up == ["up", "up"] and rules and all(r.get("lastEvaluation", "0001")[:4] != "0001"
-                                                    for r in rules):
+            if up == ["up"] * 3 and rules and all(r.get("lastEvaluation", "0001")[:4] != "0001"
+                                                  for r in rules):
                 break
         except (OSError, ValueError, KeyError):
             pass
         time.sleep(0.2)
-    check(up == ["up", "up"], f"Prometheus scrapes both exporters (health {up})")
+    check(up == ["up"] * 3, f"Prometheus scrapes both exporters and node_exporter (health {up})")
     bad = [(r["name"], r.get("lastError")) for r in rules if r.get("health") != "ok"]
     # As many as the file holds: none dropped by Prometheus.
     nfile = len(re.findall(r"^\s*- (?:alert|record): ",
@@ -156,7 +199,7 @@ scrape_configs:
             m = re.match(r'hvnoise_watched\{cpu="(\d+)"\} (\S+)$', ln)
             if m:
                 direct[(f"127.0.0.1:{port}", m.group(1))] = float(m.group(2))
-    r = query("hvnoise_watched")
+    r = query('hvnoise_watched{job="hvnoise"}')
     got = {(s["metric"]["instance"], s["metric"]["cpu"]): float(s["value"][1])
            for s in r["data"]["result"]}
     ncpu = os.cpu_count()
@@ -194,11 +237,55 @@ scrape_configs:
           f"(this host: {sorted(sources)})")
     missing = []
     for q in ("hvnoise_build_info", "hvnoise_module_loaded", "process_start_time_seconds"):
-        r = query(q)
+        r = query(q + '{job="hvnoise"}')
         if len(r["data"]["result"]) != 2:
             missing.append(q)
     check(not missing, f"hvnoise_build_info, hvnoise_module_loaded and process_start_time_seconds "
           f"from both exporters {missing}")
+
+    # The textfile path, as the hvnoise-exporter unit and node_exporter
+    # serve it (job "node", not "hvnoise"): the file's values, and every
+    # panel with data for that host once two scrapes make a rate.
+    node = f"127.0.0.1:{nport}"
+    want = {m.group(1): float(m.group(2)) for m in
+            re.finditer(r'^hvnoise_watched\{cpu="(\d+)"\} (\S+)$', open(tfile).read(), re.M)}
+    r = query(f'hvnoise_watched{{job="node",instance="{node}"}}')
+    got = {x["metric"]["cpu"]: float(x["value"][1]) for x in r["data"]["result"]}
+    info = [q for q in ("hvnoise_build_info", "hvnoise_module_loaded", "hvnoise_source_info")
+            if not query(f'{q}{{instance="{node}"}}')["data"]["result"]]
+    check(got == want and len(got) == ncpu and not info,
+          f"through node_exporter: hvnoise_watched, {len(got)} series, the file's values; "
+          f"build, module and source info there (missing {info})", f"{got} vs {want}")
+    # A panel that filters "> 0" may rightly be empty.
+    exprs = [t["expr"] for pnl in dash["panels"] for t in pnl["targets"]
+             if not re.search(r">\s*0\s*$", t["expr"])]
+    empty, deadline = exprs, time.time() + 60
+    while empty and time.time() < deadline:
+        # A regex in a PromQL string: "\\." is a dot.
+        empty = [e for e in exprs
+                 if not query(e.replace("$instance", node.replace(".", "\\\\.")))["data"]["result"]]
+        if empty:
+            time.sleep(0.5)
+    check(exprs and not empty, f"the dashboard's {len(exprs)} panels without a '> 0' filter have data "
+          f"for the textfile host {empty[:2]}")
+    r = query(f'time() - hvnoise_exporter_updated_timestamp_seconds{{instance="{node}"}}')
+    age = [float(x["value"][1]) for x in r["data"]["result"]]
+    check(len(age) == 1 and 0 <= age[0] < 30,
+          f"HvnoiseMetricsStale's age, for the textfile host: {age} s (fires past 120 s)")
+    # Frozen: the exporter killed, node_exporter still serves its last file.
+    tprocs[0].kill()
+    tprocs[0].wait()
+    age2, deadline = [], time.time() + 30
+    while time.time() < deadline:
+        r = query(f'time() - hvnoise_exporter_updated_timestamp_seconds{{instance="{node}"}}')
+        age2 = [float(x["value"][1]) for x in r["data"]["result"]]
+        if len(age2) != 1 or age2[0] >= 3:
+            break
+        time.sleep(0.2)
+    up = [x["value"][1] for x in query(f'up{{instance="{node}"}}')["data"]["result"]]
+    check(len(age2) == 1 and age2[0] >= 3 and up == ["1"],
+          f"with the textfile's writer killed, node_exporter still up ({up}) serves the frozen file "
+          f"and its age grows ({age2} s): what the stale alert watches")
 finally:
     if server:
         server.terminate()
@@ -207,4 +294,8 @@ finally:
         if pr.poll() is None:
             pr.send_signal(signal.SIGINT)
     rcs = [pr.wait(timeout=30) for pr in procs]
+    for pr in tprocs:
+        if pr.poll() is None:
+            pr.terminate()
+            pr.wait(timeout=30)
 check(rcs == [0, 0], f"the exporters stop on SIGINT with exit 0 ({rcs})")
