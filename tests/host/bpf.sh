@@ -147,7 +147,7 @@ else
 	ktap_skip "bpf/record keeps off the watched CPU" "one CPU: nowhere else to run"
 	ktap_skip "bpf/--housekeeping all leaves record unpinned" "one CPU"
 fi
-"$hvn" top --source bpf --cpus "$cpu" -n 2 -i 0.5 </dev/null >"$d/top.txt" 2>&1
+"$hvn" top --source bpf --cpus "$cpu" -n 2 -I 0.5 </dev/null >"$d/top.txt" 2>&1
 check "top --source bpf says so and draws the watched CPU" sh -c "grep -q 'BPF source' '$d/top.txt' && grep -q '^ *$cpu\\*' '$d/top.txt'"
 
 "$hvn" record --source bpf --cpus "$cpu" --param storm_rate=1000 -o "$d/killed.dat" &

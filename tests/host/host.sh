@@ -54,6 +54,13 @@ check_rc 2 "an unknown option is a usage error" "$hvn" report --frobnicate
 check_rc 2 "top -b -n 2 is a usage error" "$hvn" top -b -n 2
 [ "$(wc -l <"$d/err")" = 1 ] && grep -q "ring buffer.*not a terminal" "$d/err"
 check $? "... saying in one line that -b is the ring buffer and top needs no batch mode"
+# -i is an input file in every command (report -i, as trace-cmd and perf):
+# top and the exporter, whose interval is -I, say so.
+for c in top exporter; do
+	check_rc 2 "$c -i 1 is a usage error" "$hvn" $c -i 1
+	grep -q "^hvnoise $c: unknown option -i: -i is the input file.*the interval is -I" "$d/err"
+	check $? "... saying -i is an input file and the interval -I"
+done
 
 man -l "$(dirname "$hvn")/../tools/hvnoise.8" 2>/dev/null | col -b >"$d/man.txt"
 for w in "hvnoise record" "hvnoise report" "hvnoise top" "hvnoise status" "EXIT STATUS" schema_version; do
@@ -373,7 +380,7 @@ check_rc 2 "correlate with a bad factor" "$hvn" correlate -k 0.5 "$d/live.dat"
 # --- hvnoise top in tmux ------------------------------------------------------------
 tmux kill-session -t hvntop 2>/dev/null
 rm -f "$d/top.rc"
-tmux new-session -d -s hvntop -x 80 -y 24 "$hvn top --source kernel -i 0.5 2>$d/top.err; echo TOP-EXIT=\$? >$d/top.rc"
+tmux new-session -d -s hvntop -x 80 -y 24 "$hvn top --source kernel -I 0.5 2>$d/top.err; echo TOP-EXIT=\$? >$d/top.rc"
 sleep 2
 disk_irqs 20000 &
 ddpid=$!
@@ -402,11 +409,11 @@ rm -f "$d/top.rc"
 
 # --- the conventions of rtla, trace-cmd and perf ------------------------------
 # top into a pipe: frames one after another, no escape sequences.
-$hvn top --source kernel -i 200ms -n 2 >"$d/top-batch.txt" 2>"$d/top-batch.err"
+$hvn top --source kernel -I 200ms -n 2 >"$d/top-batch.txt" 2>"$d/top-batch.err"
 rc=$?
 frames=$(grep -c "^hvnoise top" "$d/top-batch.txt")
 [ $rc = 0 ] && [ "$frames" = 2 ] && ! grep -q "$(printf '\033')" "$d/top-batch.txt" && no_instances
-check $? "top -i 200ms -n 2 into a pipe: 2 frames, no escape sequences (exit $rc, $frames frames)"
+check $? "top -I 200ms -n 2 into a pipe: 2 frames, no escape sequences (exit $rc, $frames frames)"
 # Times with rtla's suffixes; a bad one named.
 rm -f "$d/sfx.dat"
 $hvn record --source kernel -d 300ms -o "$d/sfx.dat" 2>"$d/sfx.err"

@@ -228,7 +228,7 @@ for args, rc, words in (([], 2, "--listen ADDR:PORT is required"),
                         (["--listen", "127.0.0.1:http"], 2, "port http is not"),
                         (["--listen", "::1:9464"], 2, "in brackets"),
                         (["--listen", "localhost:9464"], 2, '"localhost" is not a numeric'),
-                        (["--listen", "127.0.0.1:0", "-i", "0"], 2, "-i 0: not"),
+                        (["--listen", "127.0.0.1:0", "-I", "0"], 2, "-I 0: not"),
                         (["--listen", f"127.0.0.1:{busy_port}"], 1, "Address already in use")):
     p = subprocess.run([hvn, "exporter", *args], capture_output=True, text=True, env=env,
                        timeout=20)
@@ -276,7 +276,7 @@ def disk_irqs():
 
 def start(*args):
     e = open(os.path.join(work, "exporter.err"), "w+")
-    pr = subprocess.Popen([hvn, "exporter", "--listen", "127.0.0.1:0", "-i", "0.2", *args],
+    pr = subprocess.Popen([hvn, "exporter", "--listen", "127.0.0.1:0", "-I", "0.2", *args],
                           stderr=e, env=env)
     for _ in range(100):
         e.seek(0)
@@ -395,7 +395,7 @@ for f in (tf, tf + ".hvnoise-tmp"):
     if os.path.exists(f):
         os.unlink(f)
 e = open(os.path.join(work, "textfile.err"), "w+")
-pr = subprocess.Popen([hvn, "exporter", "--textfile", tf, "-i", "200ms", "-e", "irq:irq_handler_entry"],
+pr = subprocess.Popen([hvn, "exporter", "--textfile", tf, "-I", "200ms", "-e", "irq:irq_handler_entry"],
                       stderr=e, env=env)
 
 

@@ -13,7 +13,7 @@ serves them, every rule must evaluate without error, and every query of
 tools/prometheus/hvnoise-dashboard.json must run.  The textfile path of
 the hvnoise-exporter unit too: hvnoise exporter --textfile into a
 directory Debian's node_exporter serves (job "node"), every panel with
-data for that host, and with the writer killed, the frozen file's age
+data for that host, and with the writer stopped, the frozen file's age
 growing as the stale alert needs.  Prints KTAP (tests/host/hvntest.py).
 """
 import json
@@ -72,7 +72,7 @@ lint("report --prom", p.stdout)
 
 def start_exporter(n):
     e = open(os.path.join(work, f"exporter{n}.err"), "w+")
-    pr = subprocess.Popen([hvn, "exporter", "--listen", "127.0.0.1:0", "-i", "0.2"],
+    pr = subprocess.Popen([hvn, "exporter", "--listen", "127.0.0.1:0", "-I", "0.2"],
                           stderr=e, env=env)
     for _ in range(200):
         e.seek(0)
@@ -106,7 +106,7 @@ def start_textfile():
     os.makedirs(d, exist_ok=True)
     path = os.path.join(d, "hvnoise.prom")
     e = open(os.path.join(work, "textfile.err"), "w")
-    pr = subprocess.Popen([hvn, "exporter", "--textfile", path, "-i", "0.2"], stderr=e, env=env)
+    pr = subprocess.Popen([hvn, "exporter", "--textfile", path, "-I", "0.2"], stderr=e, env=env)
     for _ in range(200):
         if os.path.exists(path) or pr.poll() is not None:
             break
@@ -272,9 +272,10 @@ scrape_configs:
     age = [float(x["value"][1]) for x in r["data"]["result"]]
     check(len(age) == 1 and 0 <= age[0] < 30,
           f"HvnoiseMetricsStale's age, for the textfile host: {age} s (fires past 120 s)")
-    # Frozen: the exporter killed, node_exporter still serves its last file.
-    tprocs[0].kill()
-    tprocs[0].wait()
+    # Frozen: the exporter stopped (SIGSTOP, as a hung one: a kill would
+    # leave its tracefs instance behind), node_exporter still serves its
+    # last file.
+    tprocs[0].send_signal(signal.SIGSTOP)
     age2, deadline = [], time.time() + 30
     while time.time() < deadline:
         r = query(f'time() - hvnoise_exporter_updated_timestamp_seconds{{instance="{node}"}}')
@@ -284,8 +285,9 @@ scrape_configs:
         time.sleep(0.2)
     up = [x["value"][1] for x in query(f'up{{instance="{node}"}}')["data"]["result"]]
     check(len(age2) == 1 and age2[0] >= 3 and up == ["1"],
-          f"with the textfile's writer killed, node_exporter still up ({up}) serves the frozen file "
+          f"with the textfile's writer stopped, node_exporter still up ({up}) serves the frozen file "
           f"and its age grows ({age2} s): what the stale alert watches")
+    tprocs[0].send_signal(signal.SIGCONT)
 finally:
     if server:
         server.terminate()
@@ -296,6 +298,10 @@ finally:
     rcs = [pr.wait(timeout=30) for pr in procs]
     for pr in tprocs:
         if pr.poll() is None:
+            pr.send_signal(signal.SIGCONT)
             pr.terminate()
-            pr.wait(timeout=30)
+    trcs = [pr.wait(timeout=30) for pr in tprocs]
 check(rcs == [0, 0], f"the exporters stop on SIGINT with exit 0 ({rcs})")
+check(trcs[0] == 0 and not [i for i in os.listdir("/sys/kernel/tracing/instances")
+                            if i.startswith("hvnoise-")],
+      f"the textfile exporter stops on SIGTERM with exit {trcs[0]}, no tracefs instance left")

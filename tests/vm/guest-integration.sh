@@ -295,7 +295,7 @@ n=$(nproc)
 case $n in 2) want=0 ;; 3) want=0,2 ;; *) want=0,2-$((n - 1)) ;; esac
 grep -q "runs on CPUs $want\$" /tmp/params.err
 check $? "record --cpus 1 keeps itself off CPU 1 (want $want; $(grep -o 'runs on CPUs.*' /tmp/params.err))"
-hvnoise top --cpus 1 --param storm_rate=778 -n 1 -i 0.2 </dev/null >/dev/null 2>&1
+hvnoise top --cpus 1 --param storm_rate=778 -n 1 -I 0.2 </dev/null >/dev/null 2>&1
 after="$(cat $P/cpus) $(cat $P/devices) $(cat $P/storm_rate)"
 [ "$after" = "$before" ]
 check $? "... and so does top ($after)"

@@ -26,10 +26,10 @@ _hvnoise()
 		mapfile -t COMPREPLY < <(compgen -W "module bpf kernel" -- "$cur")
 		return ;;
 	-o|--output|-i|--input|--nccl|--fr|--kineto|--inspector|--perfetto|--summary|--trigger-file)
-		# files (for top and exporter, -i is a time: nothing to offer)
-		case $cmd in top|exporter) return ;; esac
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		return ;;
+	-I|--interval)
+		return ;;	# a time: nothing to offer
 	esac
 	if [[ $cur == -* ]]; then
 		opts=$("${COMP_WORDS[0]}" "$cmd" --help 2>&1 |

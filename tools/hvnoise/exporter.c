@@ -45,7 +45,7 @@ static const struct hvn_opt exporter_opts[] = {
 			"where to serve GET /metrics: 127.0.0.1:9464,\n[::1]:9464, or :9464 for every address; port 0\npicks a free one (printed)"),
 	HVN_OPT_STR_ROW("textfile", 0, "PATH", struct exporter_args, textfile,
 			"instead of serving, rewrite PATH (atomically, 0644)\nevery TIME, for node_exporter's textfile collector\n(Debian: /var/lib/prometheus/node-exporter/hvnoise.prom)"),
-	HVN_OPT_SECS_ROW("interval", 'i', struct exporter_args, interval, 0.1, 3600,
+	HVN_OPT_SECS_ROW("interval", 'I', struct exporter_args, interval, 0.1, 3600,
 			"read the ring buffers every TIME (default 1 s;\nat most 1 s with the BPF source)"),
 	HVN_OPT_END_ROW
 };
@@ -53,12 +53,14 @@ static const struct hvn_opt exporter_opts[] = {
 static const struct hvn_cmd exporter_cmd = {
 	.name = "exporter",
 	.synopsis =
-"--listen ADDR:PORT | --textfile PATH [-i TIME] [--cpus LIST]\n"
+"--listen ADDR:PORT | --textfile PATH [-I TIME] [--cpus LIST]\n"
 "                        [--devices LIST] [--source module|bpf|kernel]\n"
 "                        [--param NAME=VALUE]... [-e SYS[:EVENT]]... [-b KB]",
 	.opts = exporter_opts,
 	.more = hvn_session_options,
 	.notes = "  SIGINT or SIGTERM stops it\n",
+	.unknown_letter = 'i',
+	.unknown_note = HVN_I_IS_INPUT,
 };
 
 struct client {
@@ -83,7 +85,7 @@ struct exporter {
 	bool textfile;			/* for node_exporter: no process metrics */
 	int lfd;			/* the listening socket, or -1 */
 	char shown[80];			/* its address, as said */
-	double ivl;			/* -i, at most 1 s with BPF when serving */
+	double ivl;			/* -I, at most 1 s with BPF when serving */
 	uint64_t next;			/* the next read of the rings */
 	struct client cl[MAX_CLIENTS];
 	int ncl;
@@ -439,7 +441,7 @@ static int write_textfile(struct exporter *x, const char *path)
 	return 0;
 }
 
-/* In steps of at most a second: a stop must not wait out -i, and the BPF
+/* In steps of at most a second: a stop must not wait out -I, and the BPF
  * source's small ring is read at least that often. */
 static void textfile_wait(struct hvn_tool *t)
 {

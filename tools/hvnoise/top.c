@@ -38,7 +38,7 @@ struct top_args {
 };
 
 static const struct hvn_opt top_opts[] = {
-	HVN_OPT_SECS_ROW("interval", 'i', struct top_args, interval,
+	HVN_OPT_SECS_ROW("interval", 'I', struct top_args, interval,
 			0.1, 3600, "refresh period (default 1 s)"),
 	HVN_OPT_INT_ROW("count", 'n', "N", struct top_args, count, 1, 1e9,
 			"quit after N refreshes"),
@@ -48,11 +48,13 @@ static const struct hvn_opt top_opts[] = {
 static const struct hvn_cmd top_cmd = {
 	.name = "top",
 	.synopsis =
-"[-i TIME] [-n COUNT] [--cpus LIST] [--devices LIST]\n"
+"[-I TIME] [-n COUNT] [--cpus LIST] [--devices LIST]\n"
 "                   [--source SRC] [--param N=V]... [-e SYS[:EVENT]]... [-b KB]",
 	.opts = top_opts,
 	.more = hvn_session_options,
 	.notes = "  q or Ctrl-C quits\n",
+	.unknown_letter = 'i',
+	.unknown_note = HVN_I_IS_INPUT,
 };
 
 struct both {

@@ -134,7 +134,7 @@ static int collect(const struct hvn_cmd *cmd, const struct hvn_opt ***all)
 }
 
 /* @o's value @arg into @vals; @spelled is the option as the user wrote it
- * ("-i" or "--interval"), for the messages. */
+ * ("-I" or "--interval"), for the messages. */
 static int apply(const struct hvn_opt *o, const char *spelled,
 		 const char *arg, void *vals, struct hvn_session_opts *so)
 {
@@ -244,6 +244,8 @@ int hvn_cli_parse(const struct hvn_cmd *cmd, int argc, char **argv,
 					(int)strcspn(what, "="), what);
 			else if (is_long)
 				hvn_err("unknown option %s", what);
+			else if (optopt && optopt == cmd->unknown_letter)
+				hvn_err("unknown option -%c: %s", optopt, cmd->unknown_note);
 			else
 				hvn_err("unknown option -%c", optopt);
 			hvn_cli_usage(cmd, stderr);
