@@ -23,7 +23,7 @@ import synth_events as se
 
 EPOCH = 1_796_000_000 * 10**9
 T0 = 100 * 10**9
-FN = dict(AllGather=1, AllReduce=2, ReduceScatter=8, Send=11, Recv=6)
+FN = dict(AllGather=1, AllReduce=2, AlltoAll=3, ReduceScatter=8, Send=11, Recv=6)
 
 
 def mix(*v):

@@ -313,6 +313,51 @@ def _(d):
                  before=at_step(20, lambda j: j.noise(0, 2, j.t[7] + 3_300_000, 29 * MS)))
 
 
+def ep_job(d, late_host, noisy=None, own_noise=True):
+    """Expert parallelism alone: all-to-alls across three hosts, no
+    all-reduce, all-gather or reduce-scatter to align the clocks on (each
+    host's own CLOCK_REALTIME, NTP's 0.8 ms apart).  At step 20 the rank
+    of @late_host comes 20 ms late, its proxy CPU's time taken before it
+    came; @noisy: (host, ms) whose proxy CPU is taken while the transfer
+    runs."""
+    job = Job([Host(h, err=[0, 800_000, -500_000][h]) for h in range(3)], 1)
+    job.comm("ep", [0, 1, 2])
+    for s in range(40):
+        if s == 20:
+            # rank g's proxy CPU is 1 + g % 2 (jobsim)
+            if own_noise:
+                job.noise(late_host, 1 + late_host % 2, job.t[late_host] + 300_000, 19 * MS)
+            if noisy:
+                # the transfer begins as the late rank comes, 22 ms on
+                job.noise(noisy[0], 1 + noisy[0] % 2, job.t[late_host] + 22_500_000, noisy[1] * MS)
+        job.coll("ep", "AlltoAll", 1 << 22, compute=2 * MS, transfer=MS,
+                 late={late_host: 20 * MS} if s == 20 else None,
+                 slow=(noisy[1] * MS if noisy and s == 20 else 0))
+    job.write(d)
+    return job
+
+
+@scenario("unaligned-late", [], maybe=["host2"])
+def _(d):
+    # host2 came 20 ms late with its noise to explain it, but no clock
+    # could be aligned: named as maybe, not drained.
+    return ep_job(d, 2)
+
+
+@scenario("unaligned-late-compute", [])
+def _(d):
+    # As unaligned-late, but nothing of the host's explains the 20 ms:
+    # the clocks may as well be wrong; nobody named.
+    return ep_job(d, 2, own_noise=False)
+
+
+@scenario("unaligned-late-and-transfer", ["host1"], maybe=["host2"])
+def _(d):
+    # As above, and host1's proxy CPU taken 25 ms while the transfer ran:
+    # host1 held it for sure, host2 maybe.
+    return ep_job(d, 2, noisy=(1, 25))
+
+
 T_STEP = 100 * 10**9 + 200 * MS
 
 
@@ -347,6 +392,12 @@ def judge(hvn, work, name):
     else:
         check(not any(s["culprit"] for s in doc["job_stalls"]),
               f"{name}: no job stall names a culprit")
+    # Hosts late within the clocks' uncertainty: named as maybe, never
+    # drained; where the truth names none, none.
+    maybe = sorted({m["host"] for s in doc["job_stalls"] for m in s["maybe"]})
+    check(maybe == sorted(extra.get("maybe", [])) and not set(maybe) & set(drain),
+          f"{name}: maybe, within the clocks' uncertainty: {extra.get('maybe') or 'none'} "
+          f"(said {maybe or 'none'})")
     if "unseen" in extra:
         h = next(x for x in doc["hosts"] if x["host"] == extra["unseen"])
         check(h["seen"] == "nothing" and any(extra["unseen"] in s["unseen_hosts"]

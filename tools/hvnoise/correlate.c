@@ -403,6 +403,17 @@ static void print_culprit(const struct hvn_fleet *f, const struct hvn_fleet_stal
 		       cause_name[0]);
 }
 
+/* A host that may have held the job: late within the clocks' uncertainty. */
+static void print_maybe(const struct hvn_fleet *f, const struct hvn_fleet_culprit *c)
+{
+	const struct hvn_fleet_host *h = &f->h[c->host];
+	const struct hvn_coll *cc = &h->x->coll[c->coll];
+
+	printf("       maybe: %s rank %d, %.3f ms late: %s, %.0f%% of its %.3f ms\n",
+	       h->host, cc->rank, c->judged_ns / 1e6, c->why.verdict,
+	       100 * hvn_fleet_share(c), (c->why_end - c->why_start) / 1e6);
+}
+
 static void print_fleet(const struct hvn_fleet *f, const struct hvn_corr_params *p)
 {
 	const struct hvn_fleet_host *ref = &f->h[f->ref];
@@ -489,24 +500,34 @@ static void print_fleet(const struct hvn_fleet *f, const struct hvn_corr_params 
 		}
 		for (uint32_t k = 0; k < s->ncul; k++)
 			print_culprit(f, s, &s->cul[k]);
-		if (!s->culprit)
+		if (!s->culprit && !s->nmaybe)
 			printf("     no host noise explains this: the ranks were in compute, the network or the GPU\n");
-		for (uint32_t k = s->nguilty; k < s->nr; k++)
+		if (s->nmaybe) {
+			char unc[48] = "not known: a clock not aligned";
+
+			if (isfinite(s->unc))
+				snprintf(unc, sizeof(unc), "+- %.3f ms", s->unc / 1e6);
+			printf("     %s late by less than the clocks can tell (their uncertainty: %s), so not drained:\n",
+			       s->culprit ? "and maybe, too:" : "no host plainly late; maybe:", unc);
+		}
+		for (uint32_t k = 0; k < s->nmaybe; k++)
+			print_maybe(f, &s->maybe[k]);
+		for (uint32_t k = s->nguilty + s->nmaybe_r; k < s->nr; k++)
 			nlate += s->r[k].late;
 		if (nlate) {
 			printf("     late, not guilty (held by the collective before):");
-			for (uint32_t k = s->nguilty, n = 0; k < s->nr; k++)
+			for (uint32_t k = s->nguilty + s->nmaybe_r, n = 0; k < s->nr; k++)
 				if (s->r[k].late)
 					printf("%s %s rank %d", n++ ? "," : "",
 					       f->h[s->r[k].host].host,
 					       f->h[s->r[k].host].x->coll[s->r[k].coll].rank);
 			printf("\n");
 		}
-		if (s->nr > s->nguilty + nlate) {
+		if (s->nr > s->nguilty + s->nmaybe_r + nlate) {
 			struct hvn_fleet_rank *w = malloc(s->nr * sizeof(*w));
 			uint32_t nw = 0;
 
-			for (uint32_t k = s->nguilty; w && k < s->nr; k++)
+			for (uint32_t k = s->nguilty + s->nmaybe_r; w && k < s->nr; k++)
 				if (!s->r[k].late)
 					w[nw++] = s->r[k];
 			printf("     %s:", s->culprit ? "waiting, not guilty" : "ranks");

@@ -1044,6 +1044,29 @@ static int add_culprit(struct hvn_fleet_stall *s, const struct hvn_fleet_culprit
 	return 0;
 }
 
+/* Whether @host is a culprit of @s, or a maybe. */
+static bool named(const struct hvn_fleet_stall *s, uint32_t host)
+{
+	for (uint32_t k = 0; k < s->ncul; k++)
+		if (s->cul[k].host == host)
+			return true;
+	for (uint32_t k = 0; k < s->nmaybe; k++)
+		if (s->maybe[k].host == host)
+			return true;
+	return false;
+}
+
+static int add_maybe(struct hvn_fleet_stall *s, const struct hvn_fleet_culprit *c)
+{
+	void *g = realloc(s->maybe, (s->nmaybe + 1) * sizeof(*s->maybe));
+
+	if (!g)
+		return -ENOMEM;
+	s->maybe = g;
+	s->maybe[s->nmaybe++] = *c;
+	return 0;
+}
+
 static int judge(struct hvn_fleet *f, struct hvn_fleet_stall *s, uint32_t gi,
 		 const struct hvn_corr_params *p)
 {
@@ -1127,6 +1150,26 @@ static int judge(struct hvn_fleet *f, struct hvn_fleet_stall *s, uint32_t gi,
 			ret = add_culprit(s, &c[k]);
 		free(c);
 	}
+	/* Nobody plainly late, but hosts came late by what the clocks'
+	 * uncertainty may hide: each whose noise before it came explains
+	 * that is named as maybe having held the job, not drained. */
+	for (uint32_t i = nh; !ret && !nlate && i-- > 0;) {
+		double l = (double)v[i].arrive - (double)g->ok;
+		struct hvn_fleet_culprit c;
+
+		if (l < p->min_ms * 1e6 || l < p->min_share * s->lost_ns)
+			break;
+		ret = resolve(f, f->all[v[i].e].host, f->all[v[i].e].coll, l, p, &c);
+		if (ret)
+			break;
+		if (!c.how || !c.why.cause || named(s, c.host)) {
+			hvn_stall_release(&c.why);
+			continue;
+		}
+		c.delay_ns = l;
+		c.judged_ns = l;
+		ret = add_maybe(s, &c);
+	}
 	free(v);
 	return ret;
 }
@@ -1152,6 +1195,21 @@ static int arrange(struct hvn_fleet *f, struct hvn_fleet_stall *s)
 			}
 		}
 	s->nguilty = n;
+	/* Then the maybes' ranks: neither culprits nor waiting. */
+	for (uint32_t k = 0; k < s->nmaybe; k++)
+		for (uint32_t i = n; i < s->nr; i++) {
+			const struct hvn_coll *a = coll_of(f, &s->r[i]);
+			const struct hvn_coll *b = &f->h[s->maybe[k].host].x->coll[s->maybe[k].coll];
+
+			if (s->r[i].host == s->maybe[k].host && a->rank == b->rank) {
+				struct hvn_fleet_rank t = s->r[i];
+
+				s->r[i] = s->r[n];
+				s->r[n++] = t;
+				break;
+			}
+		}
+	s->nmaybe_r = n - s->nguilty;
 	/* The rest by host and rank, for people to read. */
 	qsort_r(&s->r[n], s->nr - n, sizeof(*s->r), cmp_host_rank, f);
 	s->noisy = calloc(s->nr, sizeof(*s->noisy));
@@ -1163,8 +1221,7 @@ static int arrange(struct hvn_fleet *f, struct hvn_fleet_stall *s)
 		uint32_t h = s->r[i].host;
 		bool seen = false;
 
-		for (uint32_t k = 0; k < s->ncul && !seen; k++)
-			seen = s->cul[k].host == h;
+		seen = named(s, h);
 		for (uint32_t k = 0; k < s->nnoisy && !seen; k++)
 			seen = s->noisy[k] == h;
 		if (st && st->cause && !seen)
@@ -1622,6 +1679,9 @@ void hvn_fleet_free(struct hvn_fleet *f)
 		for (uint32_t k = 0; k < f->st[i].ncul; k++)
 			hvn_stall_release(&f->st[i].cul[k].why);
 		free(f->st[i].cul);
+		for (uint32_t k = 0; k < f->st[i].nmaybe; k++)
+			hvn_stall_release(&f->st[i].maybe[k].why);
+		free(f->st[i].maybe);
 		free(f->st[i].r);
 		free(f->st[i].noisy);
 		free(f->st[i].unseen);

@@ -26,6 +26,10 @@
  *   stalled transfer explains most of the time lost, on any host of the
  *   collective, whether or not its own copy still ran.
  *
+ * Where nobody came plainly late, a host late by less than the clocks can
+ * tell whose own noise explains its lateness is named as maybe, never as
+ * a culprit to drain.
+ *
  * Noise a rank had while it only waited is never its guilt.  Each culprit
  * gets the share of the stall it caused; the hosts are ranked by what
  * their noise cost the job over the whole window, a delay counted once
@@ -114,12 +118,20 @@ struct hvn_fleet_stall {
 	double late_ns;			/* the last arrival after the on-time ones */
 	double spread_ns;		/* the last arrival after the first */
 	double unc;			/* its hosts' largest clock uncertainty */
-	struct hvn_fleet_rank *r;	/* all ranks, the culprits' first */
+	struct hvn_fleet_rank *r;	/* all ranks: the culprits', the maybes',
+					 * then those that waited */
 	uint32_t nr;
 	uint32_t nguilty;		/* r[0..nguilty): the culprits' ranks */
 	bool culprit;			/* some host held it: cul[0] the most */
 	struct hvn_fleet_culprit *cul;
 	uint32_t ncul;
+	/* Hosts that seemed to come late by less than the clocks can tell
+	 * (within 3 x the uncertainty, where nobody was plainly late),
+	 * whose noise before they came explains it: they may have held the
+	 * job, or the clocks mislead.  Named as such, never drained. */
+	struct hvn_fleet_culprit *maybe;
+	uint32_t nmaybe;
+	uint32_t nmaybe_r;		/* r[nguilty..+nmaybe_r): their ranks */
 	uint32_t *noisy;		/* other hosts whose copy noise explains */
 	uint32_t nnoisy;
 	uint32_t *unseen;		/* its hosts hvnoise saw nothing on */

@@ -252,6 +252,13 @@ void hvn_fleet_write_json(FILE *o, const struct hvn_fleet *f,
 			fprintf(o, "%s", k ? "," : "");
 			write_culprit(o, f, s, &s->cul[k]);
 		}
+		/* Within the clocks' uncertainty: may have held it. */
+		fprintf(o, "],\"uncertainty_ns\":%.0f,\"maybe\":[",
+			isfinite(s->unc) ? s->unc : -1.0);
+		for (uint32_t k = 0; k < s->nmaybe; k++) {
+			fprintf(o, "%s", k ? "," : "");
+			write_culprit(o, f, s, &s->maybe[k]);
+		}
 		fprintf(o, "],\"ranks\":[");
 		for (uint32_t k = 0; k < s->nr; k++) {
 			const struct hvn_fleet_host *h = &f->h[s->r[k].host];
@@ -262,7 +269,7 @@ void hvn_fleet_write_json(FILE *o, const struct hvn_fleet *f,
 			fprintf(o, ",\"rank\":%d,\"arrive_realtime_ns\":%lld,\"end_realtime_ns\":%lld,\"late\":%s,\"waiting\":%s}",
 				rank, (long long)s->r[k].arrive,
 				(long long)s->r[k].end, s->r[k].late ? "true" : "false",
-				k < s->nguilty ? "false" : "true");
+				k < s->nguilty + s->nmaybe_r ? "false" : "true");
 		}
 		fprintf(o, "],\"also_noisy\":[");
 		for (uint32_t k = 0; k < s->nnoisy; k++) {

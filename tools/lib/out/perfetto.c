@@ -296,9 +296,11 @@ int hvn_fleet_write_perfetto(const struct hvn_fleet *f, const char *out)
 	for (size_t i = 0; i < f->nst; i++) {
 		const struct hvn_fleet_stall *s = &f->st[i];
 
-		for (uint32_t k = 0; k < s->ncul && s->nguilty < s->nr; k++) {
+		uint32_t first = s->nguilty + s->nmaybe_r;
+
+		for (uint32_t k = 0; k < s->ncul && first < s->nr; k++) {
 			const struct hvn_fleet_culprit *c = &s->cul[k];
-			const struct hvn_fleet_rank *w = &s->r[s->nguilty];
+			const struct hvn_fleet_rank *w = &s->r[first];
 			const struct hvn_coll *wc = &f->h[w->host].x->coll[w->coll];
 			uint64_t at = 0;
 			int32_t cpu = c->why.cause ? noise_at(f, c, &at) : -1;
