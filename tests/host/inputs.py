@@ -507,6 +507,20 @@ check(rc == 0 and lates == [50_001_000],
       f"kineto: epoch microseconds with decimals read to the nanosecond (late by {lates} ns, "
       f"want [50001000])", err[-300:])
 
+# More than three decimals (sub-ns digits, as other writers print them):
+# rounded to the nearest ns, not through a double.  Rank 2's starts end in
+# .000500 us (half a ns: up), the others' in .000499 (down).
+sub = []
+for r, f in enumerate(exact):
+    t = open(f).read()
+    t = re.sub(r'"ts": (\d+\.\d{3})', lambda m: '"ts": %s%s' % (m.group(1), "500" if r == 2 else "499"), t)
+    sub.append(write(f"kineto-exact-sub/rank{r}.json", t))
+rc, out, err = correlate("--kineto", *sub)
+lates = [la["late_ns"] for la in out["late"]] if out else None
+check(rc == 0 and lates == [50_001_001],
+      f"kineto: microseconds with six decimals rounded to the nearest nanosecond (late by {lates} ns, "
+      f"want [50001001])", err[-300:])
+
 # A UTF-8 byte-order mark before the JSON, plain and gzipped.
 bom = write_bin("kineto-bom/rank0.json", b"\xef\xbb\xbf" + json.dumps(kineto_real(0)).encode())
 bomgz = write_bin("kineto-bom/rank1.json.gz",

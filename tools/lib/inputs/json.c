@@ -37,8 +37,9 @@ static void ws(struct parser *p)
 		p->i++;
 }
 
-/* "[-]D[.DDD]" (up to three decimals, no exponent) times 1000, exactly:
- * a double holds epoch microseconds only to 128 ns. */
+/* "[-]D.D..." (no exponent) times 1000, exactly, past three decimals
+ * rounded to the nearest (half away from zero): a double holds epoch
+ * microseconds only to 128 ns. */
 static bool milli(const char *t, int64_t *v)
 {
 	const char *dot = strchr(t, '.');
@@ -49,7 +50,7 @@ static bool milli(const char *t, int64_t *v)
 	if (strpbrk(t, "eE") || !dot)
 		return false;
 	nf = strlen(dot + 1);
-	if (nf > 3 || strspn(dot + 1, "0123456789") != nf)
+	if (strspn(dot + 1, "0123456789") != nf)
 		return false;
 	for (const char *c = t + neg; c < dot; c++)
 		if (__builtin_mul_overflow(whole, 10, &whole) ||
@@ -57,6 +58,7 @@ static bool milli(const char *t, int64_t *v)
 			return false;
 	for (size_t k = 0; k < 3; k++)
 		frac = frac * 10 + (k < nf ? dot[1 + k] - '0' : 0);
+	frac += nf > 3 && dot[4] >= '5';
 	if (__builtin_mul_overflow(whole, 1000, &whole) ||
 	    __builtin_add_overflow(whole, frac, &whole))
 		return false;

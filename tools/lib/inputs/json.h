@@ -34,9 +34,9 @@ const struct json *hvn_json_get(const struct json *obj, const char *key);
 /* A J_NUM as an exact integer: an integer literal, or a double that is
  * whole and in range.  false otherwise (no rounding, no wrapping). */
 bool hvn_json_int(const struct json *j, int64_t *v);
-/* A J_NUM times 1000, exactly (microseconds with up to three decimals in
- * nanoseconds): false where it has more decimals, an exponent, or does not
- * fit. */
+/* A J_NUM times 1000 (microseconds in nanoseconds): exact to three
+ * decimals, past them rounded to the nearest; false where it has an
+ * exponent or does not fit. */
 bool hvn_json_milli(const struct json *j, int64_t *v);
 
 /*
