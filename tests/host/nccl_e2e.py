@@ -11,7 +11,7 @@ stall in the clean run; every injected hvnoise:lost on CPU 1 that landed
 on a collective's work gives a stall attributed to time taken from CPU 1
 (one that landed while the proxy thread was between collectives, waiting
 for the next, lengthens none: the job lost nothing, and that is right; one
-such landing a run is let through, and said to be: XFAIL); stalls during
+such landing, the job losing nothing, must make no stall); stalls during
 the disk storm on CPU 1 are attributed to that storm's IRQ.  Prints the
 table and KTAP (tests/host/hvntest.py).
 """
@@ -143,16 +143,14 @@ def main():
     check(hit == len(lost) - idle,
           f"every injection on a collective's work gives a stall blamed on "
           f"time taken from CPU 1 ({hit} of {len(lost) - idle})")
-    # The proxy thread is between collectives ~1% of the time: one such
-    # landing in a run is chance, more is the workload not doing its part.
-    # Let through, it is an expected failure, and says so (KTAP XFAIL).
-    name = (f"the injections landed on the job's collectives ({len(lost) - idle} of {len(lost)}, "
-            f"{idle} between collectives)")
-    if idle == 1:
-        check.xfail(name, "one injection landed between collectives: chance (the proxy thread "
-                    "is between collectives ~1% of the time), let through once a run")
-    else:
-        check(idle == 0, name)
+    # The proxy thread is between collectives ~1% of the time: an
+    # injection that lands there costs the job nothing, and the right
+    # answer is no stall (none overlaps it: idle counts only those).  The
+    # check above needs its cases: seven of the eight at least, more than
+    # one between collectives is the workload not doing its part.
+    check(len(lost) - idle >= 7 and idle <= 1,
+          f"the injections landed on the job's collectives ({len(lost) - idle} of {len(lost)}); "
+          f"{idle} between them, where the job lost nothing, made no stall")
 
     in_storm = [st for st in stalls
                 if any(overl(st["start_ns"], st["start_ns"] + st["duration_ns"], s, s + d) for s, d in storms)
