@@ -5,7 +5,8 @@
 # disk (a queue per vCPU: 9), two virtio-serial devices (102 and 1,002: two
 # queues a port).  Per disk interrupt on a watched CPU (the module, the
 # module under a storm, the BPF source; each with 12 and with 1,116 IRQs,
-# BPF 1,014, its table's most being 1,024) and, per operation, resolving
+# BPF 1,014, as measured when its table held 1,024; it holds 8,192 now)
+# and, per operation, resolving
 # the set, the module's once-a-second re-resolution (per second of an idle
 # guest; the BPF source's too) and an IRQ move, with the hvnoise:watch
 # records each wrote.

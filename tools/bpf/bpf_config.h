@@ -19,7 +19,9 @@
  * sized from the possible CPUs at load.
  */
 #define HVN_BPF_MAX_CPUS	1024
-#define HVN_BPF_MAX_IRQS	1024	/* watched device IRQs */
+/* Watched device IRQs: a host of 384 CPUs, eight NICs with a queue per
+ * CPU and eight GPUs has several thousand vectors. */
+#define HVN_BPF_MAX_IRQS	8192
 #define HVN_BPF_RINGBUF_BYTES	(4 << 20)
 
 /* A watched device IRQ: where it was last seen. */

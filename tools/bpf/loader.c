@@ -64,7 +64,8 @@ struct hvn_bpf {
 	enum hvn_steal_way steal;
 	bool emit_pending;		/* the watched set changed */
 	uint64_t watch_ts;		/* when: before the probes saw it */
-	uint64_t irq_lost;		/* watched IRQs the table had no room for */
+	uint64_t irq_lost;		/* watched IRQs the table had no room
+					 * for, in the set applied last */
 	uint64_t next_resolve;
 	char *online;		/* the online CPUs at the last poll */
 	bool unresolved;	/* a re-resolution failed (said once) */
@@ -198,6 +199,7 @@ static void apply(struct hvn_bpf *b, struct hvn_watchset *ws)
 		return;
 	}
 	drop_gone(fd, ws);
+	b->irq_lost = 0;		/* counted again, not once an apply */
 	for (unsigned int i = 0; i < ws->nirq; i++) {
 		const struct hvn_wirq *w = &ws->irq[i];
 		struct hvn_bpf_irq e, old;
