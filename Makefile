@@ -261,7 +261,7 @@ vmtools: $(addprefix build/vmtools/,$(VMTOOLS_GUEST) $(VMTOOLS_HOST))
 # They link the library's sources only: no command, no main.
 # UBSan stops the run: a report libFuzzer lets pass is no crash to it.
 FUZZ_BASE := -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined \
-	     -D_GNU_SOURCE -std=gnu11 \
+	     -D_GNU_SOURCE -std=gnu11 -DHVN_JSTREAM_CHUNK=16 \
 	     $(TOOL_INC) $(shell pkg-config --cflags $(TOOL_PKGS) 2>/dev/null)
 FUZZ_CFLAGS := -fsanitize=fuzzer $(FUZZ_BASE)
 FUZZERS := tracedat inputs nccl params http pickle summary

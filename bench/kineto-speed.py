@@ -138,17 +138,21 @@ def main():
         plain = os.path.join(work, f"rank0-{mb:g}MB{'' if step_ops else '-nccl'}.pt.trace.json")
         gz = plain + ".gz"
         meta = plain + ".n"
+        # Each file under a temporary name first: one cut by an
+        # interrupted run is never taken for a whole one.
         if not (os.path.exists(plain) and os.path.exists(meta)):
-            n = synth(plain, mb, step_ops=step_ops)
+            n = synth(plain + ".tmp", mb, step_ops=step_ops)
+            os.rename(plain + ".tmp", plain)
             with open(meta, "w") as f:
                 f.write(str(n))
         if step_ops and not os.path.exists(gz):
-            with open(plain, "rb") as i, gzip.open(gz, "wb", compresslevel=1) as o:
+            with open(plain, "rb") as i, gzip.open(gz + ".tmp", "wb", compresslevel=1) as o:
                 while True:
                     b = i.read(1 << 22)
                     if not b:
                         break
                     o.write(b)
+            os.rename(gz + ".tmp", gz)
         want = int(open(meta).read())
         jmb = os.path.getsize(plain) / 2**20
         for path in (plain, gz) if step_ops else (plain,):

@@ -29,7 +29,8 @@ struct mem {
 	size_t n, at;
 };
 
-/* A few bytes at a time: every refill path of the stream is taken. */
+/* A few bytes at a time into a buffer that starts at 16 (the fuzz build's
+ * HVN_JSTREAM_CHUNK): every refill, growth and compaction path is taken. */
 static ssize_t mem_read(void *v, char *buf, size_t cap)
 {
 	struct mem *m = v;

@@ -55,12 +55,15 @@ check_rc 2 "top -b -n 2 is a usage error" "$hvn" top -b -n 2
 [ "$(wc -l <"$d/err")" = 1 ] && grep -q "ring buffer.*not a terminal" "$d/err"
 check $? "... saying in one line that -b is the ring buffer and top needs no batch mode"
 # -i is an input file in every command (report -i, as trace-cmd and perf):
-# top and the exporter, whose interval is -I, say so.
-for c in top exporter; do
-	check_rc 2 "$c -i 1 is a usage error" "$hvn" $c -i 1
-	grep -q "^hvnoise $c: unknown option -i: -i is the input file.*the interval is -I" "$d/err"
-	check $? "... saying -i is an input file and the interval -I"
-done
+# top's and the exporter's interval is -I; their old -i is still taken,
+# with one warning that says so.
+check_rc 0 "top -i 200ms -n 1 (the old spelling of -I) still runs" \
+	"$hvn" top --source kernel -i 200ms -n 1
+[ "$(grep -c "warning: -i TIME is -I TIME (--interval) now: -i is the input file" "$d/err")" = 1 ]
+check $? "... with one warning: -i is an input file, the interval -I"
+check_rc 2 "exporter -i 0 is refused as -I 0 is" "$hvn" exporter --listen 127.0.0.1:0 -i 0
+grep -q "warning: -i TIME is -I TIME" "$d/err" && grep -q "not a time" "$d/err"
+check $? "... after the same warning"
 
 man -l "$(dirname "$hvn")/../tools/hvnoise.8" 2>/dev/null | col -b >"$d/man.txt"
 for w in "hvnoise record" "hvnoise report" "hvnoise top" "hvnoise status" "EXIT STATUS" schema_version; do

@@ -132,9 +132,9 @@ def start_textfile():
 exporters = [start_exporter(n) for n in range(2)]
 procs = [pr for pr, _ in exporters]
 ports = [port for _, port in exporters]
-tprocs, nport, tfile = start_textfile()
-server = None
+tprocs, server = [], None
 try:
+    tprocs, nport, tfile = start_textfile()
     if not check(all(ports), f"two exporters serve on loopback ({ports})"):
         raise SystemExit
     if not check(nport, "node_exporter serves hvnoise exporter --textfile's file (the unit's path)",
@@ -302,6 +302,6 @@ finally:
             pr.terminate()
     trcs = [pr.wait(timeout=30) for pr in tprocs]
 check(rcs == [0, 0], f"the exporters stop on SIGINT with exit 0 ({rcs})")
-check(trcs[0] == 0 and not [i for i in os.listdir("/sys/kernel/tracing/instances")
+check(trcs[:1] == [0] and not [i for i in os.listdir("/sys/kernel/tracing/instances")
                             if i.startswith("hvnoise-")],
-      f"the textfile exporter stops on SIGTERM with exit {trcs[0]}, no tracefs instance left")
+      f"the textfile exporter stops on SIGTERM with exit {trcs[:1]}, no tracefs instance left")

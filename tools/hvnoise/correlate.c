@@ -409,8 +409,13 @@ static void print_maybe(const struct hvn_fleet *f, const struct hvn_fleet_culpri
 	const struct hvn_fleet_host *h = &f->h[c->host];
 	const struct hvn_coll *cc = &h->x->coll[c->coll];
 
-	printf("       maybe: %s rank %d, %.3f ms late: %s, %.0f%% of its %.3f ms\n",
-	       h->host, cc->rank, c->judged_ns / 1e6, c->why.verdict,
+	printf("       maybe: %s rank %d, ", h->host, cc->rank);
+	if (c->how == HVN_HOLD_LATE)
+		printf("%.3f ms late", c->judged_ns / 1e6);
+	else
+		printf("its noise stalled a transfer before (%.3f ms over its usual)",
+		       c->judged_ns / 1e6);
+	printf(": %s, %.0f%% of its %.3f ms\n", c->why.verdict,
 	       100 * hvn_fleet_share(c), (c->why_end - c->why_start) / 1e6);
 }
 

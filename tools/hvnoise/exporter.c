@@ -59,8 +59,9 @@ static const struct hvn_cmd exporter_cmd = {
 	.opts = exporter_opts,
 	.more = hvn_session_options,
 	.notes = "  SIGINT or SIGTERM stops it\n",
-	.unknown_letter = 'i',
-	.unknown_note = HVN_I_IS_INPUT,
+	.renamed_from = 'i',
+	.renamed_to = 'I',
+	.renamed_note = HVN_I_IS_INPUT,
 };
 
 struct client {

@@ -53,8 +53,9 @@ static const struct hvn_cmd top_cmd = {
 	.opts = top_opts,
 	.more = hvn_session_options,
 	.notes = "  q or Ctrl-C quits\n",
-	.unknown_letter = 'i',
-	.unknown_note = HVN_I_IS_INPUT,
+	.renamed_from = 'i',
+	.renamed_to = 'I',
+	.renamed_note = HVN_I_IS_INPUT,
 };
 
 struct both {

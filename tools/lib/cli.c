@@ -215,6 +215,10 @@ int hvn_cli_parse(const struct hvn_cmd *cmd, int argc, char **argv,
 				shorts[ns++] = ':';
 		}
 	}
+	if (cmd->renamed_from && ns < sizeof(shorts) - 3) {
+		shorts[ns++] = cmd->renamed_from;
+		shorts[ns++] = ':';
+	}
 	shorts[ns] = '\0';
 	optind = 0;		/* glibc: start over, in this order mode */
 	opterr = 0;
@@ -244,13 +248,15 @@ int hvn_cli_parse(const struct hvn_cmd *cmd, int argc, char **argv,
 					(int)strcspn(what, "="), what);
 			else if (is_long)
 				hvn_err("unknown option %s", what);
-			else if (optopt && optopt == cmd->unknown_letter)
-				hvn_err("unknown option -%c: %s", optopt, cmd->unknown_note);
 			else
 				hvn_err("unknown option -%c", optopt);
 			hvn_cli_usage(cmd, stderr);
 			ret = HVN_EXIT_USAGE;
 			break;
+		}
+		if (cmd->renamed_from && opt == cmd->renamed_from) {
+			hvn_warn("%s", cmd->renamed_note);
+			opt = cmd->renamed_to;
 		}
 		for (int i = 0; i < n && !o; i++)
 			if (lo[i].val == opt)

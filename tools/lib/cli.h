@@ -63,8 +63,8 @@ struct hvn_opt {
 	  .type = HVN_OPT_CALL, .call = fn }
 #define HVN_OPT_END_ROW { .name = NULL }
 
-/* top's and the exporter's note for -i (struct hvn_cmd.unknown_note). */
-#define HVN_I_IS_INPUT "-i is the input file in hvnoise's commands (report -i FILE, as in trace-cmd and perf); the interval is -I TIME (--interval)"
+/* top's and the exporter's note for -i (struct hvn_cmd.renamed_note). */
+#define HVN_I_IS_INPUT "-i TIME is -I TIME (--interval) now: -i is the input file in hvnoise's commands (report -i FILE, as in trace-cmd and perf); taken as -I this time, refused in a later release"
 
 struct hvn_cmd {
 	const char *name;
@@ -82,11 +82,11 @@ struct hvn_cmd {
 	/* Operands in order among options (correlate's FILE lists); called
 	 * with NULL after each option but HVN_OPT_CALL's, which ends a list. */
 	int (*operand)(void *vals, const char *arg);
-	/* A short letter it does not take that hvnoise gives another
-	 * meaning ("i" for top's refresh interval: -i is an input file),
-	 * and what to type instead, said with the error; or 0. */
-	char unknown_letter;
-	const char *unknown_note;
+	/* A short letter it took before it was renamed (top's and the
+	 * exporter's "i", now "I": -i is an input file elsewhere), still
+	 * taken as the new one with @renamed_note warned once; or 0. */
+	char renamed_from, renamed_to;
+	const char *renamed_note;
 };
 
 /* Parse @argv into @vals (and @so for the session options).  Returns -1 to

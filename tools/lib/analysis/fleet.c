@@ -1166,9 +1166,12 @@ static int judge(struct hvn_fleet *f, struct hvn_fleet_stall *s, uint32_t gi,
 			hvn_stall_release(&c.why);
 			continue;
 		}
+		/* Its own lateness, or a transfer it stalled before: what
+		 * its noise had to explain stays as resolve() judged it. */
 		c.delay_ns = l;
-		c.judged_ns = l;
 		ret = add_maybe(s, &c);
+		if (ret)
+			hvn_stall_release(&c.why);
 	}
 	free(v);
 	return ret;

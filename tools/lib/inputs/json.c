@@ -415,7 +415,11 @@ bool hvn_json_int(const struct json *j, int64_t *v)
 
 /* --- One value at a time ------------------------------------------------------ */
 
-#define STREAM_CHUNK	(256 << 10)
+/* The buffer's first size (the fuzzer's build makes it tiny, so that its
+ * growth and its compaction run at the sizes it tries). */
+#ifndef HVN_JSTREAM_CHUNK
+#define HVN_JSTREAM_CHUNK	(256 << 10)
+#endif
 
 struct json_stream {
 	hvn_json_read_fn rd;
@@ -454,7 +458,7 @@ static bool fill(struct json_stream *js)
 		js->start = 0;
 	}
 	if (js->end == js->cap) {
-		size_t nc = js->cap ? js->cap * 2 : STREAM_CHUNK;
+		size_t nc = js->cap ? js->cap * 2 : HVN_JSTREAM_CHUNK;
 		char *nb = realloc(js->b, nc);
 
 		if (!nb)

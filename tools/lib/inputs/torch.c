@@ -119,14 +119,19 @@ static bool in_open(struct in *in, struct src *s)
 
 	memset(in, 0, sizeof(*in));
 	in->fd = open(s->path, O_RDONLY | O_CLOEXEC);
-	r = in->fd < 0 ? -1 : in_fd_read(in, in->buf, sizeof(in->buf));
+	/* Two bytes at least say gzip: a pipe may give one at a time. */
+	do {
+		r = in->fd < 0 ? -1 : in_fd_read(in, in->buf + in->have,
+						 sizeof(in->buf) - in->have);
+		in->have += r > 0 ? r : 0;
+	} while (r > 0 && in->have < 2);
 	if (r < 0) {
 		hvn_err("%s: %s", s->path, strerror(errno));
 		if (in->fd >= 0)
 			close(in->fd);
 		return false;
 	}
-	in->have = r;
+	r = in->have;
 	in->eof = !r;
 	in->gz = r >= 2 && in->buf[0] == 0x1f && in->buf[1] == 0x8b;
 	if (in->gz) {
@@ -1001,17 +1006,18 @@ struct kineto {
 };
 
 /* A top-level member kept whole (the first of its key, as a reader of
- * the whole tree would take it); false on an error of the stream. */
-static bool kineto_keep(struct kineto *k, struct json_stream *js, const char *key)
+ * the whole tree would take it): 0; -1 on an error of the stream;
+ * HVN_EXIT_BADFILE said. */
+static int kineto_keep(struct kineto *k, struct json_stream *js, const char *key)
 {
 	struct json *t = k->top, *v, *kids;
 	char **keys;
 
 	if (hvn_json_get(t, key))
-		return hvn_jstream_skip(js);
+		return hvn_jstream_skip(js) ? 0 : -1;
 	v = hvn_jstream_value(js);
 	if (!v)
-		return false;
+		return -1;
 	kids = realloc(t->kids, (t->n + 1) * sizeof(*kids));
 	t->kids = kids ? kids : t->kids;
 	keys = realloc(t->keys, (t->n + 1) * sizeof(*keys));
@@ -1020,11 +1026,11 @@ static bool kineto_keep(struct kineto *k, struct json_stream *js, const char *ke
 		t->keys[t->n] = strdup(key);
 	if (!kids || !keys || !t->keys[t->n]) {
 		hvn_json_free(v);
-		return bad(k->s, "out of memory"), false;
+		return bad(k->s, "out of memory");
 	}
 	t->kids[t->n++] = *v;
 	free(v);			/* its contents now t's */
-	return true;
+	return 0;
 }
 
 static int kineto_event(struct kineto *k, const struct json *e)
@@ -1103,17 +1109,20 @@ static int kineto_read(struct kineto *k, struct json_stream *js)
 	int r, ret = 0;
 
 	r = hvn_jstream_begin(js);
-	if (r == 0) {		/* JSON, but not an object */
-		e = hvn_jstream_value(js);
-		hvn_json_free(e);
-		if (e && hvn_jstream_end(js))
-			return bad(k->s, "not a Chrome trace (no \"traceEvents\" array)");
-	}
+	/* JSON, but not an object (Chrome's array form): read through, an
+	 * array element by element, to refuse it or say where it is bad. */
+	if (!r && hvn_jstream_skip(js) && hvn_jstream_end(js))
+		return bad(k->s, "not a Chrome trace (no \"traceEvents\" array)");
 	while (r > 0 && (r = hvn_jstream_member(js, &key)) > 0) {
 		if (!strcmp(key, "traceEvents") && !k->have_events) {
 			k->have_events = true;
-			if (!hvn_jstream_array(js))
-				return bad(k->s, "not a Chrome trace (no \"traceEvents\" array)");
+			if (!hvn_jstream_array(js)) {
+				/* Refused as such if JSON; else where it is bad. */
+				if (hvn_jstream_skip(js))
+					return bad(k->s, "not a Chrome trace (no \"traceEvents\" array)");
+				r = -1;
+				break;
+			}
 			while (!ret && (r = hvn_jstream_element(js, &e)) > 0) {
 				ret = kineto_event(k, e);
 				hvn_json_free(e);
@@ -1123,7 +1132,11 @@ static int kineto_read(struct kineto *k, struct json_stream *js)
 			r = r < 0 ? -1 : 1;
 		} else if (!strcmp(key, "baseTimeNanoseconds") ||
 			   !strcmp(key, "distributedInfo")) {
-			r = kineto_keep(k, js, key) ? 1 : -1;
+			ret = kineto_keep(k, js, key);
+			if (ret > 0)
+				return ret;
+			r = ret ? -1 : 1;
+			ret = 0;
 		} else {
 			r = hvn_jstream_skip(js) ? 1 : -1;
 		}

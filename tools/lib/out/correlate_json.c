@@ -253,8 +253,12 @@ void hvn_fleet_write_json(FILE *o, const struct hvn_fleet *f,
 			write_culprit(o, f, s, &s->cul[k]);
 		}
 		/* Within the clocks' uncertainty: may have held it. */
-		fprintf(o, "],\"uncertainty_ns\":%.0f,\"maybe\":[",
-			isfinite(s->unc) ? s->unc : -1.0);
+		fprintf(o, "],\"uncertainty_ns\":");
+		if (isfinite(s->unc))
+			fprintf(o, "%.0f", s->unc);
+		else
+			fprintf(o, "null");
+		fprintf(o, ",\"maybe\":[");
 		for (uint32_t k = 0; k < s->nmaybe; k++) {
 			fprintf(o, "%s", k ? "," : "");
 			write_culprit(o, f, s, &s->maybe[k]);
