@@ -538,7 +538,7 @@ if stage vm-flight "VM: the flight recorder's triggers (a host pause, a disk sto
 	fi
 fi
 
-if stage vm-fleet "two VMs, one job: hvnoise correlate over both hosts' recordings names the host the hypervisor paused, and the clocks' offset"; then
+if stage vm-fleet "two VMs, one job: hvnoise correlate over both hosts' recordings names the host the hypervisor paused, and the clocks' offset; three VMs, a communicator of two of them (the narrow case)"; then
 	if [ -z "$k61" ]; then
 		skip "vm-fleet/completed" "$k61_why"
 	elif [ -f build/kbuild-6.1/kmod/hvnoise.ko ] && mkdir -p "$out/vm-fleet" &&

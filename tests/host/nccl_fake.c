@@ -26,6 +26,13 @@
  *                                  until rank 0 has run SECONDS: each the
  *                                  WORK_US spin and a byte each way, so a
  *                                  rank waits for the other's arrival
+ *   nccl_fake tcp3 PLUGIN SECONDS CPU WORK_US RANK ADDR_AB ADDR_AC PORT
+ *                                  one rank of a three-rank job on three
+ *                                  hosts: rank 0 listens on ADDR_AB:PORT
+ *                                  (rank 1 connects) and ADDR_AC:PORT
+ *                                  (rank 2); each step an all-reduce of
+ *                                  ranks 0 and 1 only, then one of all
+ *                                  three through rank 0
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -560,7 +567,7 @@ static void *proxy_main(void *arg)
 			sched_yield();
 			continue;
 		}
-		proxy_part(&jobs[n % DEPTH], false);
+		proxy_part(&jobs[n % DEPTH], 5);
 		atomic_store(&finished, n + 1);
 	}
 	return NULL;
@@ -600,7 +607,7 @@ static int cmd_work(const char *plugin, double seconds, int cpu, int work_us)
 		j->seq = n;
 		j->work_iters = iters;
 		j->rank = 0;
-		app_part(j, false);
+		app_part(j, 5);
 		atomic_store(&posted, ++n);
 		/* What a test waits for before it stops the job: the proxy
 		 * has done some, so one is in its hands. */
@@ -705,65 +712,171 @@ static void clock_exchange(int fd, int rank)
 		       (long long)off, (unsigned long long)best_rtt);
 }
 
-static int cmd_tcp(const char *plugin, double seconds, int cpu, int work_us,
-		   int rank, const char *addr, int port)
+/* One all-reduce of the TCP jobs: NCCL's events around the work and
+ * @xchg, the exchange with the other ranks (0, or -1 on an error). */
+static int tcp_coll(void *ctx, int rank, uint64_t seq, int work_iters, int peer,
+		    int (*xchg)(void *arg), void *arg)
 {
-	struct coll_job j = { .rank = rank };
-	void *ctx = NULL, *op = NULL;
-	cpu_set_t set;
-	uint64_t end;
-	int mask, fd;
-	long n = 0;
-	char go = 1, peer = 1;
+	struct coll_job j = { .ctx = ctx, .rank = rank, .seq = seq,
+			      .work_iters = work_iters };
+	struct nccl_event_descr_v5 d;
+	void *op = NULL;
+	int r;
 
-	load(plugin);
+	app_part(&j, 5);
+	memset(&d, 0, sizeof(d));
+	d.type = NCCL_EV_PROXYOP;
+	d.parent = j.coll;
+	d.rank = rank;
+	d.proxyop.pid = getpid();
+	d.proxyop.peer = peer;
+	d.proxyop.nsteps = 1;
+	d.proxyop.chunk = 4096;
+	d.proxyop.is_send = 1;
+	p5->start_event(ctx, &op, &d);
+	p5->record_state(op, NCCL_ST_PROXYOP_IN_PROGRESS, NULL);
+	spin(work_iters);
+	r = xchg(arg);
+	p5->stop_event(op);
+	return r;
+}
+
+/* Two ranks: each sends its byte (rank 0's says whether to go on) and
+ * reads the other's. */
+struct pair {
+	int fd, rank;
+	uint64_t end;
+	char go, peer;
+};
+
+static int pair_xchg(void *arg)
+{
+	struct pair *x = arg;
+
+	/* Rank 0 says when to stop; the other goes on to that one. */
+	if (x->rank == 0 && x->end && now() >= x->end)
+		x->go = 2;
+	return full(x->fd, &x->go, 1, true) || full(x->fd, &x->peer, 1, false) ? -1 : 0;
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	sched_setaffinity(0, sizeof(set), &set);
-	j.work_iters = calibrate(work_us);
-	fd = tcp_link(rank, addr, port);
-	if (fd < 0) {
+}
+
+static int cmd_tcp(const char *plugin, double seconds, int cpu, int work_us,
+		   int rank, const char *addr, int port)
+{
+	struct pair x = { .rank = rank, .go = 1, .peer = 1 };
+	void *ctx = NULL;
+	int mask, iters;
+	long n = 0;
+
+	load(plugin);
+	pin(cpu);
+	iters = calibrate(work_us);
+	x.fd = tcp_link(rank, addr, port);
+	if (x.fd < 0) {
 		perror("nccl_fake: tcp");
 		return 1;
 	}
-	clock_exchange(fd, rank);
+	clock_exchange(x.fd, rank);
 	p5->init(&ctx, 0xf1ee7ull, &mask, "fleet-job", 2, 2, rank, logger);
-	j.ctx = ctx;
-	end = now() + seconds * 1e9;
-	while (go == 1 && peer == 1) {
-		struct nccl_event_descr_v5 d;
-
-		j.seq = n++;
-		app_part(&j, false);
-		memset(&d, 0, sizeof(d));
-		d.type = NCCL_EV_PROXYOP;
-		d.parent = j.coll;
-		d.rank = rank;
-		d.proxyop.pid = getpid();
-		d.proxyop.channel = 0;
-		d.proxyop.peer = 1 - rank;
-		d.proxyop.nsteps = 1;
-		d.proxyop.chunk = 4096;
-		d.proxyop.is_send = 1;
-		op = NULL;
-		p5->start_event(ctx, &op, &d);
-		p5->record_state(op, NCCL_ST_PROXYOP_IN_PROGRESS, NULL);
-		spin(j.work_iters);
-		/* Rank 0 says when to stop; the other goes on to that one. */
-		if (rank == 0 && now() >= end)
-			go = 2;
-		if (full(fd, &go, 1, true) || full(fd, &peer, 1, false)) {
+	x.end = now() + seconds * 1e9;
+	while (x.go == 1 && x.peer == 1) {
+		if (tcp_coll(ctx, rank, n++, iters, 1 - rank, pair_xchg, &x)) {
 			perror("nccl_fake: tcp exchange");
 			return 1;
 		}
-		p5->stop_event(op);
 		if (n == 8) {
 			printf("nccl_fake: collectives running\n");
 			fflush(stdout);
 		}
 	}
 	p5->finalize(ctx);
-	close(fd);
+	close(x.fd);
+	printf("nccl_fake: rank %d ran %ld collectives with its peer\n", rank, n);
+	return 0;
+}
+
+/*
+ * Three ranks on three hosts, A (rank 0) linked to B (1) and to C (2):
+ * each step an all-reduce of "dp", A and B only (the narrow
+ * communicator), then one of "world", all three through A, which says
+ * when to stop.
+ */
+struct star {
+	int fd[3];			/* A's to B and to C; B's, C's to A */
+	int rank;
+	uint64_t end;
+	char go;
+};
+
+static int star_xchg(void *arg)
+{
+	struct star *x = arg;
+	char b = 1, c = 1;
+
+	if (x->rank) {
+		b = 1;
+		return full(x->fd[0], &b, 1, true) || full(x->fd[0], &x->go, 1, false) ? -1 : 0;
+	}
+	if (full(x->fd[1], &b, 1, false) || full(x->fd[2], &c, 1, false))
+		return -1;
+	if (now() >= x->end)
+		x->go = 2;
+	return full(x->fd[1], &x->go, 1, true) || full(x->fd[2], &x->go, 1, true) ? -1 : 0;
+}
+
+static int cmd_tcp3(const char *plugin, double seconds, int cpu, int work_us,
+		    int rank, const char *ab, const char *ac, int port)
+{
+	struct star w = { .rank = rank, .go = 1 };
+	struct pair dp = { .rank = rank, .go = 1, .peer = 1 };
+	void *wctx = NULL, *dctx = NULL;
+	int mask, iters;
+	long n = 0;
+
+	load(plugin);
+	pin(cpu);
+	iters = calibrate(work_us);
+	if (rank == 0) {
+		w.fd[1] = tcp_link(0, ab, port);
+		w.fd[2] = w.fd[1] < 0 ? -1 : tcp_link(0, ac, port);
+		if (w.fd[2] >= 0)
+			clock_exchange(w.fd[1], 0), clock_exchange(w.fd[2], 0);
+	} else {
+		w.fd[0] = tcp_link(1, rank == 1 ? ab : ac, port);
+		if (w.fd[0] >= 0)
+			clock_exchange(w.fd[0], 1);
+	}
+	if (w.fd[rank ? 0 : 2] < 0) {
+		perror("nccl_fake: tcp3");
+		return 1;
+	}
+	dp.fd = rank == 0 ? w.fd[1] : w.fd[0];
+	p5->init(&wctx, 0xf1ee73ull, &mask, "world", 3, 3, rank, logger);
+	if (rank < 2)
+		p5->init(&dctx, 0xd9ull, &mask, "dp", 2, 2, rank, logger);
+	w.end = now() + seconds * 1e9;
+	while (w.go == 1) {
+		if ((rank < 2 && tcp_coll(dctx, rank, n, iters, 1 - rank, pair_xchg, &dp)) ||
+		    tcp_coll(wctx, rank, n, iters, rank ? 0 : 1, star_xchg, &w)) {
+			perror("nccl_fake: tcp3 exchange");
+			return 1;
+		}
+		if (++n == 8) {
+			printf("nccl_fake: collectives running\n");
+			fflush(stdout);
+		}
+	}
+	if (dctx)
+		p5->finalize(dctx);
+	p5->finalize(wctx);
 	printf("nccl_fake: rank %d ran %ld collectives with its peer\n", rank, n);
 	return 0;
 }
@@ -791,8 +904,8 @@ static int cmd_bench(const char *plugin, long n)
 		struct coll_job j = { .ctx = ctx, .seq = i, .work_iters = 0 };
 
 		t0 = now();
-		app_part(&j, false);
-		proxy_part(&j, false);
+		app_part(&j, 5);
+		proxy_part(&j, 5);
 		per[i] = now() - t0;
 		total += per[i];
 	}
@@ -819,6 +932,9 @@ int main(int argc, char **argv)
 	if (argc >= 9 && !strcmp(argv[1], "tcp"))
 		return cmd_tcp(argv[2], atof(argv[3]), atoi(argv[4]), atoi(argv[5]),
 			       atoi(argv[6]), argv[7], atoi(argv[8]));
+	if (argc >= 10 && !strcmp(argv[1], "tcp3"))
+		return cmd_tcp3(argv[2], atof(argv[3]), atoi(argv[4]), atoi(argv[5]),
+				atoi(argv[6]), argv[7], argv[8], atoi(argv[9]));
 	if (argc >= 4 && !strcmp(argv[1], "bench"))
 		return cmd_bench(argv[2], atol(argv[3]));
 	fprintf(stderr, "usage: see the comment at the top of nccl_fake.c\n");

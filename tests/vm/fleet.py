@@ -16,8 +16,9 @@ recordings must name the paused VM's rank as the culprit of the largest
 job stall, with time taken from its vCPU, and the other's rank as waiting;
 and the clocks' offset it finds from the collectives must agree with the
 one the ranks measured over TCP (the round trip's half) within its stated
-uncertainty.  Prints the guests' results and its own as KTAP
-(tests/host/hvntest.py).
+uncertainty.  Then the narrow case (three()): three VMs, a communicator of
+two of them beside one of all three, VM B paused.  Prints the guests'
+results and its own as KTAP (tests/host/hvntest.py).
 """
 import json
 import os
@@ -45,16 +46,21 @@ def free_udp_port():
     return port
 
 
-def boot(kernel, initrd, d, role, me, peer, secs, rtc):
+def boot(kernel, initrd, d, role, links, secs, rtc, append=""):
+    """A VM with a NIC per (my UDP port, the peer's) of @links, at PCI
+    slots 07, 08..."""
     os.makedirs(d, exist_ok=True)
     log = os.path.join(d, "console.log")
     pidfile = os.path.join(d, "qemu.pid")
     for f in (log, pidfile):
         if os.path.exists(f):
             os.unlink(f)
-    env = dict(os.environ, HVN_VM_CPUS="2", HVN_VM_APPEND=f"hvn.role={role} hvn.secs={secs}",
-               HVN_VM_ARGS=f"-netdev socket,id=l0,udp=127.0.0.1:{peer},localaddr=127.0.0.1:{me} "
-                           f"-device virtio-net-pci,netdev=l0,addr=07 -rtc base={rtc}")
+    nics = " ".join(f"-netdev socket,id=l{i},udp=127.0.0.1:{peer},localaddr=127.0.0.1:{me} "
+                    f"-device virtio-net-pci,netdev=l{i},addr=0{7 + i}"
+                    for i, (me, peer) in enumerate(links))
+    env = dict(os.environ, HVN_VM_CPUS="2",
+               HVN_VM_APPEND=f"hvn.role={role} hvn.secs={secs} {append}".strip(),
+               HVN_VM_ARGS=f"{nics} -rtc base={rtc}")
     err = open(os.path.join(d, "qemu.err"), "w")
     p = subprocess.Popen([os.path.join(HERE, "qemu.sh"), kernel, initrd, log,
                           "/lib/hvnoise/guest.sh", "600", pidfile], env=env, stderr=err)
@@ -112,7 +118,7 @@ def one(kernel, initrd, outdir, hvn, victim, lines=16):
         # reads at boot (whole seconds), starts 2 s ahead of VM A's.
         t = time.gmtime(time.time() + (2 if role == "b" else 0))
         vms[role] = boot(kernel, initrd, os.path.join(outdir, f"pause-{victim}", role), role,
-                         me, peer, 15, time.strftime("%Y-%m-%dT%H:%M:%S", t))
+                         [(me, peer)], 15, time.strftime("%Y-%m-%dT%H:%M:%S", t))
     procs = [v[0] for v in vms.values()]
     logs = [v[1] for v in vms.values()]
     running = wait_for(procs, logs, r"^HVN-FLEET-RUNNING", 300)
@@ -196,6 +202,69 @@ def one(kernel, initrd, outdir, hvn, victim, lines=16):
     return named
 
 
+def three(kernel, initrd, outdir, hvn):
+    """The narrow case: three VMs, A linked to B and to C; A and B run an
+    all-reduce of their own ("dp") before each of all three ("world").
+    VM B paused: A waits for it in dp and comes late to world, where C
+    waits for A.  The verdict must follow that wait back to B."""
+    tag = "three VMs, dp of a and b only, pause on vm-b"
+    ab, ba, ac, ca = (free_udp_port() for _ in range(4))
+    links = {"a": [(ab, ba), (ac, ca)], "b": [(ba, ab)], "c": [(ca, ac)]}
+    vms = {}
+    for role, skew in (("a", 0), ("b", 2), ("c", -1)):
+        t = time.gmtime(time.time() + skew)
+        vms[role] = boot(kernel, initrd, os.path.join(outdir, "three", role), role, links[role],
+                         15, time.strftime("%Y-%m-%dT%H:%M:%S", t), "hvn.three=1")
+    procs = [v[0] for v in vms.values()]
+    logs = [v[1] for v in vms.values()]
+    running = wait_for(procs, logs, r"^HVN-FLEET-RUNNING", 300)
+    if check(running, f"the three ranks run, over the networks between the VMs ({tag})"):
+        _, took = inject.pause(int(open(vms["b"][2]).read()), PAUSE_MS)
+        print(f"  host: paused vm-b for {took:.1f} ms")
+    for p in procs:
+        try:
+            p.wait(timeout=400)
+        except subprocess.TimeoutExpired:
+            p.kill()
+    for role in vms:
+        guest_results(vms[role][1], f"vm-{role}, {tag}")
+        check("HVNOISE-VM-DONE" in console(vms[role][1]), f"vm-{role} completed ({tag})")
+    traces = [trace_from(os.path.dirname(vms[r][1])) for r in vms]
+    if not check(all(traces), f"the three recordings came out of the VMs ({tag})"):
+        for lg in logs:
+            print("  " + console(lg)[-1500:].replace("\n", "\n  "))
+        return
+    p = subprocess.run([hvn, "correlate", "--json", "--min-ms", "50", *traces],
+                       capture_output=True, text=True, env=hvntest.sanitizer_env())
+    if not check(p.returncode == 0, f"hvnoise correlate over the three recordings (exit {p.returncode})"):
+        print("  " + p.stderr[-1500:])
+        return
+    doc = json.loads(p.stdout)
+    txt = subprocess.run([hvn, "correlate", "--min-ms", "50", "--top", "3", *traces],
+                         capture_output=True, text=True).stdout
+    for line in txt.splitlines()[:30]:
+        print("  | " + line)
+    st = doc["job_stalls"][0] if doc["job_stalls"] else None
+    c = st and st["culprit"]
+    check(st and st["lost_ns"] >= 0.6 * PAUSE_MS * 1e6 and c and c["host"] == "vm-b" and
+          c["cause"] == "hypervisor",
+          f"the largest job stall ({st and st['lost_ns'] / 1e6:.1f} ms, {st and st['class']}) names "
+          f"vm-b's rank, time taken from its vCPU ({c and c['host']} rank {c and c['rank']}, "
+          f"{c and c['cause']}) ({tag})")
+    drain = [(b["host"], b["delay_ns"]) for b in doc.get("drain", [])]
+    paused = [s for s in doc["job_stalls"] if s["lost_ns"] >= 0.6 * PAUSE_MS * 1e6]
+    others = [c for s in doc["job_stalls"] for c in s["culprits"] if c["host"] != "vm-b"]
+    check(drain[:1] and drain[0][0] == "vm-b" and paused and
+          all({c["host"] for c in s["culprits"]} == {"vm-b"} for s in paused) and
+          all(c["cause"] == "hypervisor" and c["explained_ns"] > 0 for c in others),
+          f"the hosts to drain: vm-b first; the pause's {len(paused)} stalls name it alone; "
+          f"vm-a and vm-c only where their own lost time explains it "
+          f"({', '.join(f'{h} {d / 1e6:.1f} ms' for h, d in drain) or 'none'}) ({tag})")
+    hosts = {h["host"] for h in doc["hosts"]}
+    check(hosts == {"vm-a", "vm-b", "vm-c"} and all(h["aligned"] for h in doc["hosts"]),
+          f"the three clocks aligned (vm-c's through vm-a) ({tag})")
+
+
 def main():
     kernel, initrd, outdir, hvn = sys.argv[1:5]
     if sys.argv[5:] == ["--demo"]:
@@ -203,6 +272,7 @@ def main():
         sys.exit(0 if one(kernel, initrd, outdir, hvn, "b", lines=40) else 1)
     for victim in ("b", "a"):
         one(kernel, initrd, outdir, hvn, victim)
+    three(kernel, initrd, outdir, hvn)
 
 
 if __name__ == "__main__":
