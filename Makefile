@@ -157,7 +157,13 @@ build/unit/hvnoise-tool-unit: $(TOOL_UNIT_SRCS) tests/lib/hvn_test.h $(TOOL_HDRS
 tools: build/tools/hvnoise build/tools-asan/hvnoise build/tools/hvnoise.8 $(MAN8) $(MAN7) \
        build/tools/libnccl-profiler-hvnoise.so build/tools/nccl_fake \
        build/tools-asan/libnccl-profiler-hvnoise.so build/tools-asan/nccl_fake \
-       build/tools/plugin_hvnoise.so build/tools-asan/plugin_hvnoise.so
+       build/tools/plugin_hvnoise.so build/tools-asan/plugin_hvnoise.so \
+       build/tools/seccomp_run
+
+# The units' SystemCallFilter= applied to a command, for their test.
+build/tools/seccomp_run: tests/host/seccomp_run.c
+	@mkdir -p $(dir $@)
+	$(CC_USER) $(FAKE_CFLAGS) -o $@ $<
 
 # The NCCL profiler plugin (NCCL_PROFILER_PLUGIN=hvnoise finds it by name),
 # the libtraceevent plugin (trace-cmd report and KernelShark decode hvnoise's

@@ -144,13 +144,17 @@ if stage readme "the README's command lines, run as written where this host can 
 	collect "$out/docs.log" tests/host/docs.py build/tools/hvnoise "$out/docs"
 fi
 
-if stage flight "flight recorder: hvnoise record --flight-recorder, SIGUSR1 and trigger-file incidents, and faults: a full disk, SIGKILL, its instance removed (ASan/UBSan)"; then
+if stage flight "flight recorder: hvnoise record --flight-recorder, SIGUSR1 and trigger-file incidents, and faults: a full disk, SIGKILL, its instance removed (ASan/UBSan); each systemd unit's command under its sandbox and system call filter"; then
 	if [ -x build/tools-asan/hvnoise ]; then
 		collect "$out/flight.log" tests/host/flight.py build/tools-asan/hvnoise "$out/flight"
 		grep -E "^  " "$out/flight.log" | diag
 		collect "$out/flight-faults.log" tests/host/flight_faults.py build/tools-asan/hvnoise \
 			"$out/flight-faults"
 		grep -E "^  " "$out/flight-faults.log" | diag
+		# The units' commands under their sandboxes (the release build:
+		# the filter is for it, not for ASan's runtime).
+		collect "$out/units.log" tests/host/units.py build/tools/hvnoise \
+			build/tools/seccomp_run "$out/units"
 	else
 		fail "flight/completed (no ASan build of hvnoise)"
 	fi
