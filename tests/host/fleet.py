@@ -60,6 +60,15 @@ def main():
     doc = json.loads(p.stdout)
     check(doc["schema_version"] == 2 and len(doc["hosts"]) == 2 and len(doc["job_stalls"]) == 4,
           f"schema 2, both hosts, the 4 injected job stalls ({len(doc['job_stalls'])})")
+    # A DIR is a name, not a pattern: the same traces under a directory
+    # named with glob's characters read the same.
+    odd = os.path.join(work, "plain[1]*?")
+    shutil.copytree(plain, odd)
+    q = run(hvn, "--json", odd)
+    check(q.returncode == 0 and [h["host"] for h in json.loads(q.stdout)["hosts"]] ==
+          [h["host"] for h in doc["hosts"]],
+          f"correlate DIR named {os.path.basename(odd)}: the same hosts read (exit {q.returncode})",
+          q.stderr[-300:])
 
     h1 = host(doc, "host1")
     err = h1["offset_ns"] - 2e9

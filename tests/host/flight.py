@@ -17,6 +17,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -332,6 +333,18 @@ want = [f for f in kept if f.endswith("-at.dat")][:1]
 check(p.returncode == 0 and want and p.stdout == want[0] + "\n",
       f"... --trigger at --latest: the newest -at.dat ({p.stdout.strip()}; kept: {sorted(tags)})",
       p.stderr)
+# A prefix is a name, not a pattern: the same files under a directory
+# named with glob's characters list the same.
+odd = os.path.join(work, "odd[1]*?")
+os.makedirs(odd, exist_ok=True)
+for f in kept:
+    shutil.copy(f, odd)
+p = subprocess.run([hvn, "incidents", "-o", os.path.join(odd, os.path.basename(prefix))],
+                   capture_output=True, text=True, env=env)
+got = re.findall(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}  \S+ +(\S+)\n", p.stdout, re.M)
+check(p.returncode == 0 and got == [os.path.join(odd, os.path.basename(f)) for f in kept],
+      f"... under a directory named {os.path.basename(odd)}: the same {len(kept)} listed, "
+      f"the prefix taken as a name", p.stdout[-300:] + p.stderr)
 p = subprocess.run([hvn, "incidents", "-o", os.path.join(work, "none"), "--latest"],
                    capture_output=True, text=True, env=env)
 check(p.returncode == 3 and p.stdout == "" and "no incident matches" in p.stderr and

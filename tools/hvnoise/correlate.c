@@ -212,17 +212,18 @@ static int add_trace(struct correlate_args *a, const char *arg)
 {
 	struct stat st;
 	glob_t g;
-	char *pat;
+	char *pat, esc[8200];
 	int ret = 0;
 
 	if (stat(arg, &st) || !S_ISDIR(st.st_mode))
 		return add_path(a, arg);
 	a->dir = true;
-	if (asprintf(&pat, "%s/*.dat", arg) < 0)
+	hvn_glob_escape(arg, esc, sizeof(esc));
+	if (asprintf(&pat, "%s/*.dat", esc) < 0)
 		return -1;
 	ret = glob(pat, 0, NULL, &g);
 	free(pat);
-	if (asprintf(&pat, "%s/*.sum", arg) < 0) {
+	if (asprintf(&pat, "%s/*.sum", esc) < 0) {
 		if (!ret)
 			globfree(&g);
 		return -1;

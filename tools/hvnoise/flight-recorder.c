@@ -824,17 +824,11 @@ static void adopt_earlier(struct flight *f)
 		"%s.cpu[0-9]*.hvnoise-tmp", "%s.bpf[0-9]*.hvnoise-tmp",
 		"%s.merge[0-9]*.hvnoise-tmp", "%s-[0-9]*-[0-9]*.dat.hvnoise-tmp",
 	};
-	char pat[8400], esc[8200], *e = esc;
+	char pat[8400], esc[8200];
 	glob_t g;
 	size_t removed = 0;
 
-	/* The prefix is a name, not a pattern. */
-	for (const char *s = f->prefix; *s && e < esc + sizeof(esc) - 2; s++) {
-		if (strchr("*?[\\", *s))
-			*e++ = '\\';
-		*e++ = *s;
-	}
-	*e = 0;
+	hvn_glob_escape(f->prefix, esc, sizeof(esc));
 	for (size_t i = 0; i < sizeof(partial) / sizeof(partial[0]); i++) {
 		snprintf(pat, sizeof(pat), partial[i], esc);
 		if (glob(pat, GLOB_NOSORT, NULL, &g))

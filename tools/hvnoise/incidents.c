@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "builtin.h"
+#include "hvn.h"
 #include "tracedat/meta.h"
 #include "tracedat/tracedat.h"
 
@@ -97,7 +98,7 @@ int cmd_incidents(int argc, char **argv)
 {
 	struct incidents_args a = { .prefix = "/var/lib/hvnoise/incident" };
 	struct incident *v = NULL;
-	char pattern[4200], why[160];
+	char pattern[8400], esc[8200], trig[128], why[160];
 	size_t n = 0;
 	glob_t g;
 	int first, ret;
@@ -105,8 +106,9 @@ int cmd_incidents(int argc, char **argv)
 	ret = hvn_cli_parse(&incidents_cmd, argc, argv, &a, NULL, &first);
 	if (ret >= 0)
 		return ret;
-	snprintf(pattern, sizeof(pattern), "%s-*-%s.dat", a.prefix,
-		 a.trigger ? a.trigger : "*");
+	hvn_glob_escape(a.prefix, esc, sizeof(esc));
+	hvn_glob_escape(a.trigger ? a.trigger : "", trig, sizeof(trig));
+	snprintf(pattern, sizeof(pattern), "%s-*-%s.dat", esc, a.trigger ? trig : "*");
 	ret = glob(pattern, 0, NULL, &g);
 	if (!ret)
 		v = calloc(g.gl_pathc, sizeof(*v));

@@ -35,6 +35,9 @@ int hvn_list_events(const char *sysdir, char ***names);
  * the link, not its target) or refused (EEXIST).  The fd, or -1 and errno.
  */
 int hvn_create(const char *path, bool replace);
+/* @s with glob(3)'s special characters escaped into @out (@len bytes,
+ * cut short if it must): a path the user gave is a name, not a pattern. */
+void hvn_glob_escape(const char *s, char *out, size_t len);
 /* SIGINT, SIGTERM and SIGHUP set hvn_stop_sig (to the signal) from
  * hvn_catch_stop() on: the long-running commands stop cleanly. */
 extern volatile sig_atomic_t hvn_stop_sig;

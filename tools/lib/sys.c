@@ -176,3 +176,15 @@ int hvn_create(const char *path, bool replace)
 	return open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 		    0600);
 }
+
+void hvn_glob_escape(const char *s, char *out, size_t len)
+{
+	char *e = out;
+
+	for (; *s && e < out + len - 2; s++) {
+		if (strchr("*?[]\\", *s))
+			*e++ = '\\';
+		*e++ = *s;
+	}
+	*e = 0;
+}
