@@ -33,6 +33,7 @@
 #include "tool.h"
 #include "analysis/episodes.h"
 #include "cpulist.h"
+#include "hvnoise/clockpair.h"
 #include "loader.h"
 #include "out/human.h"
 #include "tracedat/pages.h"
@@ -515,9 +516,13 @@ static bool trigger_file_touched(struct flight *f, char *why, size_t len)
 static bool ask_window(struct flight *f, const struct hvn_trigger *t,
 		       char *why)
 {
-	int64_t mono = hvn_now(CLOCK_MONOTONIC), real = hvn_now(CLOCK_REALTIME);
+	uint64_t m = 0, r = 0;
+	int64_t mono, at, w = (int64_t)t->window;
+
+	hvn_clock_pair(CLOCK_MONOTONIC, &m, &r);
+	mono = (int64_t)m;
 	/* hvn_trigger_parse() bounds both: no overflow here. */
-	int64_t at = (int64_t)t->at - real + mono, w = (int64_t)t->window;
+	at = (int64_t)t->at - (int64_t)r + mono;
 
 	if (f->at_until)
 		hvn_warn("a window asked for earlier is dropped for the new one (%s)",

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "hvnoise/clockpair.h"
 #include "hvnoise/nccl.h"
 #include "nccl_abi.h"
 
@@ -373,7 +374,6 @@ static nccl_result_t init_common(void **ctx, uint64_t comm, int *mask,
 {
 	struct comm_ctx *c;
 	struct hvn_nccl_comm rec = { 0 };
-	struct timespec r;
 
 	pthread_mutex_lock(&init_lock);
 	if (!logger)
@@ -399,9 +399,7 @@ static nccl_result_t init_common(void **ctx, uint64_t comm, int *mask,
 	rec.nranks = nranks;
 	rec.nnodes = nnodes;
 	rec.pid = getpid();
-	rec.mono_ns = now_ns();
-	clock_gettime(CLOCK_REALTIME, &r);
-	rec.real_ns = r.tv_sec * 1000000000ull + r.tv_nsec;
+	hvn_clock_pair(CLOCK_MONOTONIC, &rec.mono_ns, &rec.real_ns);
 	snprintf(rec.name, sizeof(rec.name), "%s", name ? name : "");
 	gethostname(rec.host, sizeof(rec.host) - 1);
 	emit(HVN_NCCL_COMM, &rec, sizeof(rec));

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "hvn.h"
+#include "hvnoise/clockpair.h"
 #include "tracedat/meta.h"
 #include "tracedat/tracedat.h"
 
@@ -178,16 +179,26 @@ void hvn_meta_free(struct hvn_meta *m)
 	m->nclk = 0;
 }
 
-/* (CLOCK_MONOTONIC, CLOCK_REALTIME), the former taken around the latter. */
+/* (CLOCK_MONOTONIC, CLOCK_REALTIME), the tightest of a few brackets. */
 void hvn_meta_put_clock(FILE *f)
 {
-	uint64_t m1 = hvn_now(CLOCK_MONOTONIC);
-	uint64_t r = hvn_now(CLOCK_REALTIME);
-	uint64_t m2 = hvn_now(CLOCK_MONOTONIC);
+	uint64_t m = 0, r = 0;
 
-	fprintf(f, "clock %llu %llu\n",
-		(unsigned long long)(m1 + (m2 - m1) / 2),
+	hvn_clock_pair(CLOCK_MONOTONIC, &m, &r);
+	fprintf(f, "clock %llu %llu\n", (unsigned long long)m,
 		(unsigned long long)r);
+}
+
+void hvn_meta_put_online(FILE *f)
+{
+	char *on = hvn_read_file("/sys/devices/system/cpu/online", NULL);
+
+	if (!on)
+		return;
+	on[strcspn(on, "\n")] = '\0';
+	if (on[0])
+		fprintf(f, "online %s\n", on);
+	free(on);
 }
 
 void hvn_meta_uname(char *buf, size_t len)

@@ -61,6 +61,9 @@ void hvn_meta_free(struct hvn_meta *m);
 void hvn_meta_uname(char *buf, size_t len);
 
 /* Writers of the 0x4856 text. */
+/* The CPUs online now ("online LIST"; the reader takes the last such
+ * line): advise names no other. */
+void hvn_meta_put_online(FILE *f);
 void hvn_meta_put_clock(FILE *f);
 /* Who recorded, where, from which source, watching what: the values a
  * session has (session.c hvn_session_meta()); NULL leaves a key out. */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "hvn.h"
+#include "hvnoise/clockpair.h"
 #include "tracedat/evformat.h"
 #include "tracedat/tracedat.h"
 
@@ -134,7 +135,6 @@ static void put_option(struct out *o, uint16_t id, const char *s)
 static void put_date(struct out *o, const char *trace_clock, const char *meta)
 {
 	unsigned long long pm, pr;
-	struct timespec r0, c, r1;
 	long long us = 0;
 	bool have = false;
 	clockid_t id;
@@ -157,13 +157,10 @@ static void put_date(struct out *o, const char *trace_clock, const char *meta)
 		l = l ? l + 1 : NULL;
 	}
 	if (!have) {
-		/* The other clock read between two of the wall clock. */
-		clock_gettime(CLOCK_REALTIME, &r0);
-		clock_gettime(id, &c);
-		clock_gettime(CLOCK_REALTIME, &r1);
-		us = (((long long)r0.tv_sec + r1.tv_sec) * 1000000000ll +
-		      r0.tv_nsec + r1.tv_nsec) / 2000 -
-		     ((long long)c.tv_sec * 1000000000ll + c.tv_nsec) / 1000;
+		uint64_t c = 0, r = 0;
+
+		hvn_clock_pair(id, &c, &r);
+		us = ((long long)r - (long long)c) / 1000;
 	}
 	snprintf(s, sizeof(s), "%s0x%llx", us < 0 ? "-" : "",
 		 (unsigned long long)(us < 0 ? -us : us));
