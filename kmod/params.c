@@ -201,10 +201,7 @@ static int emit_set(const char *val, const struct kernel_param *kp)
 		reject("emit", val, "write 1 to re-emit the watched set");
 		return -EINVAL;
 	}
-	mutex_lock(&hvn_lock);
-	if (hvn_live)
-		hvn_watch_emit();
-	mutex_unlock(&hvn_lock);
+	hvn_watch_emit();	/* RCU: not behind a re-resolution */
 	return 0;
 }
 

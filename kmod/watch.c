@@ -152,13 +152,21 @@ void hvn_watch_kick(unsigned long delay)
 	mod_delayed_work(hvn_wq, &hvn_poll_work, delay);
 }
 
-/* Re-emit the current set; called with hvn_lock held. */
+/*
+ * Re-emit the current set.  Under RCU, not hvn_lock: a re-resolution holds
+ * that across device_lock(), which a driver probing for seconds keeps, and
+ * a recorder starting then must still learn the set.  An update racing
+ * with this emits its newer generation itself; readers keep the newest.
+ */
 void hvn_watch_emit(void)
 {
-	struct hvn_watchset *ws = current_ws();
+	struct hvn_watchset *ws;
 
+	rcu_read_lock();
+	ws = rcu_dereference(hvn_ws);
 	if (ws)
 		hvn_trace_watch(ws);
+	rcu_read_unlock();
 }
 
 /*
@@ -184,10 +192,8 @@ static void hvn_emit_fn(struct work_struct *w)
 		if (time_before(jiffies, READ_ONCE(hvn_emit_deadline)))
 			return;
 	}
-	mutex_lock(&hvn_lock);
-	if (hvn_live)
-		hvn_watch_emit();
-	mutex_unlock(&hvn_lock);
+	/* A set is published before emission is allowed, freed after. */
+	hvn_watch_emit();
 }
 
 /* From the event's reg callback: takes no sleeping lock. */

@@ -437,11 +437,19 @@ fi
 if stage vm "VM integration on Debian's stock kernel"; then
 	if [ -n "$k61" ] && [ -f build/kbuild-6.1/kmod/hvnoise.ko ]; then
 		scripts/tunables.py --list >"$out/tunables.txt"
+		# The test module (tests/vm/devhold); without it the guest's
+		# insmod of it fails, said as a check.
+		devhold=()
+		rm -rf "$out/devhold" && cp -r tests/vm/devhold "$out/devhold" &&
+			make -C "$k61" M="$(realpath "$out/devhold")" modules >"$out/devhold.log" 2>&1 &&
+			devhold=(--file "$out/devhold/hvn_devhold.ko=/lib/hvnoise/hvn_devhold.ko") ||
+			tail -20 "$out/devhold.log" | diag
 		run_vm vm vm "/boot/vmlinuz-$kver" 600 -- --kver "$kver" \
 			--kmod virtio_pci --kmod virtio_net --kmod virtio_blk \
 			--bin /usr/bin/trace-cmd --bin build/tools/hvnoise=/usr/bin/hvnoise \
 			--guest tests/vm/guest-integration.sh \
 			--file "$out/tunables.txt=/lib/hvnoise/tunables" \
+			"${devhold[@]}" \
 			--file build/kbuild-6.1/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko
 	elif [ -z "$k61" ]; then
 		skip "vm/completed" "$k61_why"

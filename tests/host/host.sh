@@ -129,6 +129,8 @@ check $? "--since/--until in every form select exactly the events trace-cmd show
 python3 "$here/window.py" --date "$hvn" "$d/live.dat"
 check $? "trace-cmd report shows the events at their wall-clock time (the DATE option), hvnoise's clock within 1 ms"
 check_rc 2 "--since with a malformed time is a usage error" "$hvn" report --since 25:99 "$d/live.dat"
+python3 "$here/watch_dup.py" "$hvn" "$d/watchdup"
+check $? "a watched set emitted twice, or an older one after a newer, is kept once, the newest"
 
 # --- hvnoise(8)'s --fail-if example, as typed (unquoted, it made files) -----------
 ex=$(grep -o "hvnoise report --fail-if .* /tmp/check.dat" "$here/../../Documentation/hvnoise.8.rst")

@@ -116,6 +116,42 @@ check $? "write emit=1"
 [ "$(grep -c ' watch: ' $T/trace)" = "$(grep ' watch: ' $T/trace | head -1 | sed 's:.* [0-9]*/\([0-9]*\) .*:\1:')" ]
 check $? "emit=1 re-emits the whole set"
 
+# A re-resolution waiting on a device's lock (a driver probing for
+# seconds, as mlx5 does at boot) holds hvnoise's own lock; a recorder
+# starting then must still get the set at once, and emit=1 too.
+echo 0 >$T/events/hvnoise/watch/enable
+insmod /lib/hvnoise/hvn_devhold.ko
+check $? "insmod hvn_devhold (test: holds a PCI device's lock)"
+echo "$BLK 15000" >/sys/module/hvn_devhold/parameters/hold
+wait_until 5 '[ "$(cat /sys/module/hvn_devhold/parameters/held)" = 1 ]'
+check $? "a thread holds $BLK's device lock"
+(echo $NIC,$BLK >$P/devices) &
+hvn_wpid=$!
+# Synchronised on its state: the write sleeps uninterruptibly in the lock.
+wait_until 5 '[ "$(cut -d" " -f3 /proc/$hvn_wpid/stat 2>/dev/null)" = D ]'
+check $? "a re-resolution waits on that lock (the devices= write sleeps)"
+echo >$T/trace
+echo 1 >$T/events/hvnoise/watch/enable
+wait_until 3 'grep -q " watch: " $T/trace'
+rc=$?
+[ $rc = 0 ] && [ "$(cat /sys/module/hvn_devhold/parameters/held)" = 1 ]
+check $? "enabling hvnoise:watch re-emits the set while a re-resolution waits on a device"
+wait $hvn_wpid
+check $? "the devices= write completes once the lock is free"
+# The periodic re-resolution (resolve_ms=100) waiting on the lock: emit=1
+# answers at once.  (Not behind a parameter write: the kernel serialises
+# a module's parameter reads and writes.)
+echo "$BLK 15000" >/sys/module/hvn_devhold/parameters/hold &&
+	wait_until 5 '[ "$(cat /sys/module/hvn_devhold/parameters/held)" = 1 ]'
+check $? "the lock held again"
+wait_until 5 'grep -l hvn_poll_fn /proc/[0-9]*/stack 2>/dev/null | grep -q .'
+check $? "the periodic re-resolution sleeps, the lock held (its kworker's stack)"
+echo >$T/trace
+echo 1 >$P/emit
+[ "$(grep -c ' watch: ' $T/trace)" -gt 0 ] && [ "$(cat /sys/module/hvn_devhold/parameters/held)" = 1 ]
+check $? "... and emit=1 re-emits the set meanwhile, at once"
+rmmod hvn_devhold
+
 # --- Runtime writes --------------------------------------------------------
 expect_write_rejected cpus 0-999 "out of range"
 expect_write_rejected cpus "" "empty cpulist"

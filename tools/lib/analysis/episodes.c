@@ -160,6 +160,7 @@ void hvn_an_free(struct hvn_analysis *an)
 {
 	free(an->cpu);
 	free(an->watch);
+	free(an->watch_have);
 	free(an->irq_count);
 	free(an->clk);
 	free(an->mig);
@@ -223,11 +224,34 @@ static void worst(struct hvn_cpu *c, int slot, const struct hvn_episode *e)
 		c->worst[slot] = *e;
 }
 
+/*
+ * Array *@p of *@cap elements of @size, doubled from @min until @idx fits,
+ * the new ones zeroed; false (the array untouched) out of memory.
+ */
+static bool grow_zeroed(void **p, int *cap, int min, size_t size, int64_t idx)
+{
+	int n = *cap ? *cap : min;
+	char *q;
+
+	if (idx < *cap)
+		return true;
+	while (n <= idx)
+		n *= 2;
+	q = realloc(*p, (size_t)n * size);
+	if (!q)
+		return false;
+	memset(q + (size_t)*cap * size, 0, (size_t)(n - *cap) * size);
+	*p = q;
+	*cap = n;
+	return true;
+}
+
 static void watch_rec(struct hvn_analysis *an, const uint8_t *d, uint32_t len,
 		      bool *bad)
 {
 	const struct hvn_field *f = an->schema->f[HVN_EV_WATCH];
 	uint32_t gen = fld(&f[W_GEN], d, len, bad);
+	uint32_t idx = fld(&f[W_IDX], d, len, bad);
 	struct hvn_watch_rec *w;
 
 	/* Events come per CPU, not in time order: keep the newest set. */
@@ -237,7 +261,15 @@ static void watch_rec(struct hvn_analysis *an, const uint8_t *d, uint32_t len,
 		an->nwatch = 0;
 		an->watch_gen = gen;
 		an->watch_seen = true;
+		if (an->watch_have)
+			memset(an->watch_have, 0, an->watch_have_n);
 	}
+	if (idx >= 65536 ||
+	    !grow_zeroed((void **)&an->watch_have, &an->watch_have_n, 64,
+			 sizeof(*an->watch_have), idx))
+		return;
+	if (an->watch_have[idx])
+		return;		/* the same set emitted again */
 	if (an->nwatch == an->watch_cap) {
 		int n = an->watch_cap ? an->watch_cap * 2 : 64;
 
@@ -249,6 +281,7 @@ static void watch_rec(struct hvn_analysis *an, const uint8_t *d, uint32_t len,
 		an->watch = w;
 		an->watch_cap = n;
 	}
+	an->watch_have[idx] = 1;
 	w = &an->watch[an->nwatch++];
 	w->kind = fld(&f[W_KIND], d, len, bad);
 	w->why = fld(&f[W_WHY], d, len, bad);
@@ -262,21 +295,10 @@ static void watch_rec(struct hvn_analysis *an, const uint8_t *d, uint32_t len,
 
 static void irq_count(struct hvn_analysis *an, int64_t irq)
 {
-	if (irq < 0 || irq >= 1 << 20)
+	if (irq < 0 || irq >= 1 << 20 ||
+	    !grow_zeroed((void **)&an->irq_count, &an->irq_cap, 256,
+			 sizeof(*an->irq_count), irq))
 		return;
-	if (irq >= an->irq_cap) {
-		int n = an->irq_cap ? an->irq_cap : 256;
-		uint64_t *p;
-
-		while (n <= irq)
-			n *= 2;
-		p = realloc(an->irq_count, n * sizeof(*p));
-		if (!p)
-			return;
-		memset(p + an->irq_cap, 0, (n - an->irq_cap) * sizeof(*p));
-		an->irq_count = p;
-		an->irq_cap = n;
-	}
 	an->irq_count[irq]++;
 }
 

@@ -112,6 +112,10 @@ struct hvn_analysis {
 	int nwatch, watch_cap;
 	uint32_t watch_gen;
 	bool watch_seen;
+	/* The newest set's record indices seen: a set emitted twice (the
+	 * event enabled, then emit=1) is kept once. */
+	uint8_t *watch_have;
+	int watch_have_n;
 
 	uint64_t *irq_count;		/* irq_handler_entry per IRQ number */
 	int irq_cap;
