@@ -246,6 +246,15 @@ events_of() {
 	echo "HVN-END-EVENTS"
 }
 
+# nmis_of TAG: the NMI handlers of hvn_nmi.ko in the trace (nmi:nmi_handler,
+# filtered on handled), as "NMI CPU END_US DELTA_NS", for the host's judge
+# (tests/vm/inject.py nmis()).
+nmis_of() {
+	echo "HVN-NMI $1"
+	sed -n 's/.*\[0*\([0-9][0-9]*\)\] [^ ]* *\([0-9]*\)\.\([0-9]*\): nmi_handler: hvn_nmi.* delta_ns: \([0-9]*\).*/NMI \1 \2\3 \4/p' $T/trace
+	echo "HVN-END-NMI"
+}
+
 # start_recorder LOG SECONDS CMD ARGS...: CMD in the background (its pid in
 # $bgpid), its output in LOG, waited up to SECONDS for its "recording"
 # line; its status is the wait's.  An old LOG goes first: its line would

@@ -501,6 +501,45 @@ def events(console, tag):
     return evs
 
 
+def nmis(console, tag):
+    """{cpu: [(start ns, end ns)]}: the NMI handlers the guest printed under
+    HVN-NMI @tag (guest-lib.sh nmis_of), or None where it printed none."""
+    m = re.search(rf"HVN-NMI {re.escape(tag)}\n(.*?)HVN-END-NMI", console, re.S)
+    if not m:
+        return None
+    out = {}
+    for c, end_us, d in re.findall(r"^NMI (\d+) (\d+) (\d+)$", m.group(1), re.M):
+        end = int(end_us) * 1000
+        out.setdefault(int(c), []).append((end - int(d), end))
+    return out
+
+
+def _union(iv):
+    """[(a, b)] sorted and merged."""
+    out = []
+    for x, y in sorted(iv):
+        if out and x <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], y)
+        else:
+            out.append([x, y])
+    return out
+
+
+def others_nmi_ns(e, nmi):
+    """ns of event @e's span in which another vCPU was in an NMI handler
+    (the union over them) and @e's own vCPU was not in its own: the guest
+    sends each burst to every CPU at once, so a product that stopped
+    counting a CPU's own NMIs would leave time the others' cover too."""
+    a, b = e["start"], e["start"] + e["duration"]
+
+    def clip(cpus):
+        return _union((max(a, x), min(b, y)) for c, l in nmi.items() if c in cpus
+                      for x, y in l if min(b, y) > max(a, x))
+    others = clip(set(nmi) - {e["cpu"]})
+    own = clip({e["cpu"]})
+    return sum(y - x - overlap(x, y, own) for x, y in others)
+
+
 def windows(console, tag):
     """The injections whose events the guest printed under HVN-EVENTS @tag
     (the first HVN-EVENTS after them): seq -> (what, ms asked, ms injected,
@@ -736,17 +775,39 @@ def host_took(e, clock, strict):
             (not strict and host_delay(e, clock) >= d / 2))
 
 
-def real_stops(evs, ncpu, clock, strict=False):
+# A guest's stop-every-CPU window is widened by this each side: the lost
+# event starts at the timer the stop made late, up to a sampler period
+# (1 ms) or a tick (4 ms) before it.
+STOPALL_SLACK_NS = 5_000_000
+
+
+def real_stops(evs, ncpu, clock, strict=False, nmi=None, late_ms=0.0, serial=None,
+               stopall=None, gone=None):
     """Sort lost events that no injection explains: (whole-VM stops, stops
     this host took, unexplained).  Every vCPU stopped at once, alike, is
-    the whole VM (QEMU or this host), unless @strict; one whose time this
-    host took (host_took) is real; any other is an over-report."""
+    the whole VM (QEMU or this host), unless @strict; with @strict, only
+    away from @stopall, the guest-ns windows in which the guest itself
+    stops every CPU alike (stop_machine() taking a CPU down, x86's MTRR
+    rendezvous bringing one up), where there are such windows.  One whose
+    time this host took (host_took) is real; any other is an over-report.
+    @gone ({cpu: [(guest ns, guest ns)]}): CPUs offline then, not needed
+    for every vCPU to have stopped.
+    @nmi (nmis()): single-threaded TCG runs one vCPU at a time, so while
+    others spin in NMI handlers a vCPU does not run: an event whose time
+    unexplained is theirs, outside its own handlers, but TCG's own
+    lateness (@late_ms) is real, the
+    vCPU stopped as on an overcommitted host; it goes to @serial."""
     whole, hosts, extra = [], [], []
     rest = sorted(evs, key=lambda e: e["start"])
     while rest:
         g = [e for e in rest if e["start"] - rest[0]["start"] <= 2_000_000]
         d = [e["duration"] / 1e6 for e in g]
-        if (not strict and sorted(e["cpu"] for e in g) == list(range(ncpu)) and
+        a, b = g[0]["start"], max(e["start"] + e["duration"] for e in g)
+        guest_own = strict and (stopall is None or any(
+            x - STOPALL_SLACK_NS < b and a < y + STOPALL_SLACK_NS for x, y in stopall))
+        need = {c for c in range(ncpu) if not any(
+            x < b and a < y for x, y in (gone or {}).get(c, []))}
+        if (not guest_own and need and need <= {e["cpu"] for e in g} and
                 max(d) - min(d) <= tol(min(d))):
             whole.append(f"{min(d):.2f}..{max(d):.2f} ms at {g[0]['start'] / 1e9:.3f} s" +
                          host_context(g[0], clock))
@@ -754,7 +815,14 @@ def real_stops(evs, ncpu, clock, strict=False):
             for e in g:
                 line = (f"cpu{e['cpu']} {e['duration'] / 1e6:.2f} ms at {e['start'] / 1e9:.3f} s" +
                         host_context(e, clock))
-                (hosts if host_took(e, clock, strict) else extra).append(line)
+                busy = others_nmi_ns(e, nmi) if nmi and serial is not None else 0
+                if host_took(e, clock, strict):
+                    hosts.append(line)
+                elif busy > 0 and e["unexplained_ns"] - busy <= late_ms * 1e6:
+                    serial.append(f"{line}: unexplained {e['unexplained_ns'] / 1e6:.2f} ms, "
+                                  f"other vCPUs in NMI handlers {busy / 1e6:.2f} ms")
+                else:
+                    extra.append(line)
         rest = rest[len(g):]
     return whole, hosts, extra
 
@@ -845,7 +913,7 @@ def quiet(console, clock, ncpu, check):
 
 
 def judge(source, wins, evs, ncpu, check, clock, span=None, late_ms=0.0, res_ms=0.0,
-          strict=False, gone=None):
+          strict=False, gone=None, nmi=None, stopall=None):
     """Every injection must give, on every vCPU it stopped (all for a
     pause, vCPU 1 for a hog), one lost event over it (in host time, when
     the clock can say) within 20% or 2 ms of what was injected, or of that
@@ -865,6 +933,8 @@ def judge(source, wins, evs, ncpu, check, clock, span=None, late_ms=0.0, res_ms=
     this host, even one on every vCPU alike (a guest that stops all its
     CPUs itself, as stop_machine does, makes such events too).
     @gone: CPUs offline when (stops_seen()).
+    @nmi: the guest's NMI handlers (nmis(); real_stops()).
+    @stopall: where the guest stops every CPU itself (real_stops()).
     @clock: guest_clock's.  Prints per-CPU recall and the error per
     injection size; returns ({seq: {cpu: ms}}, seen, vCPU-injections)."""
     per_cpu = {c: [0, 0] for c in range(ncpu)}
@@ -887,7 +957,11 @@ def judge(source, wins, evs, ncpu, check, clock, span=None, late_ms=0.0, res_ms=
                 # time is its; each other must be a witnessed stop of this
                 # host (strict: no whole-VM or run-queue rule), as a stop
                 # just before a pause was.
-                its = [e for e in mine if overlap(*host_interval(e, clock), [inj]) > 0]
+                # Over it by all of it but its tolerance, as "over" below:
+                # a loss that only touches its edge in host time (the
+                # clocks' placement) is another.
+                its = [e for e in mine
+                       if overlap(*host_interval(e, clock), [inj]) >= (got - tol(got)) * 1e6]
                 if len(its) == 1:
                     beside += [e for e in mine if e is not its[0]]
                     mine = its
@@ -923,9 +997,13 @@ def judge(source, wins, evs, ncpu, check, clock, span=None, late_ms=0.0, res_ms=
                               (", ".join(f"{d:.2f}" for d in ds) if ds else "nothing") +
                               ("" if over or not mine else " not over the injection") +
                               (host_context(mine[0], clock) if mine else ""))
-    whole, hosts, x = real_stops([e for e in evs if id(e) not in used], ncpu, clock, strict)
+    serial = []
+    whole, hosts, x = real_stops([e for e in evs if id(e) not in used], ncpu, clock, strict,
+                                 nmi=nmi, late_ms=late_ms, serial=serial, stopall=stopall,
+                                 gone=gone)
     extra += ["outside any injection: " + y for y in x]
-    _, h, x = real_stops(beside, ncpu, clock, strict=True)
+    _, h, x = real_stops(beside, ncpu, clock, strict=True, nmi=nmi, late_ms=late_ms,
+                         serial=serial)
     hosts += h
     extra += ["beside an injection: " + y for y in x]
     n = sum(t for _, t in per_cpu.values())
@@ -948,6 +1026,8 @@ def judge(source, wins, evs, ncpu, check, clock, span=None, late_ms=0.0, res_ms=
         print(f"    WHOLE VM STOPPED, NOT INJECTED {x}")
     for x in hosts[:20]:
         print(f"    THE HOST TOOK IT, NOT INJECTED {x}")
+    for x in serial[:20]:
+        print(f"    OTHER vCPUs RAN NMI HANDLERS (one TCG thread) {x}")
     check(n and not misses, f"{source}: every injection seen on every vCPU it stopped, "
           f"within 20%/2 ms" + (f" (+{late_ms:.1f} ms TCG's lateness)" if late_ms else "") +
           (f" (-{res_ms:.1f} ms, the timer resolution)" if res_ms else "") +
@@ -956,6 +1036,7 @@ def judge(source, wins, evs, ncpu, check, clock, span=None, late_ms=0.0, res_ms=
     check(not extra, f"{source}: no lost events but the injections' and real stops "
           f"({len(extra)} others; {len(coupled)} vCPUs stopped with a hog, "
           f"{len(whole)} whole-VM stops, {len(hosts)} taken by this host" +
+          (f", {len(serial)} while other vCPUs ran NMI handlers" if nmi is not None else "") +
           (f"; {extra[0]}".replace("#", "no. ") if extra else "") + ")")
     stops_seen(source, evs, span, ncpu, check, clock, wins, gone=gone)
     return seen, hit, n
