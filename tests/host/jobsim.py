@@ -36,8 +36,10 @@ def mix(*v):
 
 
 class Host:
-    def __init__(self, h, err=0, drift=0.0, step=None, seen=True, irq_cpus=(3,)):
+    def __init__(self, h, err=0, drift=0.0, step=None, seen=True, irq_cpus=(3,), name=None):
         self.h = h
+        self.name = name or "host%d" % h      # its host name in the recording
+        self.meta_extra = b""                  # more of the recording's meta lines
         self.base = 10**9 * (7 + 13 * (h % 7))
         self.err = err                # CLOCK_REALTIME's error
         self.drift = drift            # rate error (50e-6: 50 ppm)
@@ -211,8 +213,8 @@ def write_host(path, hs):
     se.add_events(cpus, fmts, hs.events, hs.mono)
     for c in cpus:
         c.flush()
-    meta = b"hvnoise-record jobsim\nhost host%d\nkernel 6.1.0-synth\nsource %s\n" % (
-        hs.h, b"module" if hs.seen else b"kernel")
+    meta = b"hvnoise-record jobsim\nhost %s\nkernel 6.1.0-synth\nsource %s\n" % (
+        hs.name.encode(), b"module" if hs.seen else b"kernel") + hs.meta_extra
     n = 8
     for i in range(n + 1):
         t = first_t + (last_t - first_t) * i // n

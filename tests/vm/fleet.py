@@ -108,47 +108,66 @@ def guest_results(log, tag):
             check(m.group(1) == "ok", f"{m.group(2)} ({tag})")
 
 
-def one(kernel, initrd, outdir, hvn, victim, lines=16):
-    """One pair of VMs, @victim's QEMU paused: whether its rank was named."""
-    tag = f"pause on vm-{victim}"
-    pa, pb = free_udp_port(), free_udp_port()
+def job(kernel, initrd, hvn, d, links, skews, victim, tag, lines, append="", *,
+        ran, came_out, correlated):
+    """One job over VMs: a VM per role of @links (its NICs' (my UDP port,
+    the peer's)), in @d/ROLE, its RTC @skews[role] s ahead, @append on its
+    command line; @victim's QEMU paused once every rank runs; then
+    hvnoise correlate over their recordings, the first @lines lines of its
+    text printed.  @ran, @came_out: the names of those checks (" (@tag)"
+    after them); @correlated(exit status): correlate's.  Returns
+    (correlate's --json document, None if a check failed; {role: (QEMU's
+    process, console log, pid file)})."""
     vms = {}
-    for role, me, peer in (("a", pa, pb), ("b", pb, pa)):
-        # Two hosts' clocks never agree: VM B's RTC, which its kernel
-        # reads at boot (whole seconds), starts 2 s ahead of VM A's.
-        t = time.gmtime(time.time() + (2 if role == "b" else 0))
-        vms[role] = boot(kernel, initrd, os.path.join(outdir, f"pause-{victim}", role), role,
-                         [(me, peer)], 15, time.strftime("%Y-%m-%dT%H:%M:%S", t))
+    for role in links:
+        t = time.gmtime(time.time() + skews[role])
+        vms[role] = boot(kernel, initrd, os.path.join(d, role), role, links[role],
+                         15, time.strftime("%Y-%m-%dT%H:%M:%S", t), append)
     procs = [v[0] for v in vms.values()]
     logs = [v[1] for v in vms.values()]
     running = wait_for(procs, logs, r"^HVN-FLEET-RUNNING", 300)
-    if check(running, f"both ranks run, over the network between the VMs ({tag})"):
-        pid = int(open(vms[victim][2]).read())
-        _, took = inject.pause(pid, PAUSE_MS)
+    if check(running, f"{ran} ({tag})"):
+        _, took = inject.pause(int(open(vms[victim][2]).read()), PAUSE_MS)
         print(f"  host: paused vm-{victim} for {took:.1f} ms")
     for p in procs:
         try:
             p.wait(timeout=400)
         except subprocess.TimeoutExpired:
             p.kill()
-    for role in ("a", "b"):
+    for role in vms:
         guest_results(vms[role][1], f"vm-{role}, {tag}")
         check("HVNOISE-VM-DONE" in console(vms[role][1]), f"vm-{role} completed ({tag})")
-    traces = [trace_from(os.path.dirname(vms[r][1])) for r in ("a", "b")]
-    if not check(all(traces), f"both recordings came out of the VMs ({tag})"):
+    traces = [trace_from(os.path.dirname(vms[r][1])) for r in vms]
+    if not check(all(traces), f"{came_out} ({tag})"):
         for lg in logs:
             print("  " + console(lg)[-1500:].replace("\n", "\n  "))
-        return False
+        return None, vms
     p = subprocess.run([hvn, "correlate", "--json", "--min-ms", "50", *traces],
                        capture_output=True, text=True, env=hvntest.sanitizer_env())
-    if not check(p.returncode == 0, f"hvnoise correlate over both VMs' recordings (exit {p.returncode}, {tag})"):
+    if not check(p.returncode == 0, correlated(p.returncode)):
         print("  " + p.stderr[-1500:])
-        return False
+        return None, vms
     doc = json.loads(p.stdout)
     txt = subprocess.run([hvn, "correlate", "--min-ms", "50", "--top", "3", *traces],
                          capture_output=True, text=True).stdout
     for line in txt.splitlines()[:lines]:
         print("  | " + line)
+    return doc, vms
+
+
+def one(kernel, initrd, outdir, hvn, victim, lines=16):
+    """One pair of VMs, @victim's QEMU paused: whether its rank was named."""
+    tag = f"pause on vm-{victim}"
+    pa, pb = free_udp_port(), free_udp_port()
+    # Two hosts' clocks never agree: VM B's RTC, which its kernel reads
+    # at boot (whole seconds), starts 2 s ahead of VM A's.
+    doc, vms = job(kernel, initrd, hvn, os.path.join(outdir, f"pause-{victim}"),
+                   {"a": [(pa, pb)], "b": [(pb, pa)]}, {"a": 0, "b": 2}, victim, tag, lines,
+                   ran="both ranks run, over the network between the VMs",
+                   came_out="both recordings came out of the VMs",
+                   correlated=lambda rc: f"hvnoise correlate over both VMs' recordings (exit {rc}, {tag})")
+    if doc is None:
+        return False
     st = doc["job_stalls"][0] if doc["job_stalls"] else None
     c = st and st["culprit"]
     other = "b" if victim == "a" else "a"
@@ -209,41 +228,14 @@ def three(kernel, initrd, outdir, hvn):
     waits for A.  The verdict must follow that wait back to B."""
     tag = "three VMs, dp of a and b only, pause on vm-b"
     ab, ba, ac, ca = (free_udp_port() for _ in range(4))
-    links = {"a": [(ab, ba), (ac, ca)], "b": [(ba, ab)], "c": [(ca, ac)]}
-    vms = {}
-    for role, skew in (("a", 0), ("b", 2), ("c", -1)):
-        t = time.gmtime(time.time() + skew)
-        vms[role] = boot(kernel, initrd, os.path.join(outdir, "three", role), role, links[role],
-                         15, time.strftime("%Y-%m-%dT%H:%M:%S", t), "hvn.three=1")
-    procs = [v[0] for v in vms.values()]
-    logs = [v[1] for v in vms.values()]
-    running = wait_for(procs, logs, r"^HVN-FLEET-RUNNING", 300)
-    if check(running, f"the three ranks run, over the networks between the VMs ({tag})"):
-        _, took = inject.pause(int(open(vms["b"][2]).read()), PAUSE_MS)
-        print(f"  host: paused vm-b for {took:.1f} ms")
-    for p in procs:
-        try:
-            p.wait(timeout=400)
-        except subprocess.TimeoutExpired:
-            p.kill()
-    for role in vms:
-        guest_results(vms[role][1], f"vm-{role}, {tag}")
-        check("HVNOISE-VM-DONE" in console(vms[role][1]), f"vm-{role} completed ({tag})")
-    traces = [trace_from(os.path.dirname(vms[r][1])) for r in vms]
-    if not check(all(traces), f"the three recordings came out of the VMs ({tag})"):
-        for lg in logs:
-            print("  " + console(lg)[-1500:].replace("\n", "\n  "))
+    doc, _ = job(kernel, initrd, hvn, os.path.join(outdir, "three"),
+                 {"a": [(ab, ba), (ac, ca)], "b": [(ba, ab)], "c": [(ca, ac)]},
+                 {"a": 0, "b": 2, "c": -1}, "b", tag, 30, "hvn.three=1",
+                 ran="the three ranks run, over the networks between the VMs",
+                 came_out="the three recordings came out of the VMs",
+                 correlated=lambda rc: f"hvnoise correlate over the three recordings (exit {rc})")
+    if doc is None:
         return
-    p = subprocess.run([hvn, "correlate", "--json", "--min-ms", "50", *traces],
-                       capture_output=True, text=True, env=hvntest.sanitizer_env())
-    if not check(p.returncode == 0, f"hvnoise correlate over the three recordings (exit {p.returncode})"):
-        print("  " + p.stderr[-1500:])
-        return
-    doc = json.loads(p.stdout)
-    txt = subprocess.run([hvn, "correlate", "--min-ms", "50", "--top", "3", *traces],
-                         capture_output=True, text=True).stdout
-    for line in txt.splitlines()[:30]:
-        print("  | " + line)
     st = doc["job_stalls"][0] if doc["job_stalls"] else None
     c = st and st["culprit"]
     check(st and st["lost_ns"] >= 0.6 * PAUSE_MS * 1e6 and c and c["host"] == "vm-b" and

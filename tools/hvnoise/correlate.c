@@ -191,53 +191,15 @@ static int list_start(void *vals, const struct hvn_opt *o, const char *arg)
 	return 0;
 }
 
-static int add_path(struct correlate_args *a, const char *path)
-{
-	char **l = realloc(a->traces, (a->ntraces + 1) * sizeof(*l));
-
-	if (!l)
-		return -1;
-	a->traces = l;
-	l[a->ntraces] = strdup(path);
-	if (!l[a->ntraces])
-		return -1;
-	a->ntraces++;
-	if (!a->trace)
-		a->trace = l[0];
-	return 0;
-}
-
-/* A host's TRACE, or a DIR of them: its *.dat and *.sum, by name. */
+/* A host's TRACE, or a DIR of them. */
 static int add_trace(struct correlate_args *a, const char *arg)
 {
-	struct stat st;
-	glob_t g;
-	char *pat, esc[8200];
-	int ret = 0;
+	bool dir = false;
+	int ret = hvn_fleet_inputs(arg, &a->traces, &a->ntraces, &dir);
 
-	if (stat(arg, &st) || !S_ISDIR(st.st_mode))
-		return add_path(a, arg);
-	a->dir = true;
-	hvn_glob_escape(arg, esc, sizeof(esc));
-	if (asprintf(&pat, "%s/*.dat", esc) < 0)
-		return -1;
-	ret = glob(pat, 0, NULL, &g);
-	free(pat);
-	if (asprintf(&pat, "%s/*.sum", esc) < 0) {
-		if (!ret)
-			globfree(&g);
-		return -1;
-	}
-	if (glob(pat, ret ? 0 : GLOB_APPEND, NULL, &g) && ret) {
-		hvn_err("%s: a directory without traces (*.dat) or summaries (*.sum)", arg);
-		free(pat);
-		return -1;
-	}
-	ret = 0;
-	for (size_t i = 0; i < g.gl_pathc && !ret; i++)
-		ret = add_path(a, g.gl_pathv[i]);
-	globfree(&g);
-	free(pat);
+	a->dir |= dir;
+	if (!ret && a->ntraces && !a->trace)
+		a->trace = a->traces[0];
 	return ret;
 }
 
@@ -442,18 +404,25 @@ static void print_fleet(const struct hvn_fleet *f, const struct hvn_corr_params 
 		} else if (!h->aligned) {
 			printf("  %-20s NOT ALIGNED: %zu collectives shared with %s (want %d); its own CLOCK_REALTIME is used  %s\n",
 			       h->host, h->nsamples, ref->host, 3, h->path);
+		} else if (h->island == (int32_t)i) {
+			printf("  %-20s ISLAND: shares no collective with %s's hosts; those that share with it are aligned on its clock (%zu collectives)  %s\n",
+			       h->host, ref->host, h->nsamples, h->path);
 		} else {
+			const struct hvn_fleet_host *on = &f->h[h->island];
+
 			printf("  %-20s %+.3f ms +- %.3f ms", h->host, h->offset / 1e6,
 			       h->unc / 1e6);
 			if (h->drift)
 				printf(", drift %+.2f ppm", h->drift * 1e6);
+			if (on != ref)
+				printf(" to %s's clock", on->host);
 			printf(" (%zu collectives%s)  %s\n", h->nsamples,
 			       h->via >= 0 ? ", through hosts aligned before it" : "",
 			       h->path);
 			if (h->disagrees)
 				printf("  %-20s CLOCK: its CLOCK_REALTIME is %.3f ms %s %s's, beyond the uncertainty: NTP is off there (times below are aligned)\n",
 				       "", fabs(h->offset) / 1e6,
-				       h->offset > 0 ? "ahead of" : "behind", ref->host);
+				       h->offset > 0 ? "ahead of" : "behind", on->host);
 		}
 		if (h->step_ns)
 			printf("  %-20s CLOCK: its CLOCK_REALTIME stepped by up to %.3f ms during the recording (aligned on CLOCK_MONOTONIC, which did not)\n",
@@ -477,6 +446,7 @@ static void print_fleet(const struct hvn_fleet *f, const struct hvn_corr_params 
 	printf("\nJob stalls, by time lost:\n");
 	for (size_t i = 0; i < f->nst && i < (size_t)p->top; i++) {
 		const struct hvn_fleet_stall *s = &f->st[i];
+		const struct hvn_missing *miss;
 		uint32_t nhosts = 0, nlate = 0;
 		char when[48];
 
@@ -506,8 +476,16 @@ static void print_fleet(const struct hvn_fleet *f, const struct hvn_corr_params 
 		}
 		for (uint32_t k = 0; k < s->ncul; k++)
 			print_culprit(f, s, &s->cul[k]);
-		if (!s->culprit && !s->nmaybe)
+		/* A send or receive's stall has both its ranks. */
+		miss = s->seq == UINT64_MAX ? NULL : hvn_fleet_missing(f, s->comm);
+		if (!s->culprit && !s->nmaybe && miss)
+			printf("     no culprit among the ranks recorded, but the communicator's %d ranks have %d in no trace here (rank %d first): any of those may have held it; add their hosts' traces\n",
+			       miss->nranks, miss->nranks - miss->nseen, miss->first_missing);
+		else if (!s->culprit && !s->nmaybe)
 			printf("     no host noise explains this: the ranks were in compute, the network or the GPU\n");
+		else if (miss)
+			printf("     (the communicator's %d ranks have %d in no trace here, rank %d first)\n",
+			       miss->nranks, miss->nranks - miss->nseen, miss->first_missing);
 		if (s->nmaybe) {
 			char unc[48] = "not known: a clock not aligned";
 
@@ -636,8 +614,7 @@ static int run_fleet(struct correlate_args *a)
 int cmd_correlate(int argc, char **argv)
 {
 	struct correlate_args a = {
-		.prm = { .k = 3, .min_ms = 1, .min_share = 0.2, .window = 32,
-			 .top = 20 },
+		.prm = HVN_CORR_PARAMS_DEFAULT,
 		.in = -1,
 	};
 	struct hvn_corr_params prm;

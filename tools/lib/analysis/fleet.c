@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /* correlate over many hosts (analysis/fleet.h). */
 #include <errno.h>
+#include <glob.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "hvn.h"
 #include "hvnoise/nccl.h"
@@ -148,117 +151,221 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static double median(double *v, size_t n)
+/* The @k-th smallest of @v[0..n) (k < n), @v reordered about it: the
+ * order statistic a sort would give, in linear time. */
+static int64_t kth(int64_t *v, size_t n, size_t k)
 {
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, want = (ptrdiff_t)k;
+
+	while (lo < hi) {
+		int64_t a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi], pivot, t;
+		ptrdiff_t i = lo, j = hi;
+
+		/* the median of three: sorted input stays linear */
+		pivot = a < b ? (b < c ? b : (a < c ? c : a)) :
+				(a < c ? a : (b < c ? c : b));
+		while (i <= j) {
+			while (v[i] < pivot)
+				i++;
+			while (v[j] > pivot)
+				j--;
+			if (i <= j) {
+				t = v[i];
+				v[i++] = v[j];
+				v[j--] = t;
+			}
+		}
+		if (want <= j)
+			hi = j;
+		else if (want >= i)
+			lo = i;
+		else
+			break;		/* between: equal to the pivot */
+	}
+	return v[k];
 }
 
-/* One host's implicit-sync collectives' ends, sorted by key. */
-static struct key_end *ends_of(const struct hvn_fleet_host *h, size_t *n)
+/* A double as an int64 that orders alike (IEEE 754: a negative's
+ * magnitude bits flipped), so that one selection serves both. */
+static int64_t dkey(double x)
+{
+	int64_t i;
+
+	memcpy(&i, &x, sizeof(i));
+	return i < 0 ? i ^ INT64_MAX : i;
+}
+
+static double dval(int64_t i)
+{
+	double x;
+
+	if (i < 0)
+		i ^= INT64_MAX;
+	memcpy(&x, &i, sizeof(x));
+	return x;
+}
+
+/* The median of the doubles whose dkey()s are @v[0..n). */
+static double median(int64_t *v, size_t n)
+{
+	double a = dval(kth(v, n, (n - 1) / 2));
+	int64_t b;
+
+	if (n % 2)
+		return a;
+	/* the other middle: the least of what lies above */
+	b = v[n / 2];
+	for (size_t i = n / 2 + 1; i < n; i++)
+		if (v[i] < b)
+			b = v[i];
+	return (a + dval(b)) / 2;
+}
+
+/* @h's implicit-sync collectives' ends (aligned: on the reference's
+ * clock) appended to *@v of *@n: 0 or -ENOMEM. */
+static int add_ends(struct key_end **v, size_t *n, const struct hvn_fleet_host *h)
 {
 	const struct hvn_corr *x = h->x;
-	struct key_end *v = malloc((x->ncoll + 1) * sizeof(*v));
+	struct key_end *g = realloc(*v, (*n + x->ncoll + 1) * sizeof(*g));
 
-	*n = 0;
-	if (!v)
-		return NULL;
+	if (!g)
+		return -ENOMEM;
+	*v = g;
 	for (size_t i = 0; i < x->ncoll; i++) {
 		const struct hvn_coll *c = &x->coll[i];
 
 		if (implicit_sync(c) && c->end > c->start)
-			v[(*n)++] = (struct key_end){ c->comm, c->seq, c->func,
-						      real_of(h, c->end) };
+			g[(*n)++] = (struct key_end){
+				c->comm, c->seq, c->func,
+				aligned(h, real_of(h, c->end)) };
 	}
-	qsort(v, *n, sizeof(*v), cmp_key);
-	return v;
+	return 0;
 }
 
-static const struct key_end *find_key(const struct key_end *v, size_t n,
-				      const struct key_end *k)
+/*
+ * The table a host is aligned against: each collective's end on the
+ * reference clock, the median of the ends of the ranks aligned so far,
+ * hashed by key (a lookup per collective: no sort of any host's).
+ */
+struct ref_table {
+	struct key_end *e;		/* open addressing; comm 0 seq 0 func 0
+					 * is a key too: used[] says */
+	uint8_t *used;
+	size_t mask;
+};
+
+/* Every bit of the input in every bit of the output: keys from a file
+ * that differ only in high bits must not share a probe chain. */
+static uint64_t mix64(uint64_t x)
 {
-	size_t lo = 0, hi = n;
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	return x ^ (x >> 33);
+}
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		struct key_end a = v[mid], b = *k;
+static size_t key_hash(const struct key_end *k)
+{
+	return (size_t)mix64(k->comm ^ mix64(k->seq ^ ((uint64_t)k->func << 56)));
+}
 
-		a.end = b.end = 0;
-		if (cmp_key(&a, &b) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
+static bool same_key(const struct key_end *a, const struct key_end *b)
+{
+	return a->comm == b->comm && a->seq == b->seq && a->func == b->func;
+}
+
+/* The sorted @v of @n into @t: the median end per key. */
+static int table_build(struct ref_table *t, const struct key_end *v, size_t n)
+{
+	size_t cap = 16;
+
+	while (cap < 2 * n)
+		cap *= 2;
+	free(t->e);
+	free(t->used);
+	t->e = malloc(cap * sizeof(*t->e));
+	t->used = calloc(cap, 1);
+	t->mask = cap - 1;
+	if (!t->e || !t->used)
+		return -ENOMEM;
+	for (size_t a = 0, b; a < n; a = b) {
+		size_t i;
+
+		for (b = a; b < n && same_key(&v[a], &v[b]); b++)
+			;
+		/* sorted by end within a key */
+		for (i = key_hash(&v[a]) & t->mask; t->used[i]; i = (i + 1) & t->mask)
+			;
+		t->used[i] = 1;
+		t->e[i] = v[a + (b - a - 1) / 2];
 	}
-	if (lo < n && v[lo].comm == k->comm && v[lo].func == k->func &&
-	    v[lo].seq == k->seq)
-		return &v[lo];
+	return 0;
+}
+
+static const struct key_end *table_find(const struct ref_table *t,
+					const struct key_end *k)
+{
+	for (size_t i = key_hash(k) & t->mask; t->used[i]; i = (i + 1) & t->mask)
+		if (same_key(&t->e[i], k))
+			return &t->e[i];
 	return NULL;
-}
-
-/* The reference's end of a collective: the median of its ranks' ends. */
-static int64_t ref_end(const struct key_end *v, size_t n, const struct key_end *at)
-{
-	size_t a = at - v, b = a;
-
-	while (b < n && v[b].comm == at->comm && v[b].func == at->func &&
-	       v[b].seq == at->seq)
-		b++;
-	return v[a + (b - a - 1) / 2].end;	/* sorted by end within a key */
 }
 
 /* The residuals' 90th percentile of @d against a line. */
 static double q90(const double *d, const double *t, size_t m, double off,
-		  double drift, double mid, double *r)
+		  double drift, double mid, int64_t *r)
 {
 	for (size_t i = 0; i < m; i++)
-		r[i] = fabs(d[i] - (off + drift * (t[i] - mid)));
-	qsort(r, m, sizeof(*r), cmp_double);
-	return r[(size_t)(0.9 * (m - 1))];
+		r[i] = dkey(fabs(d[i] - (off + drift * (t[i] - mid))));
+	return dval(kth(r, m, (size_t)(0.9 * (m - 1))));
 }
 
-static int align_host(struct hvn_fleet_host *h, const struct key_end *ref,
-		      size_t nref)
+static int align_host(struct hvn_fleet_host *h, const struct ref_table *ref)
 {
-	struct key_end *v;
-	double *d, *t, *r;
-	size_t n, m = 0;
+	const struct hvn_corr *x = h->x;
+	double *d, *t;
+	int64_t *r;
+	size_t m = 0;
 	int64_t tmin = INT64_MAX, tmax = INT64_MIN;
 
-	v = ends_of(h, &n);
-	d = malloc((n + 1) * sizeof(*d));
-	t = malloc((n + 1) * sizeof(*t));
-	r = malloc((n + 1) * sizeof(*r));
-	if (!v || !d || !t || !r) {
-		free(v);
+	d = malloc((x->ncoll + 1) * sizeof(*d));
+	t = malloc((x->ncoll + 1) * sizeof(*t));
+	r = malloc((x->ncoll + 1) * sizeof(*r));
+	if (!d || !t || !r) {
 		free(d);
 		free(t);
 		free(r);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < n; i++) {
-		const struct key_end *k = find_key(ref, nref, &v[i]);
-		int64_t e;
+	for (size_t i = 0; i < x->ncoll; i++) {
+		const struct hvn_coll *c = &x->coll[i];
+		struct key_end k = { c->comm, c->seq, c->func, 0 };
+		const struct key_end *e;
+		int64_t end;
 
-		if (!k)
+		if (!implicit_sync(c) || c->end <= c->start)
 			continue;
-		e = ref_end(ref, nref, k);
-		d[m] = (double)v[i].end - (double)e;
-		t[m] = (double)v[i].end;
-		if (v[i].end < tmin)
-			tmin = v[i].end;
-		if (v[i].end > tmax)
-			tmax = v[i].end;
+		e = table_find(ref, &k);
+		if (!e)
+			continue;
+		end = real_of(h, c->end);
+		d[m] = (double)end - (double)e->end;
+		t[m] = (double)end;
+		if (end < tmin)
+			tmin = end;
+		if (end > tmax)
+			tmax = end;
 		m++;
 	}
 	h->nsamples = m;
 	if (m >= MIN_SYNC) {
-		double *tmp = malloc(m * sizeof(*tmp));
+		int64_t *tmp = malloc(m * sizeof(*tmp));
 		int64_t mid = (int64_t)(((double)tmin + (double)tmax) / 2);
 		size_t n1 = 0, n2 = 0;
 		double unc0;
 
 		if (!tmp) {
-			free(v);
 			free(d);
 			free(t);
 			free(r);
@@ -266,7 +373,8 @@ static int align_host(struct hvn_fleet_host *h, const struct key_end *ref,
 		}
 		h->aligned = true;
 		h->t0 = mid;
-		memcpy(tmp, d, m * sizeof(*tmp));
+		for (size_t i = 0; i < m; i++)
+			tmp[i] = dkey(d[i]);
 		h->offset = median(tmp, m);
 		h->drift = 0;
 		h->unc = unc0 = q90(d, t, m, h->offset, 0, mid, r);
@@ -280,13 +388,13 @@ static int align_host(struct hvn_fleet_host *h, const struct key_end *ref,
 
 			for (size_t i = 0; i < m; i++)
 				if (t[i] < mid) {
-					tmp[n1++] = d[i];
+					tmp[n1++] = dkey(d[i]);
 					c1 += t[i];
 				}
 			m1 = n1 ? median(tmp, n1) : 0;
 			for (size_t i = 0; i < m; i++)
 				if (t[i] >= mid) {
-					tmp[n2++] = d[i];
+					tmp[n2++] = dkey(d[i]);
 					c2 += t[i];
 				}
 			m2 = n2 ? median(tmp, n2) : 0;
@@ -307,103 +415,139 @@ static int align_host(struct hvn_fleet_host *h, const struct key_end *ref,
 		}
 		free(tmp);
 	}
-	free(v);
 	free(d);
 	free(t);
 	free(r);
 	return 0;
 }
 
-/* @h's ends, aligned, added to the table @ref: the next hosts may match
- * them where they share nothing with the reference. */
-static int add_ends(struct key_end **ref, size_t *nref,
-		    const struct hvn_fleet_host *h)
+static size_t sync_count(const struct hvn_fleet_host *h)
 {
-	struct key_end *v, *g;
-	size_t n;
+	const struct hvn_corr *x = h->x;
+	size_t n = 0;
 
-	v = ends_of(h, &n);
-	if (!v)
-		return -ENOMEM;
-	g = realloc(*ref, (*nref + n + 1) * sizeof(*g));
-	if (!g) {
-		free(v);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < n; i++) {
-		v[i].end = aligned(h, v[i].end);
-		g[(*nref)++] = v[i];
-	}
-	qsort(g, *nref, sizeof(*g), cmp_key);
-	*ref = g;
-	free(v);
-	return 0;
+	for (size_t k = 0; k < x->ncoll; k++)
+		n += implicit_sync(&x->coll[k]) &&
+		     x->coll[k].end > x->coll[k].start;
+	return n;
 }
 
-static int align(struct hvn_fleet *f)
+/*
+ * Every host that @r's clock can reach, aligned on it: the hosts that
+ * share collectives with @r, then in rounds those that share them only
+ * with hosts aligned before (a chain of data-parallel groups), each
+ * round's uncertainty added to the next.  A round's hosts are all aligned
+ * against the same table: the order of the files changes nothing.
+ * *@joined: the hosts aligned besides @r.
+ */
+static int align_island(struct hvn_fleet *f, uint32_t r, size_t *joined)
 {
-	struct key_end *ref;
-	size_t nref, best = 0;
+	struct ref_table tab = { 0 };
+	struct key_end *ends = NULL;
+	size_t nends = 0;
 	double chain_unc = 0;
 	bool more = true;
-	int ret = 0;
+	int ret;
 
-	for (size_t i = 0; i < f->nh && !ret; i++) {
-		f->h[i].via = -1;
-		ret = host_base(&f->h[i]);
-	}
-	if (ret)
-		return ret;
-	/* The reference: the host with the most collectives to match. */
-	for (size_t i = 0; i < f->nh; i++) {
-		const struct hvn_corr *x = f->h[i].x;
-		size_t n = 0;
-
-		for (size_t k = 0; k < x->ncoll; k++)
-			n += implicit_sync(&x->coll[k]) &&
-			     x->coll[k].end > x->coll[k].start;
-		if (n > best) {
-			best = n;
-			f->ref = i;
-		}
-	}
-	ref = ends_of(&f->h[f->ref], &nref);
-	if (!ref)
-		return -ENOMEM;
-	f->h[f->ref].aligned = true;
-	f->h[f->ref].nsamples = nref;
-	/*
-	 * Rounds: the hosts that share collectives with the reference, then
-	 * those that share them only with hosts aligned before (a chain of
-	 * data-parallel groups), each round's uncertainty added to the next.
-	 */
+	*joined = 0;
+	f->h[r].aligned = true;
+	f->h[r].island = (int32_t)r;
+	ret = add_ends(&ends, &nends, &f->h[r]);
+	f->h[r].nsamples = nends;
 	for (int round = 0; more && !ret; round++) {
 		double round_unc = 0;
-		size_t before = nref;
+		size_t left = 0;
 
+		qsort(ends, nends, sizeof(*ends), cmp_key);
+		ret = table_build(&tab, ends, nends);
 		more = false;
 		for (size_t i = 0; i < f->nh && !ret; i++) {
 			struct hvn_fleet_host *h = &f->h[i];
 
 			if (h->aligned)
 				continue;
-			ret = align_host(h, ref, before);
-			if (!h->aligned)
+			ret = align_host(h, &tab);
+			if (!h->aligned) {
+				left++;
 				continue;
+			}
+			h->island = (int32_t)r;
 			h->unc += chain_unc;
 			if (round)
-				h->via = (int32_t)f->ref;
+				h->via = (int32_t)r;
+			h->align_round = round + 1;
 			f->nsync += h->nsamples;
+			(*joined)++;
 			/* NTP's word against the collectives': 1 ms slack. */
 			h->disagrees = fabs(h->offset) > 3 * h->unc + 1e6;
 			if (h->unc > round_unc)
 				round_unc = h->unc;
-			ret = ret ?: add_ends(&ref, &nref, h);
 			more = true;
 		}
 		chain_unc = round_unc;
+		/* The next round's table: only when some host is left. */
+		for (size_t i = 0; i < f->nh && more && left && !ret; i++)
+			if (f->h[i].island == (int32_t)r &&
+			    f->h[i].align_round == round + 1)
+				ret = add_ends(&ends, &nends, &f->h[i]);
+		more &= left > 0;
 	}
-	free(ref);
+	free(ends);
+	free(tab.e);
+	free(tab.used);
+	return ret;
+}
+
+static int align(struct hvn_fleet *f)
+{
+	size_t best = 0, joined;
+	/* Each host's collectives to match, counted once; 0 once tried as
+	 * a clock of its own. */
+	size_t *nsync = calloc(f->nh + 1, sizeof(*nsync));
+	int ret = nsync ? 0 : -ENOMEM;
+
+	for (size_t i = 0; i < f->nh && !ret; i++) {
+		f->h[i].via = -1;
+		f->h[i].island = -1;
+		nsync[i] = sync_count(&f->h[i]);
+		ret = host_base(&f->h[i]);
+	}
+	/* The reference: the host with the most collectives to match. */
+	for (size_t i = 0; i < f->nh && !ret; i++)
+		if (nsync[i] > best) {
+			best = nsync[i];
+			f->ref = i;
+		}
+	ret = ret ?: align_island(f, f->ref, &joined);
+	/*
+	 * Hosts that share nothing with the reference's (data-parallel
+	 * groups of different pipeline stages): each such group on a clock
+	 * of its own, so that a stall among them is judged on their
+	 * alignment; against other hosts their times stay as NTP set them.
+	 * A host that shares with nobody stays not aligned.
+	 */
+	while (!ret) {
+		size_t had;
+		int32_t b = -1;
+
+		best = 0;
+		for (size_t i = 0; i < f->nh; i++)
+			if (!f->h[i].aligned && nsync[i] > best) {
+				best = nsync[i];
+				b = (int32_t)i;
+			}
+		if (b < 0 || best < MIN_SYNC)
+			break;
+		nsync[b] = 0;
+		had = f->h[b].nsamples;
+		ret = align_island(f, b, &joined);
+		if (!ret && !joined) {
+			f->h[b].aligned = false;
+			f->h[b].island = -1;
+			f->h[b].nsamples = had;
+		}
+	}
+	free(nsync);
 	return ret;
 }
 
@@ -413,15 +557,6 @@ static const struct hvn_coll *coll_of(const struct hvn_fleet *f,
 				      const struct hvn_fleet_rank *r)
 {
 	return &f->h[r->host].x->coll[r->coll];
-}
-
-static int cmp_rank_key(const void *a, const void *b, void *arg)
-{
-	const struct hvn_fleet *f = arg;
-	const struct hvn_fleet_rank *p = a, *q = b;
-	int k = hvn_coll_key_cmp(coll_of(f, p), coll_of(f, q));
-
-	return k ? k : (p->arrive > q->arrive) - (p->arrive < q->arrive);
 }
 
 static int cmp_host_rank(const void *a, const void *b, void *arg)
@@ -473,6 +608,29 @@ struct ord {
 	uint32_t i;
 };
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* @k's index in the sorted, distinct @keys of @n (it is there). */
+static size_t bucket(const uint64_t *keys, size_t n, uint64_t k)
+{
+	size_t lo = 0, hi = n;
+
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+
+		if (keys[mid] <= k)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static int cmp_ord(const void *a, const void *b)
 {
 	const struct ord *x = a, *y = b;
@@ -482,6 +640,75 @@ static int cmp_ord(const void *a, const void *b)
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
 	return (x->i > y->i) - (x->i < y->i);
+}
+
+struct walk {
+	uint64_t comm, seq, end;	/* seq UINT64_MAX: not sequenced */
+};
+
+struct pkey {
+	uint64_t comm, key;
+	int32_t rank;
+	bool used;
+};
+
+static bool ord_le(const struct ord *a, const struct ord *b)
+{
+	return cmp_ord(a, b) <= 0;
+}
+
+/*
+ * @o[0..n) in cmp_ord's order.  A host has a few processes, each one's
+ * collectives mostly in time already: placed by process (stable), each
+ * run sorted only where it is not in order.  @pk holds every process
+ * key unless more ranks than it holds came (@npk past half its @cap):
+ * then a plain sort.  0 or -ENOMEM.
+ */
+static int by_proc(struct ord *o, size_t n, const struct pkey *pk, size_t cap,
+		   size_t npk)
+{
+	uint64_t *keys = malloc((npk + 1) * sizeof(*keys));
+	size_t *at = calloc(npk + 2, sizeof(*at));
+	struct ord *t = malloc((n + 1) * sizeof(*t));
+	size_t nb = 0;
+
+	if (!keys || !at || !t) {
+		free(keys);
+		free(at);
+		free(t);
+		return -ENOMEM;
+	}
+	if (2 * (npk + 1) > cap) {
+		qsort(o, n, sizeof(*o), cmp_ord);
+		goto out;
+	}
+	for (size_t j = 0; j < cap; j++)
+		if (pk[j].used)
+			keys[nb++] = pk[j].key;
+	qsort(keys, nb, sizeof(*keys), cmp_u64);
+	for (size_t j = 0, m = 0, all = nb; j < all; j++)
+		if (!m || keys[j] != keys[m - 1])
+			keys[m++] = keys[j], nb = m;
+	for (size_t i = 0; i < n; i++)
+		at[bucket(keys, nb, o[i].proc) + 1]++;
+	for (size_t b = 0; b < nb; b++)
+		at[b + 1] += at[b];
+	for (size_t i = 0; i < n; i++)
+		t[at[bucket(keys, nb, o[i].proc)]++] = o[i];
+	memcpy(o, t, n * sizeof(*o));
+	for (size_t a = 0, b; a < n; a = b) {
+		bool sorted = true;
+
+		for (b = a + 1; b < n && o[b].proc == o[a].proc; b++)
+			sorted &= ord_le(&o[b - 1], &o[b]);
+		if (!sorted)
+			qsort(o + a, b - a, sizeof(*o), cmp_ord);
+	}
+out:
+	free(keys);
+	free(at);
+	free(t);
+	return 0;
 }
 
 /*
@@ -494,19 +721,60 @@ static int host_order(struct hvn_fleet_host *h)
 	const struct hvn_corr *x = h->x;
 	struct ord *o = malloc((x->ncoll + 1) * sizeof(*o));
 	int64_t *gaps = malloc((x->ncoll + 1) * sizeof(*gaps));
+	struct walk *w = malloc((x->ncoll + 1) * sizeof(*w));
+	/* Each communicator rank's process, looked up once. */
+	size_t cap = 16, mask, npk = 0;
+	struct pkey *pk;
 
+	while (cap < 2 * x->nproc + 2)
+		cap *= 2;
+	mask = cap - 1;
+	pk = calloc(cap, sizeof(*pk));
 	h->prev = malloc((x->ncoll + 1) * sizeof(*h->prev));
 	h->tgap = calloc(x->ncoll + 1, sizeof(*h->tgap));
-	if (!o || !gaps || !h->prev || !h->tgap) {
+	if (!o || !gaps || !w || !pk || !h->prev || !h->tgap) {
 		free(o);
 		free(gaps);
+		free(w);
+		free(pk);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < x->ncoll; i++) {
-		o[i] = (struct ord){ proc_key(x, &x->coll[i]), x->coll[i].start, i };
+		const struct hvn_coll *c = &x->coll[i];
+		size_t j = (size_t)((c->comm ^ (uint32_t)c->rank) * 0x9e3779b97f4a7c15ull >> 40) & mask;
+		uint64_t key;
+
+		while (pk[j].used && (pk[j].comm != c->comm || pk[j].rank != c->rank))
+			j = (j + 1) & mask;
+		if (pk[j].used) {
+			key = pk[j].key;
+		} else {
+			key = proc_key(x, c);
+			/* ranks no record names: looked up each time once
+			 * the table is half full */
+			if (2 * ++npk <= cap)
+				pk[j] = (struct pkey){ c->comm, key, c->rank, true };
+			else
+				npk--;
+		}
+		o[i] = (struct ord){ key, c->start, i };
 		h->prev[i] = UINT32_MAX;
 	}
-	qsort(o, x->ncoll, sizeof(*o), cmp_ord);
+	if (by_proc(o, x->ncoll, pk, cap, npk) < 0) {
+		free(o);
+		free(gaps);
+		free(w);
+		free(pk);
+		return -ENOMEM;
+	}
+	/* What the walk back reads, in the sorted order: no jumps through
+	 * the collectives. */
+	for (size_t k = 0; k < x->ncoll; k++) {
+		const struct hvn_coll *c = &x->coll[o[k].i];
+
+		w[k] = (struct walk){ c->comm, sequenced(c) ? c->seq : UINT64_MAX,
+				      c->end };
+	}
 	for (size_t g = 0; g < x->ncoll;) {
 		size_t e = g, ng = 0;
 		int64_t typ;
@@ -514,33 +782,35 @@ static int host_order(struct hvn_fleet_host *h)
 		while (e < x->ncoll && o[e].proc == o[g].proc)
 			e++;
 		for (size_t k = g + 1; k < e; k++) {
-			const struct hvn_coll *c = &x->coll[o[k].i];
-			uint32_t best = UINT32_MAX;
+			const struct walk *c = &w[k];
+			size_t best = SIZE_MAX;
 
 			for (size_t j = k; j > g && k - j < 16; j--) {
-				const struct hvn_coll *p = &x->coll[o[j - 1].i];
+				const struct walk *p = &w[j - 1];
 
 				/* Never a later one of its communicator
 				 * (records of a rank's ops out of order). */
-				if (p->comm == c->comm && sequenced(p) &&
-				    sequenced(c) && p->seq >= c->seq)
+				if (p->comm == c->comm && p->seq != UINT64_MAX &&
+				    c->seq != UINT64_MAX && p->seq >= c->seq)
 					continue;
-				if (p->end <= c->start &&
-				    (best == UINT32_MAX || p->end > x->coll[best].end))
-					best = o[j - 1].i;
+				if (p->end <= o[k].start &&
+				    (best == SIZE_MAX || p->end > w[best].end))
+					best = j - 1;
 			}
-			h->prev[o[k].i] = best;
-			if (best != UINT32_MAX)
-				gaps[ng++] = (int64_t)(c->start - x->coll[best].end);
+			if (best == SIZE_MAX)
+				continue;
+			h->prev[o[k].i] = o[best].i;
+			gaps[ng++] = (int64_t)(o[k].start - w[best].end);
 		}
-		qsort(gaps, ng, sizeof(*gaps), cmp_i64);
-		typ = ng ? gaps[(ng - 1) / 2] : 0;
+		typ = ng ? kth(gaps, ng, (ng - 1) / 2) : 0;
 		for (size_t k = g; k < e; k++)
 			h->tgap[o[k].i] = typ;
 		g = e;
 	}
 	free(o);
 	free(gaps);
+	free(w);
+	free(pk);
 	return 0;
 }
 
@@ -549,81 +819,197 @@ static double host_unc(const struct hvn_fleet_host *h)
 	return h->aligned ? h->unc : INFINITY;
 }
 
-/* Every sequenced collective's copies, by collective, and the groups. */
+/* The clocks' uncertainty between two hosts: unknown across islands. */
+static double pair_unc(const struct hvn_fleet *f, uint32_t a, uint32_t b)
+{
+	const struct hvn_fleet_host *x = &f->h[a], *y = &f->h[b];
+
+	if (x->island != y->island)
+		return INFINITY;
+	return host_unc(x) > host_unc(y) ? host_unc(x) : host_unc(y);
+}
+
+/* A collective's key while its copies are counted: hashed to its group. */
+struct gkey {
+	uint64_t comm, seq;
+	uint8_t func;
+	uint32_t n;			/* its copies */
+	uint32_t first;			/* then: its first entry in all */
+};
+
+struct gtab {
+	struct gkey *k;
+	uint32_t *slot;			/* into k, + 1; 0 empty */
+	size_t mask, nk, cap;
+};
+
+static size_t gkey_hash(const struct hvn_coll *c)
+{
+	struct key_end k = { c->comm, c->seq, c->func, 0 };
+
+	return key_hash(&k);
+}
+
+/* @c's group in @t, added if new: its index, or UINT32_MAX (no memory). */
+static uint32_t gtab_get(struct gtab *t, const struct hvn_coll *c)
+{
+	size_t i;
+
+	if (2 * (t->nk + 1) > t->mask + 1) {
+		size_t cap = 2 * (t->mask + 1);
+		uint32_t *slot = calloc(cap, sizeof(*slot));
+
+		if (!slot)
+			return UINT32_MAX;
+		for (size_t j = 0; j < t->nk; j++) {
+			struct hvn_coll x = { .comm = t->k[j].comm,
+					      .seq = t->k[j].seq,
+					      .func = t->k[j].func };
+
+			for (i = gkey_hash(&x) & (cap - 1); slot[i]; i = (i + 1) & (cap - 1))
+				;
+			slot[i] = j + 1;
+		}
+		free(t->slot);
+		t->slot = slot;
+		t->mask = cap - 1;
+	}
+	for (i = gkey_hash(c) & t->mask; t->slot[i]; i = (i + 1) & t->mask) {
+		struct gkey *k = &t->k[t->slot[i] - 1];
+
+		if (k->comm == c->comm && k->seq == c->seq && k->func == c->func)
+			return t->slot[i] - 1;
+	}
+	if (t->nk == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 1024;
+		void *g = realloc(t->k, cap * sizeof(*t->k));
+
+		if (!g)
+			return UINT32_MAX;
+		t->k = g;
+		t->cap = cap;
+	}
+	t->k[t->nk] = (struct gkey){ c->comm, c->seq, c->func, 0, 0 };
+	t->slot[i] = t->nk + 1;
+	return t->nk++;
+}
+
+static int cmp_gkey(const void *a, const void *b, void *arg)
+{
+	const struct gkey *k = arg;
+	const struct gkey *x = &k[*(const uint32_t *)a], *y = &k[*(const uint32_t *)b];
+
+	if (x->comm != y->comm)
+		return x->comm < y->comm ? -1 : 1;
+	if (x->func != y->func)
+		return x->func < y->func ? -1 : 1;
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/*
+ * Every sequenced collective's copies, by collective, and the groups (by
+ * key: a communicator and function's together).  The copies are counted
+ * per key through a hash, then placed: no sort of every rank's copy.
+ * Within a group they lie by host, each host's in its own order.
+ */
 static int build_all(struct hvn_fleet *f)
 {
-	size_t n = 0;
+	struct gtab t = { .mask = 1023 };
+	uint32_t *order = NULL, *rank = NULL;
+	int ret = -ENOMEM;
 
-	for (size_t i = 0; i < f->nh; i++)
-		n += f->h[i].x->ncoll;
-	f->all = malloc((n + 1) * sizeof(*f->all));
-	if (!f->all)
+	t.slot = calloc(t.mask + 1, sizeof(*t.slot));
+	if (!t.slot)
 		return -ENOMEM;
 	for (size_t i = 0; i < f->nh; i++) {
 		struct hvn_fleet_host *h = &f->h[i];
 		const struct hvn_corr *x = h->x;
 
 		if (host_order(h))
-			return -ENOMEM;
+			goto out;
+		/* at[]: the group's key index for now, its entry later */
+		h->at = malloc((x->ncoll + 1) * sizeof(*h->at));
+		if (!h->at)
+			goto out;
+		for (size_t k = 0; k < x->ncoll; k++) {
+			uint32_t g = UINT32_MAX;
+
+			if (sequenced(&x->coll[k])) {
+				g = gtab_get(&t, &x->coll[k]);
+				if (g == UINT32_MAX)
+					goto out;
+				t.k[g].n++;
+				f->nall++;
+			}
+			h->at[k] = g;
+		}
+	}
+	f->all = malloc((f->nall + 1) * sizeof(*f->all));
+	f->grp = calloc(t.nk + 1, sizeof(*f->grp));
+	order = malloc((t.nk + 1) * sizeof(*order));
+	rank = malloc((t.nk + 1) * sizeof(*rank));
+	if (!f->all || !f->grp || !order || !rank)
+		goto out;
+	for (uint32_t g = 0; g < t.nk; g++)
+		order[g] = g;
+	qsort_r(order, t.nk, sizeof(*order), cmp_gkey, t.k);
+	for (uint32_t r = 0, first = 0; r < t.nk; r++) {
+		struct hvn_fleet_grp *g = &f->grp[r];
+
+		rank[order[r]] = r;
+		t.k[order[r]].first = first;
+		*g = (struct hvn_fleet_grp){ .first = first, .last = first,
+					     .min_dur = INT64_MAX };
+		first += t.k[order[r]].n;
+	}
+	f->ngrp = t.nk;
+	for (size_t i = 0; i < f->nh; i++) {
+		struct hvn_fleet_host *h = &f->h[i];
+		const struct hvn_corr *x = h->x;
+
 		for (size_t k = 0; k < x->ncoll; k++) {
 			const struct hvn_coll *c = &x->coll[k];
+			struct hvn_fleet_grp *g;
+			struct hvn_fleet_rank *r;
+			const struct hvn_stall *st;
+			int64_t dur;
+			uint32_t e, gi;
 
-			if (!sequenced(c))
+			if (h->at[k] == UINT32_MAX)
 				continue;
-			f->all[f->nall++] = (struct hvn_fleet_rank){
-				.host = i, .coll = k,
+			gi = rank[h->at[k]];
+			g = &f->grp[gi];
+			e = g->first + g->n++;
+			r = &f->all[e];
+			*r = (struct hvn_fleet_rank){
+				.host = i, .coll = k, .grp = gi,
 				/* Entered: when its proxy work began (NCCL's
 				 * start when none): queued ahead is not there. */
 				.arrive = aligned(h, real_of(h, c->start)),
 				.end = aligned(h, real_of(h, c->end)),
 			};
-		}
-	}
-	qsort_r(f->all, f->nall, sizeof(*f->all), cmp_rank_key, f);
-	for (size_t i = 0; i < f->nh; i++) {
-		struct hvn_fleet_host *h = &f->h[i];
-
-		h->at = malloc((h->x->ncoll + 1) * sizeof(*h->at));
-		if (!h->at)
-			return -ENOMEM;
-		memset(h->at, 0xff, (h->x->ncoll + 1) * sizeof(*h->at));
-	}
-	for (size_t i = 0; i < f->nall;) {
-		size_t j = i;
-		struct hvn_fleet_grp *g;
-		void *grown = realloc(f->grp, (f->ngrp + 1) * sizeof(*f->grp));
-
-		if (!grown)
-			return -ENOMEM;
-		f->grp = grown;
-		g = &f->grp[f->ngrp];
-		memset(g, 0, sizeof(*g));
-		g->first = i;
-		g->last = i;
-		g->min_dur = INT64_MAX;
-		while (j < f->nall && !hvn_coll_key_cmp(coll_of(f, &f->all[j]),
-							coll_of(f, &f->all[i]))) {
-			struct hvn_fleet_rank *r = &f->all[j];
-			const struct hvn_stall *st = stall_of(f, r);
-			int64_t dur = wrap_sub(r->end, r->arrive);
-
-			r->grp = f->ngrp;
-			f->h[r->host].at[r->coll] = j;
+			h->at[k] = e;
+			if (g->n == 1) {
+				g->host = i;
+				g->coll = k;
+			}
+			st = stall_of(f, r);
+			dur = wrap_sub(r->end, r->arrive);
 			if (r->arrive >= f->all[g->last].arrive)
-				g->last = j;
+				g->last = e;
 			if (st && st->lost_ns > g->lost)
 				g->lost = st->lost_ns;
 			if (dur < g->min_dur)
 				g->min_dur = dur;
-			j++;
 		}
-		g->n = j - i;
-		g->host = f->all[i].host;
-		g->coll = f->all[i].coll;
-		f->ngrp++;
-		i = j;
 	}
-	return 0;
+	ret = 0;
+out:
+	free(t.k);
+	free(t.slot);
+	free(order);
+	free(rank);
+	return ret;
 }
 
 /* A host's arrival in a group: its last rank in. */
@@ -803,33 +1189,101 @@ static int64_t end_of(const struct hvn_fleet *f, uint32_t host, uint32_t coll)
  * The other side of point-to-point op @coll of @host: the peer rank's op
  * toward it whose time overlaps it most (the same op, seen from there).
  */
+struct hvn_fleet_p2p {
+	uint64_t comm;
+	int32_t rank, peer;
+	uint32_t host, coll;
+};
+
+static int cmp_p2p(const void *a, const void *b)
+{
+	const struct hvn_fleet_p2p *x = a, *y = b;
+
+	if (x->comm != y->comm)
+		return x->comm < y->comm ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	if (x->peer != y->peer)
+		return x->peer < y->peer ? -1 : 1;
+	if (x->host != y->host)
+		return x->host < y->host ? -1 : 1;
+	return (x->coll > y->coll) - (x->coll < y->coll);
+}
+
+/* The sends and receives of every host, sorted for p2p_peer(). */
+static int build_p2p(struct hvn_fleet *f)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < f->nh; i++)
+		for (size_t k = 0; k < f->h[i].x->ncoll; k++)
+			n += f->h[i].x->coll[k].is_p2p != 0;
+	f->p2p = malloc((n + 1) * sizeof(*f->p2p));
+	if (!f->p2p)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->nh; i++)
+		for (size_t k = 0; k < f->h[i].x->ncoll; k++) {
+			const struct hvn_coll *q = &f->h[i].x->coll[k];
+
+			if (q->is_p2p)
+				f->p2p[f->np2p++] = (struct hvn_fleet_p2p){
+					q->comm, q->rank, q->peer, i, k };
+		}
+	qsort(f->p2p, f->np2p, sizeof(*f->p2p), cmp_p2p);
+	return 0;
+}
+
+/* The first of f->p2p not before @k (binary search). */
+static size_t p2p_first(const struct hvn_fleet *f, const struct hvn_fleet_p2p *k)
+{
+	size_t lo = 0, hi = f->np2p;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (cmp_p2p(&f->p2p[mid], k) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Whether rank @rank of communicator @comm sent or received anything in
+ * the traces given (its host's may be missing). */
+static bool p2p_rank_seen(const struct hvn_fleet *f, uint64_t comm, int32_t rank)
+{
+	struct hvn_fleet_p2p k = { comm, rank, INT32_MIN, 0, 0 };
+	size_t i = p2p_first(f, &k);
+
+	return i < f->np2p && f->p2p[i].comm == comm && f->p2p[i].rank == rank;
+}
+
+/*
+ * The other side of send or receive @host/@coll: of the copies its peer
+ * rank ran towards it, the one whose time overlaps it most (the first of
+ * equals, by host and collective).
+ */
 static bool p2p_peer(const struct hvn_fleet *f, uint32_t host, uint32_t coll,
 		     struct copy *out)
 {
 	const struct hvn_coll *c = &f->h[host].x->coll[coll];
 	int64_t a = arrive_of(f, host, coll), e = end_of(f, host, coll);
+	struct hvn_fleet_p2p k = { c->comm, c->peer, c->rank, 0, 0 };
 	double best = -1;
+	size_t lo;
 
 	if (c->peer < 0)
 		return false;
-	for (size_t i = 0; i < f->nh; i++) {
-		const struct hvn_corr *x = f->h[i].x;
+	for (lo = p2p_first(f, &k); lo < f->np2p && f->p2p[lo].comm == k.comm &&
+	       f->p2p[lo].rank == k.rank && f->p2p[lo].peer == k.peer; lo++) {
+		uint32_t i = f->p2p[lo].host, q = f->p2p[lo].coll;
+		int64_t qa = arrive_of(f, i, q), qe = end_of(f, i, q);
+		double ov = (double)(qe < e ? qe : e) - (double)(qa > a ? qa : a);
 
-		for (size_t k = 0; k < x->ncoll; k++) {
-			const struct hvn_coll *q = &x->coll[k];
-			int64_t qa, qe;
-			double ov;
-
-			if (!q->is_p2p || q->comm != c->comm || q->rank != c->peer ||
-			    q->peer != c->rank)
-				continue;
-			qa = arrive_of(f, i, k);
-			qe = end_of(f, i, k);
-			ov = (double)(qe < e ? qe : e) - (double)(qa > a ? qa : a);
-			if (ov > best) {
-				best = ov;
-				*out = (struct copy){ i, k };
-			}
+		if (ov > best) {
+			best = ov;
+			*out = (struct copy){ i, q };
 		}
 	}
 	return best >= 0;
@@ -961,13 +1415,34 @@ static int resolve(struct hvn_fleet *f, uint32_t host, uint32_t coll,
 		{
 			struct copy pair[2] = { { host, pc } };
 			int64_t a0 = arrive_of(f, host, pc), e = end_of(f, host, pc);
+			int64_t pa;
 
-			if (!h->x->coll[pc].is_p2p || !p2p_peer(f, host, pc, &pair[1]))
+			if (!h->x->coll[pc].is_p2p)
 				return own(f, host, coll, late, hop > 0, p, out);
-			if ((double)arrive_of(f, pair[1].host, pair[1].coll) -
-			    (double)a0 >= late / 2) {
+			if (!p2p_peer(f, host, pc, &pair[1])) {
+				/* Its peer's host is not among the traces:
+				 * whoever held it there is not seen, and
+				 * this rank only waited.  Nobody is named. */
+				if (h->x->coll[pc].peer >= 0 &&
+				    !p2p_rank_seen(f, h->x->coll[pc].comm,
+						   h->x->coll[pc].peer)) {
+					out->carried = true;
+					out->root = UINT32_MAX;
+					return 0;
+				}
+				return own(f, host, coll, late, hop > 0, p, out);
+			}
+			pa = arrive_of(f, pair[1].host, pair[1].coll);
+			if ((double)pa - (double)a0 >= late / 2) {
 				host = pair[1].host;
 				coll = pair[1].coll;
+				continue;
+			}
+			/* It came late to the send or receive itself (a
+			 * pipeline stage held by the stage before it): what
+			 * held it there. */
+			if ((double)a0 - (double)pa >= late / 2) {
+				coll = pc;
 				continue;
 			}
 			if (arrive_of(f, pair[1].host, pair[1].coll) > a0)
@@ -1080,8 +1555,8 @@ static int judge(struct hvn_fleet *f, struct hvn_fleet_stall *s, uint32_t gi,
 		return -ENOMEM;
 	nh = host_arrivals(f, g, v);
 	for (uint32_t i = 0; i < s->nr; i++)
-		if (host_unc(&f->h[s->r[i].host]) > unc)
-			unc = host_unc(&f->h[s->r[i].host]);
+		if (pair_unc(f, s->r[0].host, s->r[i].host) > unc)
+			unc = pair_unc(f, s->r[0].host, s->r[i].host);
 	s->unc = unc;
 	s->arrive = v[0].arrive;
 	for (uint32_t i = 0; i < s->nr; i++)
@@ -1177,41 +1652,37 @@ static int judge(struct hvn_fleet *f, struct hvn_fleet_stall *s, uint32_t gi,
 	return ret;
 }
 
+/* Moves the ranks of @c[0..nc) (each one's host and rank) that are in
+ * s->r[n..nr) to s->r[n..], in @c's order; returns n plus those moved. */
+static uint32_t move_ranks(const struct hvn_fleet *f, struct hvn_fleet_stall *s,
+			   const struct hvn_fleet_culprit *c, uint32_t nc, uint32_t n)
+{
+	for (uint32_t k = 0; k < nc; k++)
+		for (uint32_t i = n; i < s->nr; i++) {
+			const struct hvn_coll *a = coll_of(f, &s->r[i]);
+			const struct hvn_coll *b = &f->h[c[k].host].x->coll[c[k].coll];
+
+			if (s->r[i].host == c[k].host && a->rank == b->rank) {
+				struct hvn_fleet_rank t = s->r[i];
+
+				s->r[i] = s->r[n];
+				s->r[n++] = t;
+				break;
+			}
+		}
+	return n;
+}
+
 /* Culprits' ranks first (their order), then the others by host and rank;
  * noisy and unseen hosts. */
 static int arrange(struct hvn_fleet *f, struct hvn_fleet_stall *s)
 {
-	uint32_t n = 0;
+	uint32_t n;
 
 	s->culprit = s->ncul > 0;
-	for (uint32_t k = 0; k < s->ncul; k++)
-		for (uint32_t i = n; i < s->nr; i++) {
-			const struct hvn_coll *a = coll_of(f, &s->r[i]);
-			const struct hvn_coll *b = &f->h[s->cul[k].host].x->coll[s->cul[k].coll];
-
-			if (s->r[i].host == s->cul[k].host && a->rank == b->rank) {
-				struct hvn_fleet_rank t = s->r[i];
-
-				s->r[i] = s->r[n];
-				s->r[n++] = t;
-				break;
-			}
-		}
-	s->nguilty = n;
+	s->nguilty = move_ranks(f, s, s->cul, s->ncul, 0);
 	/* Then the maybes' ranks: neither culprits nor waiting. */
-	for (uint32_t k = 0; k < s->nmaybe; k++)
-		for (uint32_t i = n; i < s->nr; i++) {
-			const struct hvn_coll *a = coll_of(f, &s->r[i]);
-			const struct hvn_coll *b = &f->h[s->maybe[k].host].x->coll[s->maybe[k].coll];
-
-			if (s->r[i].host == s->maybe[k].host && a->rank == b->rank) {
-				struct hvn_fleet_rank t = s->r[i];
-
-				s->r[i] = s->r[n];
-				s->r[n++] = t;
-				break;
-			}
-		}
+	n = move_ranks(f, s, s->maybe, s->nmaybe, s->nguilty);
 	s->nmaybe_r = n - s->nguilty;
 	/* The rest by host and rank, for people to read. */
 	qsort_r(&s->r[n], s->nr - n, sizeof(*s->r), cmp_host_rank, f);
@@ -1261,22 +1732,43 @@ static int cmp_double_desc(const void *a, const void *b)
  */
 static int job_stalls(struct hvn_fleet *f, const struct hvn_corr_params *p)
 {
-	struct harr *v = malloc((f->nall + 1) * sizeof(*v));
+	size_t most = 0;
+	int64_t *v;
 	double *lat = malloc((f->ngrp + 1) * sizeof(*lat));
 	int ret = 0;
 
+	for (size_t i = 0; i < f->ngrp; i++)
+		if (f->grp[i].n > most)
+			most = f->grp[i].n;
+	v = malloc((most + 1) * sizeof(*v));
 	if (!v || !lat) {
 		free(v);
 		free(lat);
 		return -ENOMEM;
 	}
+	/* Each host's last rank in (a group's copies lie by host), the
+	 * on-time one as host_arrivals() says, without its sorts. */
 	for (size_t i = 0; i < f->ngrp; i++) {
 		struct hvn_fleet_grp *g = &f->grp[i];
-		uint32_t nh = host_arrivals(f, g, v);
+		const struct hvn_fleet_rank *r = &f->all[g->first];
+		uint32_t nh = 0;
+		int64_t top;
 
+		for (uint32_t k = 0; k < g->n; k++)
+			if (k && r[k].host == r[k - 1].host) {
+				if (r[k].arrive > v[nh - 1])
+					v[nh - 1] = r[k].arrive;
+			} else {
+				v[nh++] = r[k].arrive;
+			}
+		top = v[0];
+		for (uint32_t k = 1; k < nh; k++)
+			if (v[k] > top)
+				top = v[k];
 		g->nhosts = nh;
-		g->ok = v[(nh - 1) / 4].arrive;
-		g->late = (double)v[nh - 1].arrive - (double)g->ok;
+		g->ok = kth(v, nh, (nh - 1) / 4);
+		/* top >= ok: their distance, exact, however far apart */
+		g->late = (double)((uint64_t)top - (uint64_t)g->ok);
 	}
 	for (size_t i = 0; i < f->ngrp && !ret;) {
 		size_t j = i, n = 0;
@@ -1356,8 +1848,7 @@ static int p2p_stalls(struct hvn_fleet *f, const struct hvn_corr_params *p)
 			a[1] = arrive_of(f, peer.host, peer.coll);
 			l = a[1] > a[0];
 			late = (double)a[l] - (double)a[!l];
-			unc = host_unc(&f->h[hi]) > host_unc(&f->h[peer.host]) ?
-			      host_unc(&f->h[hi]) : host_unc(&f->h[peer.host]);
+			unc = pair_unc(f, hi, peer.host);
 			s = new_stall(f, c, 2);
 			if (!s)
 				return -ENOMEM;
@@ -1625,6 +2116,7 @@ int hvn_fleet_analyse(struct hvn_fleet *f, const struct hvn_corr_params *p)
 	int ret = align(f);
 
 	ret = ret ?: build_all(f);
+	ret = ret ?: build_p2p(f);
 	ret = ret ?: job_stalls(f, p);
 	ret = ret ?: blame(f);
 	ret = ret ?: missing(f);
@@ -1632,6 +2124,9 @@ int hvn_fleet_analyse(struct hvn_fleet *f, const struct hvn_corr_params *p)
 	free(f->all);
 	f->all = NULL;
 	f->nall = 0;
+	free(f->p2p);
+	f->p2p = NULL;
+	f->np2p = 0;
 	for (size_t i = 0; i < f->nh; i++) {
 		free(f->h[i].prev);
 		free(f->h[i].tgap);
@@ -1658,6 +2153,15 @@ double hvn_fleet_share(const struct hvn_fleet_culprit *c)
 int64_t hvn_fleet_time(const struct hvn_fleet *f, uint32_t host, uint64_t mono)
 {
 	return aligned(&f->h[host], real_of(&f->h[host], mono));
+}
+
+const struct hvn_missing *hvn_fleet_missing(const struct hvn_fleet *f,
+					    uint64_t comm)
+{
+	for (size_t i = 0; i < f->nmiss; i++)
+		if (f->miss[i].comm == comm && f->miss[i].nseen < f->miss[i].nranks)
+			return &f->miss[i];
+	return NULL;
 }
 
 const struct hvn_coll *hvn_fleet_grp_coll(const struct hvn_fleet *f, uint32_t g)
@@ -1696,4 +2200,51 @@ void hvn_fleet_free(struct hvn_fleet *f)
 	free(f->grp);
 	free(f->miss);
 	memset(f, 0, sizeof(*f));
+}
+
+static int add_path(char ***paths, size_t *n, const char *path)
+{
+	char **l = realloc(*paths, (*n + 1) * sizeof(*l));
+
+	if (!l)
+		return -1;
+	*paths = l;
+	l[*n] = strdup(path);
+	if (!l[*n])
+		return -1;
+	(*n)++;
+	return 0;
+}
+
+int hvn_fleet_inputs(const char *arg, char ***paths, size_t *n, bool *dir)
+{
+	struct stat st;
+	glob_t g;
+	char *pat, esc[8200];
+	int ret = 0;
+
+	if (stat(arg, &st) || !S_ISDIR(st.st_mode))
+		return add_path(paths, n, arg);
+	*dir = true;
+	hvn_glob_escape(arg, esc, sizeof(esc));
+	if (asprintf(&pat, "%s/*.dat", esc) < 0)
+		return -1;
+	ret = glob(pat, 0, NULL, &g);
+	free(pat);
+	if (asprintf(&pat, "%s/*.sum", esc) < 0) {
+		if (!ret)
+			globfree(&g);
+		return -1;
+	}
+	if (glob(pat, ret ? 0 : GLOB_APPEND, NULL, &g) && ret) {
+		hvn_err("%s: a directory without traces (*.dat) or summaries (*.sum)", arg);
+		free(pat);
+		return -1;
+	}
+	ret = 0;
+	for (size_t i = 0; i < g.gl_pathc && !ret; i++)
+		ret = add_path(paths, n, g.gl_pathv[i]);
+	globfree(&g);
+	free(pat);
+	return ret;
 }

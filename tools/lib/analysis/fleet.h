@@ -7,8 +7,10 @@
  * (all-reduce, all-gather, reduce-scatter: every rank leaves within
  * microseconds of the others), never trusting NTP: a host's offset from
  * the reference host is the median of its ranks' ends minus the
- * reference's, with a drift where the samples span a minute or more, and
- * the 90th percentile of the residuals is the stated uncertainty.
+ * reference's, with a drift wherever the samples show one, and the 90th
+ * percentile of the residuals is the stated uncertainty.  A host sharing
+ * nothing with the reference is aligned in a later round on the hosts
+ * aligned before it, its uncertainty added to theirs.
  *
  * A collective the ranks of several hosts ran is a job stall when any
  * rank's copy stalled, or when a host's ranks entered it later than the
@@ -58,6 +60,11 @@ struct hvn_fleet_host {
 	int64_t t0;
 	size_t nsamples;
 	int32_t via;			/* aligned through this host, or -1 */
+	/* The host whose clock it is aligned on: the reference, or, for a
+	 * group of hosts sharing no collective with the reference's, one of
+	 * theirs (-1: not aligned). */
+	int32_t island;
+	int align_round;		/* the round it was aligned in, from 1 */
 	bool aligned;			/* else its own CLOCK_REALTIME is used */
 	bool disagrees;			/* its clock is off more than unc says */
 	/* CLOCK_REALTIME stepped within the recording (the clock pairs
@@ -148,6 +155,7 @@ struct hvn_fleet_blame {
 };
 
 struct hvn_fleet_grp;
+struct hvn_fleet_p2p;
 
 struct hvn_fleet {
 	struct hvn_fleet_host *h;
@@ -164,6 +172,10 @@ struct hvn_fleet {
 	size_t nall;
 	struct hvn_fleet_grp *grp;
 	size_t ngrp;
+	/* Every send and receive, by communicator, rank and peer (while
+	 * analysing): a pair's other side found without a scan. */
+	struct hvn_fleet_p2p *p2p;
+	size_t np2p;
 	struct hvn_missing *miss;
 	size_t nmiss;
 	size_t ncoll, nranks;
@@ -185,6 +197,10 @@ int hvn_fleet_host_open(struct hvn_corr *x, struct hvn_schema *schema,
  */
 int hvn_fleet_open(struct hvn_fleet *f, char **paths, size_t n,
 		   const struct hvn_corr_params *p);
+/* A host's trace or summary @arg, or a directory's *.dat and *.sum (by
+ * name; *@dir set), appended to the malloc'd list *@paths of *@n: 0, or -1
+ * (said, or out of memory). */
+int hvn_fleet_inputs(const char *arg, char ***paths, size_t *n, bool *dir);
 /* Align the clocks, find the job stalls and their culprits. */
 int hvn_fleet_analyse(struct hvn_fleet *f, const struct hvn_corr_params *p);
 void hvn_fleet_free(struct hvn_fleet *f);
@@ -194,6 +210,9 @@ double hvn_fleet_share(const struct hvn_fleet_culprit *c);
 /* Trace time @mono of host @host on the reference host's CLOCK_REALTIME
  * (after hvn_fleet_analyse()). */
 int64_t hvn_fleet_time(const struct hvn_fleet *f, uint32_t host, uint64_t mono);
+/* Communicator @comm's ranks that no trace holds, or NULL: all are held. */
+const struct hvn_missing *hvn_fleet_missing(const struct hvn_fleet *f,
+					    uint64_t comm);
 /* The collective of group @g, for people: its key. */
 const struct hvn_coll *hvn_fleet_grp_coll(const struct hvn_fleet *f, uint32_t g);
 

@@ -163,6 +163,11 @@ struct hvn_corr_params {
 	long window, top;
 };
 
+/* correlate's defaults (-k 3, --min-ms 1, --min-share 0.2, -w 32,
+ * --top 20), which advise judges stalls with too. */
+#define HVN_CORR_PARAMS_DEFAULT \
+	{ .k = 3, .min_ms = 1, .min_share = 0.2, .window = 32, .top = 20 }
+
 /* Where collectives come from besides the trace. */
 enum hvn_corr_input {
 	HVN_CORR_NCCL,			/* the plugin's files (HVNOISE_NCCL_DIR) */

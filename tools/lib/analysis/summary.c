@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "hvn.h"
 #include "hvnoise/nccl.h"
@@ -299,6 +300,23 @@ int hvn_summary_read(const char *path, struct hvn_corr *x,
 	if (hvn_an_init(&x->an, schema)) {
 		hvn_summary_close(&rd);
 		return HVN_EXIT_FAIL;
+	}
+	/* Room for as many collectives as the file can hold (records of
+	 * this version's size): not grown and copied while read; what is
+	 * not touched costs nothing but address space. */
+	{
+		struct stat sb;
+
+		if (!fstat(fileno(rd.f.f), &sb) && sb.st_size > 0 &&
+		    (uint64_t)sb.st_size / (8 + sizeof(struct hvn_sum_coll)) <
+		    SIZE_MAX / sizeof(*x->coll) - 1) {
+			size_t most = (size_t)sb.st_size /
+				      (8 + sizeof(struct hvn_sum_coll)) + 1;
+
+			x->coll = malloc(most * sizeof(*x->coll));
+			if (x->coll)
+				x->coll_cap = most;
+		}
 	}
 	while ((e = hvn_summary_next(&rd, &r)) > 0)
 		if (take(&rd, &r, x, host, hlen)) {

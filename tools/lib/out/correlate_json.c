@@ -211,6 +211,11 @@ void hvn_fleet_write_json(FILE *o, const struct hvn_fleet *f,
 		hvn_json_str(o, h->host);
 		fprintf(o, ",\"trace\":");
 		hvn_json_str(o, h->path);
+		fprintf(o, ",\"clock_of\":");
+		if (h->island >= 0)
+			hvn_json_str(o, f->h[h->island].host);
+		else
+			fprintf(o, "null");
 		fprintf(o, ",\"aligned\":%s,\"aligned_through_others\":%s,\"offset_at_realtime_ns\":%lld,\"offset_ns\":%.0f,\"drift_ppm\":%.3f,\"uncertainty_ns\":%.0f,\"samples\":%zu,\"clock_disagrees\":%s,\"clock_step_ns\":%lld,\"seen\":\"%s\",\"collectives\":%zu,\"stalls\":%zu}",
 			h->aligned ? "true" : "false", h->via >= 0 ? "true" : "false",
 			(long long)h->t0, h->offset, h->drift * 1e6,
@@ -236,6 +241,7 @@ void hvn_fleet_write_json(FILE *o, const struct hvn_fleet *f,
 	fprintf(o, "],\"job_stalls\":[");
 	for (size_t i = 0; i < f->nst; i++) {
 		const struct hvn_fleet_stall *s = &f->st[i];
+		const struct hvn_missing *miss;
 
 		fprintf(o, "%s{\"comm\":\"%016llx\",\"func\":\"%s\",\"seq\":%lld,\"class\":\"%s\",\"arrive_realtime_ns\":%lld,\"lost_ns\":%llu,\"late_ns\":%.0f,\"culprit\":",
 			i ? "," : "", (unsigned long long)s->comm,
@@ -285,7 +291,11 @@ void hvn_fleet_write_json(FILE *o, const struct hvn_fleet *f,
 			fprintf(o, "%s", k ? "," : "");
 			hvn_json_str(o, f->h[s->unseen[k]].host);
 		}
-		fprintf(o, "]}");
+		/* A send or receive's stall has both its ranks. */
+		miss = s->seq == UINT64_MAX ? NULL : hvn_fleet_missing(f, s->comm);
+		/* Ranks in no trace: any of them may have held it. */
+		fprintf(o, "],\"ranks_unrecorded\":%d}",
+			miss ? miss->nranks - miss->nseen : 0);
 	}
 	fprintf(o, "]}\n");
 }
