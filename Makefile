@@ -34,7 +34,7 @@ TOOL_LIB_SRCS := $(wildcard tools/lib/*.c tools/lib/*/*.c) \
 TOOL_CMD_SRCS := $(wildcard tools/hvnoise/*.c)
 # Manual pages: a page per command, cut from hvnoise.8.rst, and section 7
 # pages from Documentation/ (defined here: prerequisites expand at once).
-MAN8_CMDS := record flight-recorder report top status correlate exporter trigger incidents
+MAN8_CMDS := record flight-recorder report top status correlate exporter trigger incidents advise
 MAN8 := $(patsubst %,build/tools/hvnoise-%.8,$(MAN8_CMDS))
 MAN7 := build/tools/hvnoise-admin.7 build/tools/hvnoise-events.7 \
 	build/tools/hvnoise-forensics.7

@@ -24,7 +24,8 @@ descr = {"record": "record hvnoise and kernel events into a trace.dat",
          "correlate": "NCCL collectives that stalled, and the host noise behind each",
          "exporter": "per-CPU counters for Prometheus, served over HTTP",
          "trigger": "ask the flight recorder for an incident, or a past window",
-         "incidents": "the flight recorder's incidents, newest first"}[cmd]
+         "incidents": "the flight recorder's incidents, newest first",
+         "advise": "what to change so that the noise found stops"}[cmd]
 bar = "=" * (len(name) + 2)
 sub = "-" * (len(descr) + 2)
 out = f"""{bar}

@@ -169,7 +169,7 @@ fi
 # (*_why); one that fails to build is a FAIL.  The builds run where a chosen
 # stage needs a module or a kernel, reported only where build is chosen.
 needs_kernels=""
-for s in build install kunit vm vm-detect plugin kernelshark vm-flight vm-fleet vm-scale \
+for s in build install kunit vm vm-advise vm-detect plugin kernelshark vm-flight vm-fleet vm-scale \
 	vm-arm64 vm-lowres vm-innocent stress bench-smoke; do
 	report_want $s && needs_kernels=1
 done
@@ -329,6 +329,26 @@ if stage install "make install, make uninstall and DKMS (private trees) against 
 		collect "$out/install.log" tests/install/install.sh "$out/install" "$k61"
 	else
 		skip "install/completed" "$k61_why"
+	fi
+fi
+
+if stage vm-advise "VM: hvnoise advise from a NIC storm on the job's CPU to the fix: --apply, --verify, --restore; a managed disk queue refused"; then
+	if [ -z "$k61" ]; then
+		skip "vm-advise/completed" "$k61_why"
+	elif [ -f build/kbuild-6.1/kmod/hvnoise.ko ] && make -s vmtools && mkdir -p "$out/vm-advise"; then
+		mkinitrd "$out/vm-advise/initrd.gz" --kver "$kver" \
+			--kmod virtio_pci --kmod virtio_net --kmod virtio_blk \
+			--bin build/tools/hvnoise=/usr/bin/hvnoise \
+			--bin build/tools/nccl_fake=/usr/bin/nccl_fake \
+			--file build/tools/libnccl-profiler-hvnoise.so=/usr/lib/libnccl-profiler-hvnoise.so \
+			--guest tests/vm/guest-advise.sh \
+			--file build/vmtools/rawsend=/lib/hvnoise/rawsend \
+			--file build/vmtools/dread=/lib/hvnoise/dread \
+			--file build/kbuild-6.1/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko
+		collect "$out/vm-advise.log" tests/vm/advise.py "/boot/vmlinuz-$kver" \
+			"$out/vm-advise/initrd.gz" "$out/vm-advise" build/vmtools/hoststops
+	else
+		fail "vm-advise/completed (no 6.1 module build, or make vmtools failed)"
 	fi
 fi
 

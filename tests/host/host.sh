@@ -379,6 +379,7 @@ check $? "... naming the file and offset, the other file still read"
 python3 "$here/inputs.py" "$hvn" "$d/live.dat" "$d/inputs"
 python3 "$here/fleet.py" "$hvn" "$d/fleet"
 python3 "$here/scenarios.py" "$hvn" "$d/scenarios"
+python3 "$here/advise.py" "$hvn" "$d/advise"
 check_rc 3 "correlate of a missing trace" "$hvn" correlate "$d/nonexistent.dat"
 check_rc 2 "correlate with a bad factor" "$hvn" correlate -k 0.5 "$d/live.dat"
 

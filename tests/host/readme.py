@@ -161,6 +161,8 @@ LINES = {
     'hvnoise report "$(hvnoise incidents --latest)"': ("skip", FLIGHT),
     'trace-cmd report -i "$(hvnoise incidents --latest)" | '
     "grep -E 'lost|steal|storm'": ("skip", FLIGHT),
+    'hvnoise advise "$(hvnoise incidents --latest)"':
+        ("skip", FLIGHT + "; tests/host/advise.py runs advise on recordings of known noise"),
     "make": (run_make_ko, None),
     "insmod kmod/hvnoise.ko devices=0000:17:00.0,0000:31:00.0 cpus=2-5":
         ("skip", VM),

@@ -10,14 +10,14 @@ _hvnoise()
 	cmd=${COMP_WORDS[1]}
 
 	if [ "$COMP_CWORD" -eq 1 ]; then
-		words="record flight-recorder report top status correlate exporter trigger incidents version help"
+		words="record flight-recorder report top status correlate exporter trigger incidents advise version help"
 		mapfile -t COMPREPLY < <(compgen -W "$words" -- "$cur")
 		return
 	fi
 	case $cmd in
 	help)
 		[ "$COMP_CWORD" -eq 2 ] && mapfile -t COMPREPLY < <(compgen -W \
-			"record flight-recorder report top status correlate exporter trigger incidents" -- "$cur")
+			"record flight-recorder report top status correlate exporter trigger incidents advise" -- "$cur")
 		return ;;
 	version) return ;;
 	esac
@@ -25,7 +25,7 @@ _hvnoise()
 	--source)
 		mapfile -t COMPREPLY < <(compgen -W "module bpf kernel" -- "$cur")
 		return ;;
-	-o|--output|-i|--input|--nccl|--fr|--kineto|--inspector|--perfetto|--summary|--trigger-file)
+	-o|--output|-i|--input|--nccl|--fr|--kineto|--inspector|--perfetto|--summary|--trigger-file|--bundle)
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		return ;;
 	-I|--interval)
@@ -38,7 +38,7 @@ _hvnoise()
 		return
 	fi
 	case $cmd in
-	report|correlate)
+	report|correlate|advise)
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;
 	esac
 }

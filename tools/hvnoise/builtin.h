@@ -15,5 +15,6 @@ int cmd_correlate(int argc, char **argv);
 int cmd_exporter(int argc, char **argv);
 int cmd_trigger(int argc, char **argv);
 int cmd_incidents(int argc, char **argv);
+int cmd_advise(int argc, char **argv);
 
 #endif

@@ -706,6 +706,8 @@ static char *incident_meta(const struct flight *f, const struct incident *in,
 					 f->gaps[i % 16].end);
 	if (f->ring.mod_gone)
 		hvn_meta_put_gap(mf, f->ring.mod_seen, in->now);
+	/* CPUs may have gone since the recorder began: as they are now. */
+	hvn_meta_put_online(mf);
 	hvn_meta_put_clock(mf);
 	fclose(mf);
 	return meta;

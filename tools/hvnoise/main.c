@@ -19,6 +19,7 @@ static const char usage[] =
 "  exporter per-CPU counters for Prometheus, served over HTTP\n"
 "  trigger  ask the flight recorder for an incident, or a past window\n"
 "  incidents  the flight recorder's incidents, newest first\n"
+"  advise   what to change so that the noise found stops, with its evidence\n"
 "  version  print the version\n"
 "hvnoise help COMMAND (or COMMAND --help) for a command's options; man hvnoise\n"
 "for the rest.\n";
@@ -38,6 +39,7 @@ int main(int argc, char **argv)
 		{ "exporter", cmd_exporter },
 		{ "trigger", cmd_trigger },
 		{ "incidents", cmd_incidents },
+		{ "advise", cmd_advise },
 	};
 
 	static char prog[64];

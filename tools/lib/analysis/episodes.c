@@ -511,8 +511,11 @@ uint64_t hvn_an_real_to_mono(const struct hvn_analysis *an, uint64_t real)
 	return p ? p->mono + (real - p->real) : 0;
 }
 
-void hvn_fmt_time(const struct hvn_analysis *an, uint64_t mono, char *buf,
-		  size_t len, bool date)
+/* A trace time as local time ("2026-11-30 14:02:07.123456") or as ISO 8601
+ * UTC ("2026-11-30T13:02:07.123456Z"); "mono S.us" without clock pairs.
+ * Returns where the time of day starts in @buf. */
+static size_t fmt_real(const struct hvn_analysis *an, uint64_t mono, char *buf,
+		       size_t len, bool utc)
 {
 	uint64_t real = hvn_an_mono_to_real(an, mono);
 	struct tm tm;
@@ -522,16 +525,33 @@ void hvn_fmt_time(const struct hvn_analysis *an, uint64_t mono, char *buf,
 		snprintf(buf, len, "mono %llu.%06llu",
 			 (unsigned long long)(mono / 1000000000ull),
 			 (unsigned long long)(mono % 1000000000ull / 1000));
-		return;
+		return 0;
 	}
 	t = real / 1000000000ull;
-	localtime_r(&t, &tm);
-	snprintf(buf, len, "%04d-%02d-%02d %02d:%02d:%02d.%06llu",
-		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-		 tm.tm_min, tm.tm_sec,
-		 (unsigned long long)(real % 1000000000ull / 1000));
-	if (!date)
-		memmove(buf, buf + 11, strlen(buf + 11) + 1);
+	if (utc)
+		gmtime_r(&t, &tm);
+	else
+		localtime_r(&t, &tm);
+	snprintf(buf, len, "%04d-%02d-%02d%c%02d:%02d:%02d.%06llu%s",
+		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, utc ? 'T' : ' ',
+		 tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 (unsigned long long)(real % 1000000000ull / 1000), utc ? "Z" : "");
+	return 11;
+}
+
+void hvn_fmt_time(const struct hvn_analysis *an, uint64_t mono, char *buf,
+		  size_t len, bool date)
+{
+	size_t tod = fmt_real(an, mono, buf, len, false);
+
+	if (!date && tod)
+		memmove(buf, buf + tod, strlen(buf + tod) + 1);
+}
+
+void hvn_fmt_utc(const struct hvn_analysis *an, uint64_t mono, char *buf,
+		 size_t len)
+{
+	fmt_real(an, mono, buf, len, true);
 }
 
 /* Fill in what each CPU is watched for and the IRQs it serves. */

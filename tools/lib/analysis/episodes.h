@@ -145,6 +145,9 @@ uint64_t hvn_an_real_to_mono(const struct hvn_analysis *an, uint64_t real);
  * trace timestamp, or "mono 1234.567890" when the file has no clock pairs. */
 void hvn_fmt_time(const struct hvn_analysis *an, uint64_t mono, char *buf,
 		  size_t len, bool date);
+/* ISO 8601 UTC, "2026-11-30T13:02:07.123456Z" (or "mono ..."). */
+void hvn_fmt_utc(const struct hvn_analysis *an, uint64_t mono, char *buf,
+		 size_t len);
 void hvn_an_finish(struct hvn_analysis *an);
 
 #endif

@@ -2030,6 +2030,7 @@ int hvn_fleet_host_open(struct hvn_corr *x, struct hvn_schema *schema,
 	}
 	snprintf(host, hlen, "%s", meta.host[0] ? meta.host : t->path);
 	snprintf(x->source, sizeof(x->source), "%s", meta.source);
+	snprintf(x->online, sizeof(x->online), "%s", meta.online);
 	hvn_meta_free(&meta);
 	x->keep_episodes = true;
 	r = hvn_corr_open(x, schema, t);

@@ -137,6 +137,9 @@ struct hvn_corr {
 	 * storms, moves) and the kernel's IRQ events read; UINT64_MAX
 	 * detector events: not known (a summary older than the counts). */
 	char source[16];
+	/* The CPUs online when recorded (its metadata's list; ""
+	 * unknown): what advice may name. */
+	char online[1024];
 	uint64_t detector_events, irq_events;
 	struct hvn_late *late;
 	size_t nlate;

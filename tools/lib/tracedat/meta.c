@@ -79,6 +79,16 @@ static int add_clock(struct hvn_meta *m, uint64_t mono, uint64_t real)
 	return 0;
 }
 
+/* The last "online" line holds; one too long to keep is not known (cut,
+ * it would name fewer CPUs). */
+static void take_online(struct hvn_meta *m, const char *list)
+{
+	if (strlen(list) < sizeof(m->online))
+		COPY(m->online, list);
+	else
+		m->online[0] = '\0';
+}
+
 static int parse_line(struct hvn_meta *m, const char *line)
 {
 	unsigned long long a, b;
@@ -95,6 +105,8 @@ static int parse_line(struct hvn_meta *m, const char *line)
 		COPY(m->devices, line + 8);
 	else if (!strncmp(line, "source ", 7))
 		COPY(m->source, line + 7);
+	else if (!strncmp(line, "online ", 7))
+		take_online(m, line + 7);
 	else if (sscanf(line, "module-gap %llu %llu", &a, &b) == 2) {
 		if (m->ngaps < (int)(sizeof(m->gaps) / sizeof(m->gaps[0])))
 			m->gaps[m->ngaps] = (struct hvn_meta_gap){ a, b };
@@ -153,11 +165,17 @@ int hvn_meta_read(struct hvn_meta *m, const struct hvn_tdat *t)
 				 l ? "," : "", st.cpu);
 	}
 	for (p = t->meta; p && *p && !ret; p = nl ? nl + 1 : NULL) {
-		char line[512];
+		char line[2048];
+		ptrdiff_t len;
 
 		nl = strchr(p, '\n');
-		snprintf(line, sizeof(line), "%.*s",
-			 (int)(nl ? nl - p : (ptrdiff_t)strlen(p)), p);
+		len = nl ? nl - p : (ptrdiff_t)strlen(p);
+		/* A CPU list cut short would name fewer CPUs: not known. */
+		if (len >= (ptrdiff_t)sizeof(line) && !strncmp(p, "online ", 7)) {
+			m->online[0] = '\0';
+			continue;
+		}
+		snprintf(line, sizeof(line), "%.*s", (int)len, p);
 		ret = parse_line(m, line);
 	}
 	/* trace-cmd's files: the earliest first page is the start. */
@@ -228,6 +246,7 @@ void hvn_meta_put_recorder(FILE *f, const struct hvn_meta_rec *r)
 		fprintf(f, "event %s\n", r->events[i]);
 	if (r->housekeeping && r->housekeeping[0])
 		fprintf(f, "housekeeping %s\n", r->housekeeping);
+	hvn_meta_put_online(f);
 }
 
 void hvn_meta_put_bpf(FILE *f, uint64_t dropped, uint64_t untracked,

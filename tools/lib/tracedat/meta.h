@@ -36,6 +36,10 @@ struct hvn_meta {
 	char host[128], kernel[128], recorder[64], clock[32];
 	char watched[256], devices[256];
 	char source[16];		/* module, bpf, kernel; "" if unknown */
+	/* The CPUs online when recorded (the last "online" line: a flight
+	 * incident's are as it was written), a list; "" if unknown
+	 * (an older recorder, or a list too long to keep). */
+	char online[1024];
 	char flight[128];		/* the flight recorder's trigger, or "" */
 	/* Incidents the flight recorder could not write before this one,
 	 * and the pages they held (lost). */
