@@ -1,5 +1,6 @@
 """What the host-side tests share (tests/host/*.py, tests/vm/*.py): KTAP
-output and the sanitizer environment of the ASan/UBSan builds.
+output, the sanitizer environment of the ASan/UBSan builds, and a free
+loopback port.
 
 KTAP, as KUnit and kselftest print it:
 
@@ -22,6 +23,7 @@ import atexit
 import os
 import subprocess
 import re
+import socket
 import sys
 import tempfile
 
@@ -49,6 +51,15 @@ def sanitizer_env(ubsan=True, lsan_print=False, **extra):
 def sanitizer_report(text):
     """Whether a run's stderr holds an ASan/LSan/UBSan report."""
     return "Sanitizer" in text or "runtime error" in text
+
+
+def free_port():
+    """A TCP port of 127.0.0.1 that nothing listens on (as of now)."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
 
 
 # --- KTAP -------------------------------------------------------------------

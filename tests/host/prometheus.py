@@ -21,7 +21,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -90,14 +89,6 @@ def get(url, timeout=5):
         return r.read().decode()
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 def start_textfile():
     """The hvnoise-exporter unit's path: hvnoise exporter --textfile into
     node_exporter's textfile directory, which node_exporter serves.
@@ -111,7 +102,7 @@ def start_textfile():
         if os.path.exists(path) or pr.poll() is not None:
             break
         time.sleep(0.05)
-    port = free_port()
+    port = hvntest.free_port()
     ne = subprocess.Popen([os.path.join(bindir, "prometheus-node-exporter"),
                            "--collector.disable-defaults", "--collector.textfile",
                            f"--collector.textfile.directory={d}",
@@ -144,7 +135,7 @@ try:
     lint("an exporter's /metrics", get(f"http://127.0.0.1:{ports[0]}/metrics"))
     lint("exporter --textfile's file", open(tfile).read())
 
-    web = free_port()
+    web = hvntest.free_port()
     cfg = os.path.join(work, "prometheus.yml")
     with open(cfg, "w") as f:
         f.write(f"""global:

@@ -66,15 +66,6 @@ def expand(items, seen=None):
     return names
 
 
-def free_port():
-    import socket
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
 def wait_until(cond, secs):
     end = time.monotonic() + secs
     while time.monotonic() < end:
@@ -141,7 +132,7 @@ run_unit("hvnoise-exporter.service",
          {"/var/lib/prometheus/node-exporter/hvnoise.prom": prom, "-I 15s": "-I 0.2"}, textfile)
 
 # The HTTP exporter: a scrape answered.
-port = free_port()
+port = hvntest.free_port()
 
 
 def http(pr, errf):
