@@ -9,6 +9,7 @@
 #   make install         module, tools, plugins, man page (DESTDIR, PREFIX)
 #   make uninstall       what make install put there
 #   make dkms-install    the module under DKMS, rebuilt for every new kernel
+#   make deb             Debian packages in build/deb/ (hvnoise, hvnoise-dkms, ...)
 
 .DEFAULT_GOAL := all
 
@@ -135,7 +136,8 @@ build/tools-arm64/hvnoise: $(patsubst %.c,build/tools-arm64/obj/%.o,$(TOOL_CMD_S
 	$(ARM64_CC) -o $@ $^ $(ARM64_LDLIBS)
 
 .PHONY: all module clean check demo deps unit unit-build tools fuzz fuzz-build stress soak-detectors soak-innocent soak-hangs soak-exp anchor arm64-inputs tools-arm64 vmtools \
-	install install-tools install-module uninstall dkms-install dkms-uninstall
+	install install-tools install-module uninstall dkms-install dkms-uninstall \
+	tools-dist dkms-source deb
 
 all: module
 
@@ -214,26 +216,33 @@ $(MAN7):
 TOOL_LIB_OBJS = $(patsubst %.c,$(1)/obj/%.o,$(TOOL_LIB_SRCS))
 TOOL_FLAVOUR_tools := -O2
 TOOL_FLAVOUR_tools-asan := -O1 $(ASAN)
+# The optimised flavour takes the builder's CPPFLAGS, CFLAGS and LDFLAGS
+# (dpkg-buildflags' hardening in the packages); the tests' flavour its own.
+TOOL_CC_tools = $(CPPFLAGS) $(CFLAGS)
+TOOL_LD_tools = $(LDFLAGS)
 define TOOL_RULES
 build/$(1)/obj/%.o: %.c $$(TOOL_HDRS)
 	@mkdir -p $$(dir $$@)
-	$$(CC_USER) $$(TOOL_CFLAGS) $$(TOOL_FLAVOUR_$(1)) -c -o $$@ $$<
+	$$(CC_USER) $$(TOOL_CFLAGS) $$(TOOL_FLAVOUR_$(1)) $$(TOOL_CC_$(1)) -c -o $$@ $$<
 
 build/$(1)/libhvnoise.a: $$(call TOOL_LIB_OBJS,build/$(1))
 
 build/$(1)/hvnoise: $$(TOOL_CMD_SRCS) $$(TOOL_HDRS) build/$(1)/libhvnoise.a
-	$$(CC_USER) $$(TOOL_CFLAGS) $$(TOOL_FLAVOUR_$(1)) -o $$@ $$(TOOL_CMD_SRCS) \
-		build/$(1)/libhvnoise.a $$(TOOL_LIBS)
+	$$(CC_USER) $$(TOOL_CFLAGS) $$(TOOL_FLAVOUR_$(1)) $$(TOOL_CC_$(1)) $$(TOOL_LD_$(1)) \
+		-o $$@ $$(TOOL_CMD_SRCS) build/$(1)/libhvnoise.a $$(TOOL_LIBS)
 
 build/$(1)/plugin_hvnoise.so: tools/traceevent-plugin/plugin_hvnoise.c \
 		include/hvnoise/events.h include/hvnoise/nccl.h include/hvnoise/watch.h
 	@mkdir -p $$(dir $$@)
-	$$(CC_USER) $$(TEP_CFLAGS) $$(TOOL_FLAVOUR_$(1)) -o $$@ $$< $$(TEP_LIBS)
+	$$(CC_USER) $$(TEP_CFLAGS) $$(TOOL_FLAVOUR_$(1)) $$(TOOL_CC_$(1)) $$(TOOL_LD_$(1)) \
+		-o $$@ $$< $$(TEP_LIBS)
 
 build/$(1)/libnccl-profiler-hvnoise.so: tools/nccl-plugin/profiler.c \
-		tools/nccl-plugin/nccl_abi.h include/hvnoise/nccl.h
+		tools/nccl-plugin/nccl_abi.h include/hvnoise/nccl.h \
+		include/hvnoise/clockpair.h
 	@mkdir -p $$(dir $$@)
-	$$(CC_USER) $$(PLUGIN_CFLAGS) $$(TOOL_FLAVOUR_$(1)) -o $$@ $$< -lpthread
+	$$(CC_USER) $$(PLUGIN_CFLAGS) $$(TOOL_FLAVOUR_$(1)) $$(TOOL_CC_$(1)) $$(TOOL_LD_$(1)) \
+		-Wl,-soname,libnccl-profiler-hvnoise.so -o $$@ $$< -lpthread
 
 build/$(1)/nccl_fake: tests/host/nccl_fake.c tools/nccl-plugin/nccl_abi.h \
 		include/hvnoise/nccl.h
@@ -376,8 +385,12 @@ TEP_PLUGIN_DIR ?= $(shell pkg-config --variable=libdir libtraceevent 2>/dev/null
 
 install: install-tools install-module
 
-install-tools: build/tools/hvnoise build/tools/hvnoise.8 $(MAN8) $(MAN7) \
-	       build/tools/libnccl-profiler-hvnoise.so build/tools/plugin_hvnoise.so \
+# What install-tools puts down that is built (debian/rules builds this).
+TOOLS_DIST := build/tools/hvnoise build/tools/hvnoise.8 $(MAN8) $(MAN7) \
+	      build/tools/libnccl-profiler-hvnoise.so build/tools/plugin_hvnoise.so
+tools-dist: $(TOOLS_DIST)
+
+install-tools: $(TOOLS_DIST) \
 	       tools/systemd/hvnoise-flight-recorder.service \
 	       tools/systemd/hvnoise-exporter.service \
 	       tools/systemd/hvnoise-exporter-http.service tools/completion/hvnoise.bash \
@@ -441,15 +454,37 @@ dkms-install:
 	@test -n "$(KVER)" || { echo "dkms-install: no kernel release (pass KVER=)"; exit 1; }
 	-$(DKMS) remove hvnoise/$(VERSION) --all >/dev/null 2>&1
 	rm -rf $(DKMS_DIR)
-	mkdir -p $(DKMS_DIR)
-	cp dkms.conf $(DKMS_DIR)/
-	@# The top Kbuild names tests/kunit/, which "make clean" would visit.
-	printf '# SPDX-License-Identifier: GPL-2.0\nobj-m := kmod/\n' >$(DKMS_DIR)/Kbuild
-	find kmod include -name '*.[ch]' -o -name Kbuild | grep -v '\.mod\.c$$' | \
-		xargs cp --parents -t $(DKMS_DIR)
+	$(MAKE) -s dkms-source
 	$(DKMS) add hvnoise/$(VERSION)
 	$(DKMS) build hvnoise/$(VERSION) -k $(KVER)
 	$(DKMS) install hvnoise/$(VERSION) -k $(KVER)
+
+# The tree DKMS builds from, in $(DESTDIR)$(DKMS_DIR) (the hvnoise-dkms
+# package's /usr/src/hvnoise-VERSION too): dkms.conf and the module's
+# sources, no build output.
+dkms-source:
+	@grep -qx 'PACKAGE_VERSION="$(VERSION)"' dkms.conf || \
+		{ echo "dkms-source: dkms.conf's PACKAGE_VERSION is not $(VERSION)"; exit 1; }
+	mkdir -p $(DESTDIR)$(DKMS_DIR)
+	cp dkms.conf $(DESTDIR)$(DKMS_DIR)/
+	@# The top Kbuild names tests/kunit/, which "make clean" would visit.
+	printf '# SPDX-License-Identifier: GPL-2.0\nobj-m := kmod/\n' >$(DESTDIR)$(DKMS_DIR)/Kbuild
+	find kmod include \( -name '*.[ch]' -o -name Kbuild \) ! -name '*.mod.c' | \
+		xargs cp --parents -t $(DESTDIR)$(DKMS_DIR)
+
+# Debian packages (debian/) in DEBDIR: hvnoise, hvnoise-dkms and
+# libnccl-profiler-hvnoise, built by dpkg-buildpackage in a copy of the
+# tree (it writes beside the tree it builds; a working copy's changes come
+# along).
+DEBDIR ?= build/deb
+deb:
+	rm -rf $(DEBDIR)/hvnoise-$(VERSION)
+	mkdir -p $(DEBDIR)/hvnoise-$(VERSION)
+	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
+		git ls-files -co --exclude-standard -z | tar cf - --null -T -; \
+	else tar cf - --exclude=./build .; fi | tar xf - -C $(DEBDIR)/hvnoise-$(VERSION)
+	cd $(DEBDIR)/hvnoise-$(VERSION) && dpkg-buildpackage -us -uc
+	@ls $(DEBDIR)/*_$(VERSION)_*.deb
 
 dkms-uninstall:
 	$(DKMS) remove hvnoise/$(VERSION) --all

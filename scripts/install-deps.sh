@@ -11,7 +11,7 @@ qemu-system-x86 busybox-static
 trace-cmd libtracefs-dev libtraceevent-dev libtracecmd-dev libzstd-dev zlib1g-dev
 tmux util-linux python3-docutils time
 clang libclang-rt-14-dev
-dkms bpftool libbpf-dev
+dkms bpftool libbpf-dev debhelper dh-dkms lintian
 kernelshark libkshark-dev libjson-c-dev xvfb x11-utils x11-apps netpbm"
 
 missing=""

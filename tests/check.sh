@@ -169,7 +169,7 @@ fi
 # (*_why); one that fails to build is a FAIL.  The builds run where a chosen
 # stage needs a module or a kernel, reported only where build is chosen.
 needs_kernels=""
-for s in build install kunit vm vm-advise vm-detect plugin kernelshark vm-flight vm-fleet vm-scale \
+for s in build install package kunit vm vm-advise vm-detect plugin kernelshark vm-flight vm-fleet vm-scale \
 	vm-arm64 vm-lowres vm-innocent stress bench-smoke; do
 	report_want $s && needs_kernels=1
 done
@@ -329,6 +329,28 @@ if stage install "make install, make uninstall and DKMS (private trees) against 
 		collect "$out/install.log" tests/install/install.sh "$out/install" "$k61"
 	else
 		skip "install/completed" "$k61_why"
+	fi
+fi
+
+if stage package "Debian packages: dpkg-buildpackage, lintian, install, upgrade and purge (in an overlay of this system), the DKMS-built module loaded in the 6.1 guest"; then
+	if [ -n "$k61" ]; then
+		collect "$out/package.log" tests/install/package.sh "$out/package" "$k61"
+		if [ -f "$out/package/dkms-hvnoise.ko" ]; then
+			echo "$(sed -n 's/^#define HVN_VERSION[^"]*"\(.*\)"/\1/p' include/hvnoise/version.h)" \
+				>"$out/package/version"
+			run_vm package-vm package-vm "/boot/vmlinuz-$kver" 300 HVN_VM_CPUS=2 -- --kver "$kver" \
+				--kmod virtio_pci --kmod virtio_net --kmod virtio_blk \
+				--bin "$out/package/root/usr/sbin/hvnoise=/usr/bin/hvnoise" \
+				--guest tests/vm/guest-package.sh \
+				--file "$out/package/version=/lib/hvnoise/version" \
+				--file "$out/package/dkms-hvnoise.ko=/lib/hvnoise/hvnoise.ko"
+		elif grep -q "# SKIP" "$out/package.log"; then
+			skip "package-vm/completed" "$(sed -n 's/.*# SKIP //p' "$out/package.log" | head -1)"
+		else
+			fail "package-vm/completed (DKMS built no module in the package test)"
+		fi
+	else
+		skip "package/completed" "$k61_why"
 	fi
 fi
 

@@ -29,6 +29,9 @@ KO = os.path.join(TOP, "kmod", "hvnoise.ko")
 VM = "loads the module: no module support on this host; the vm stages load it"
 INSTALL = ("installs into the system; the install stage runs make install, "
            "make uninstall and DKMS in private trees")
+PACKAGES = ("installs into the system; the package stage installs, upgrades "
+            "and purges these packages in an overlay of this system, and loads "
+            "the module their DKMS built in the 6.1 guest")
 FLIGHT = ("needs the installed flight recorder service; the flight and "
           "vm-flight stages trigger and read incidents")
 JOB = ("`torchrun ...` stands for the user's job; the nccl-e2e stage runs a "
@@ -147,8 +150,11 @@ def apt_packages(cmd):
 LINES = {
     "apt-get install -y build-essential pkg-config linux-headers-$(uname -r) dkms "
     "libtracefs-dev libtraceevent-dev libzstd-dev zlib1g-dev trace-cmd "
-    "python3-docutils clang bpftool libbpf-dev": (apt_packages, None),
-    "make install": ("skip", INSTALL),
+    "python3-docutils clang bpftool libbpf-dev debhelper dh-dkms": (apt_packages, None),
+    "make deb": (run_ok, ("builds the Debian packages",
+                          r"build/deb/hvnoise-dkms_[^ ]*_all\.deb")),
+    "apt-get install -y ./build/deb/hvnoise_*.deb ./build/deb/hvnoise-dkms_*.deb "
+    "./build/deb/libnccl-profiler-hvnoise_*.deb": ("skip", PACKAGES),
     "modprobe hvnoise devices=auto": ("skip", VM),
     "hvnoise status": ("skip", INSTALL + " (build/tools/hvnoise status runs here)"),
     "echo hvnoise >/etc/modules-load.d/hvnoise.conf": ("skip", INSTALL),
