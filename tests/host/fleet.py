@@ -291,6 +291,31 @@ def pictures(hvn, work):
           {e["args"]["name"] for e in ev if e.get("name") == "thread_name"} ==
           {"CPU 0", "CPU 1", "CPU 2", "CPU 3"},
           f"report --perfetto: a host's noise without NCCL records, a track per CPU (exit {r.returncode})")
+    # Every kind of noise, on its CPU's track: as many as report counts.
+    every = os.path.join(work, "every.dat")
+    synth_events.write(every, 1)
+    r = subprocess.run([hvn, "report", "--perfetto", noise, every], capture_output=True,
+                       text=True, env=hvntest.sanitizer_env())
+    ev = trace_events(noise) if r.returncode == 0 else []
+    rep = json.loads(subprocess.run([hvn, "report", "--json", every], capture_output=True,
+                                    text=True, check=True).stdout)["reports"][0]
+    names = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev if e.get("name") == "thread_name"}
+    got, want = {}, {}
+    for e in ev:
+        if e["ph"] in ("X", "i"):
+            kind = {"lost": "lost_events", "steal": "steal_events", "storm": "storms",
+                    "IRQ": "migrations_in"}.get(e["name"].split()[0], e["name"])
+            cpu = names.get((e["pid"], e["tid"]), "?")
+            got[(cpu, kind)] = got.get((cpu, kind), 0) + 1
+    for c in rep["cpus"]:
+        for k in ("lost_events", "steal_events", "storms", "migrations_in"):
+            if c[k]:
+                want[(f"CPU {c['cpu']}", k)] = c[k]
+    check(got == want and len(want) >= 12,
+          f"report --perfetto: lost, steal, storms and IRQ moves, each on its CPU's named track, "
+          f"as many as report counts ({sum(got.values())} of {sum(want.values())})")
+    if got != want:
+        print(f"  perfetto {sorted(got.items())}\n  report {sorted(want.items())}")
     r = subprocess.run([hvn, "report", "--perfetto", noise, os.path.join(d, "host0.dat"),
                         os.path.join(d, "host1.dat")], capture_output=True, text=True)
     check(r.returncode == 2 and "--perfetto reads one file" in r.stderr,

@@ -156,6 +156,35 @@ check_rc 3 "a file with two CPUs' data cut short: exit 3" "$hvn" report "$d/cut2
 grep -q "INCOMPLETE: CPU 0 data is cut short: .*; and 1 more CPUs: 1;" "$d/out"
 check $? "... INCOMPLETE names every CPU cut short, not only the last"
 
+# What a file without the events says, and the recording's own span.
+python3 - "$here" "$d" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[1])
+import synth_events as se
+d = sys.argv[2]
+_, _, fmts = se.fixture()
+# Formats, no events at all.
+cpus = [se.Cpu() for _ in range(se.NCPU)]
+se.write_file(d + "/noevents.dat", cpus)
+# Only NCCL records; clock pairs 3.006 s apart around 0.02 s of events.
+cpus = [se.Cpu() for _ in range(se.NCPU)]
+rec = se.NCCL_COLL.pack(0x5EED, 1, 0, 1, 2, 262144, 0, 4242, 1, -1, 2, 4, 2, 0, b"RING", b"SIMPLE")
+for i in range(3):
+    se.add_events(cpus, fmts, [(10 * 10**9 + i * 10**7, 1, "raw_data", se.nccl(2, rec))], lambda t: t)
+for c in cpus:
+    c.flush()
+meta = b"hvnoise-record test\nclock 9000000000 1764700000000000000\nclock 12006000000 1764700003006000000\n"
+se.write_file(d + "/others.dat", cpus, se.meta_option(meta))
+PY
+check_rc 0 "a file with the formats but no events is read" "$hvn" report "$d/noevents.dat"
+grep -q "the file holds no events: it was recorded with hvnoise's or irq_handler_entry's formats, but none of their events came" "$d/out"
+check $? "... and says it holds no events, though their formats are there"
+check_rc 0 "a file of NCCL records only is read" "$hvn" report "$d/others.dat"
+grep -q "holds no hvnoise or irq_handler_entry events (their formats are there; 3 records of other events)" "$d/out"
+check $? "... and says no hvnoise or IRQ events came, 3 records of others"
+grep -q "^  recorded .* (3.006 s)$" "$d/out"
+check $? "... its recorded span is its clock pairs' (3.006 s), not its events' (0.020 s)"
+
 # --- trace-cmd's time options: OFFSET and TSC2NSEC, applied as trace-cmd does --
 python3 "$here/tsopts.py" "$hvn" "$d/live.dat" "hvnoise record's file"
 check $? "report's times match trace-cmd report's; --since/--until exactly at events take [since, until)"

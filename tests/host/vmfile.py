@@ -8,9 +8,13 @@ Takes the file from the VM's disk image (a "HVNTRACE SIZE" block, then the
 file), the guest's `hvnoise report --json` from the console, and checks that
 its counts and summed durations equal those of the events as trace-cmd
 report prints them from the same file; also that the host's report of the
-file equals the guest's.  Prints KTAP (tests/host/hvntest.py).
+file equals the guest's.  Then the files trace-cmd record wrote there with
+its time options (--ts-offset, --tsc2nsec: "HVNTSOPT NAME SIZE" blocks from
+48 MiB on) must read at trace-cmd report's times (tsopts.py).  Prints KTAP
+(tests/host/hvntest.py).
 """
 import json
+import os
 import re
 import subprocess
 import sys
@@ -144,6 +148,32 @@ def main():
           "top episodes are sorted and the first is the worst of all CPUs")
     check(len(guest["clock_pairs"]) >= 2 and guest["overruns"]["unreadable_pages"] == 0,
           "the file holds clock pairs and no unreadable pages")
+    tsopts(disk, out, hvn)
+
+
+def tsopts(disk, out, hvn):
+    """The files of trace-cmd record's time options, from the disk."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    seen = []
+    with open(disk, "rb") as f:
+        f.seek(48 << 20)
+        while True:
+            m = re.match(rb"HVNTSOPT (\S+) (\d+)\n", f.read(512))
+            if not m:
+                break
+            name, size = m.group(1).decode(), int(m.group(2))
+            path = f"{out}.{name}.dat"
+            with open(path, "wb") as o:
+                o.write(f.read(size))
+            f.seek((512 - size % 512) % 512, 1)
+            seen.append(name)
+            p = subprocess.run([sys.executable, os.path.join(here, "tsopts.py"), hvn, path,
+                                f"trace-cmd record --{name}"], capture_output=True, text=True)
+            print(p.stdout + p.stderr, end="")
+            check(p.returncode == 0, f"trace-cmd record --{name}'s file (in the VM): report's "
+                  "times and windows match trace-cmd report's")
+    # The guest says why where trace-cmd could not record with one.
+    check("ts-offset" in seen, "trace-cmd record --ts-offset's file came out of the VM")
 
 
 if __name__ == "__main__":
