@@ -26,7 +26,7 @@ struct hvn_build {
 };
 
 static int add_irq_rec(struct hvn_build *b, u32 dev, int irq, int cpu,
-		       const char *name)
+		       u8 flags, const char *name)
 {
 	struct hvn_watchset *ws = b->ws;
 	struct hvn_wirq *r;
@@ -45,6 +45,7 @@ static int add_irq_rec(struct hvn_build *b, u32 dev, int irq, int cpu,
 	r->dev = dev;
 	r->irq = irq;
 	r->cpu = cpu;
+	r->flags = flags;
 	strscpy(r->name, name, sizeof(r->name));
 	return 0;
 }
@@ -64,8 +65,9 @@ static int add_irq(struct hvn_build *b, u32 dev, int irq, bool need_action)
 	char name[HVN_IRQ_NAME_LEN] = "";
 	struct irq_data *d;
 	struct irq_desc *desc;
-	unsigned long flags;
+	unsigned long irqflags;
 	bool has_action, live;
+	u8 flags = HVN_IRQ_CHECKED;
 	int cpu, ret;
 
 	rcu_read_lock();	/* irq descs are freed after a grace period */
@@ -76,22 +78,30 @@ static int add_irq(struct hvn_build *b, u32 dev, int irq, bool need_action)
 	}
 	desc = irq_data_to_desc(d);
 	/* desc->lock keeps the action, and the name it points to, alive. */
-	raw_spin_lock_irqsave(&desc->lock, flags);
+	raw_spin_lock_irqsave(&desc->lock, irqflags);
 	cpumask_copy(b->eff, irq_data_get_effective_affinity_mask(d));
 	has_action = desc->action;
 	live = has_action && irqd_is_started(d);
 	if (desc->action && desc->action->name)
 		strscpy(name, desc->action->name, sizeof(name));
-	raw_spin_unlock_irqrestore(&desc->lock, flags);
+	/*
+	 * What a write of /proc/irq/N/smp_affinity meets (it fails with
+	 * EIO for both), for hvnoise advise to know before it plans one.
+	 */
+	if (irqd_affinity_is_managed(d))
+		flags |= HVN_IRQ_MANAGED;
+	else if (!irqd_can_balance(d) || !d->chip || !d->chip->irq_set_affinity)
+		flags |= HVN_IRQ_FIXED;
+	raw_spin_unlock_irqrestore(&desc->lock, irqflags);
 	rcu_read_unlock();
 
 	if (need_action && !has_action)
 		return 0;
 	cpumask_and(b->eff, b->eff, cpu_online_mask);
 	if (!live || cpumask_empty(b->eff))
-		return add_irq_rec(b, dev, irq, -1, name) ?: 1;
+		return add_irq_rec(b, dev, irq, -1, flags, name) ?: 1;
 	for_each_cpu(cpu, b->eff) {
-		ret = add_irq_rec(b, dev, irq, cpu, name);
+		ret = add_irq_rec(b, dev, irq, cpu, flags, name);
 		if (ret)
 			return ret;
 	}

@@ -19,6 +19,19 @@
 #define HVN_WHY_IRQ		0x2	/* a watched device's IRQ is routed to it */
 #define HVN_WHY_NUMA		0x4	/* NUMA-local to a device (local_cpus=1) */
 
+/*
+ * IRQ records' "why": whether userspace may set the IRQ's affinity, as the
+ * module saw it (the BPF source cannot tell: none of these).  CHECKED with
+ * neither of the others: /proc/irq/N/smp_affinity takes a write.
+ */
+#define HVN_IRQ_CHECKED		0x8	/* the module looked */
+#define HVN_IRQ_MANAGED		0x10	/* the kernel places it (a managed queue) */
+/*
+ * Not managed, but not settable either (per-CPU, not balanced, no chip
+ * support).
+ */
+#define HVN_IRQ_FIXED		0x20
+
 /* Fixed size of the IRQ name field (the irqaction name, truncated). */
 #define HVN_IRQ_NAME_LEN	16
 

@@ -71,7 +71,7 @@ bool hvn_ws_equal(const struct hvn_watchset *a, const struct hvn_watchset *b)
 	for (i = 0; i < a->nirq; i++) {
 		const struct hvn_wirq *x = &a->irq[i], *y = &b->irq[i];
 
-		if (irq_cmp(x, y) ||
+		if (irq_cmp(x, y) || x->flags != y->flags ||
 		    strncmp(x->name, y->name, HVN_IRQ_NAME_LEN))
 			return false;
 	}
@@ -129,6 +129,7 @@ unsigned int hvn_ws_walk(const struct hvn_watchset *ws, hvn_watch_rec_fn fn,
 		r.dev = ws->irq[i].dev;
 		r.irq = ws->irq[i].irq;
 		r.cpu = ws->irq[i].cpu;
+		r.why = ws->irq[i].flags;
 		r.name = ws->irq[i].name;
 		fn(ctx, &r);
 		r.idx++;

@@ -23,6 +23,7 @@ struct hvn_wirq {
 	u32 dev;
 	s32 irq;
 	s32 cpu;
+	u8 flags;		/* HVN_IRQ_*: its "why" */
 	char name[HVN_IRQ_NAME_LEN];	/* NUL-terminated */
 };
 

@@ -141,6 +141,37 @@ def main():
           "a recording that does not say which CPUs were online: advice names only CPUs up to the highest it saw "
           "(0-3), and says so", json.dumps(doc and doc.get("cpus")) + t.stdout[:600])
 
+    # --- the same storms, the module having seen how each IRQ's affinity is set --
+    for flags, what, text in ((0x8, "settable", None),
+                              (0x8 | 0x10, "managed", "the kernel places it (a managed IRQ"),
+                              (0x8 | 0x20, "fixed", "its affinity cannot be set from userspace")):
+        j, hs = job()
+        hs.irq_flags = flags
+        run_job(j, lambda j, s: storm(j, 1, 12) and None if s in (30, 60, 90) else None)
+        p, t, doc, trace = advise(hvn, work, "storm-" + what, j)
+        irq = of(doc, "irq-affinity")
+        a = irq[0] if len(irq) == 1 else {}
+        dry = subprocess.run([hvn, "advise", "--apply", trace], capture_output=True, text=True,
+                             env=hvntest.sanitizer_env())
+        if text is None:
+            check(a.get("affinity") == "settable" and
+                  a.get("commands") == ["echo 0 > /proc/irq/40/smp_affinity_list"] and
+                  "A managed IRQ" not in t.stdout,
+                  "IRQ 40 recorded as settable: the same move, no warning that it may be managed",
+                  json.dumps(irq) + t.stdout[-800:])
+            continue
+        pin = of(doc, "pin-threads")
+        check(a.get("affinity") == what and a.get("commands") == [] and
+              f"It cannot be moved: {text}" in t.stdout and "Move the rank off CPU 1 instead" in t.stdout and
+              "/proc/irq/40/smp_affinity_list" not in t.stdout and
+              len(pin) == 1 and pin[0].get("commands") == ["taskset -a -c -p 0,2-3 1000"],
+              f"IRQ 40 recorded as {what}: no write of its affinity advised, the rank moved instead, and why",
+              json.dumps(irq) + t.stdout[-1200:])
+        check(f"IRQ 40 (mlx5_comp0): not moved: {text}" in dry.stdout and
+              "smp_affinity_list 1 -> 0" not in dry.stdout,
+              f"... and advise --apply does not plan its move (dry run, exit {dry.returncode})",
+              dry.stdout[-800:] + dry.stderr[-300:])
+
     # --- the same storms, CPU 0 offline as the recording began ------------------
     j, hs = job()
     hs.meta_extra = b"online 1-3\n"

@@ -40,6 +40,7 @@ class Host:
         self.h = h
         self.name = name or "host%d" % h      # its host name in the recording
         self.meta_extra = b""                  # more of the recording's meta lines
+        self.irq_flags = 0                     # its IRQ records' "why" (HVN_IRQ_*)
         self.base = 10**9 * (7 + 13 * (h % 7))
         self.err = err                # CLOCK_REALTIME's error
         self.drift = drift            # rate error (50e-6: 50 ppm)
@@ -205,7 +206,7 @@ def write_host(path, hs):
         watch = [dict(kind=0, why=3, cpu=1, irq=-1, dev=0, node=-1, nirqs=0, name=b""),
                  dict(kind=0, why=3, cpu=2, irq=-1, dev=0, node=-1, nirqs=0, name=b"")]
         for i, c in enumerate(hs.irq_cpus):
-            watch.append(dict(kind=2, why=2, cpu=c, irq=40 + i, dev=0x1700, node=-1,
+            watch.append(dict(kind=2, why=hs.irq_flags, cpu=c, irq=40 + i, dev=0x1700, node=-1,
                               nirqs=len(hs.irq_cpus), name=b"mlx5_comp%d" % i))
         for i, w in enumerate(watch):
             cpus[0].add(hs.mono(first_t), se.payload(fmts["watch"], dict(

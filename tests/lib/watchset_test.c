@@ -29,6 +29,7 @@ static void fx_irq(struct fixture *f, u32 dev, int irq, int cpu,
 	r->dev = dev;
 	r->irq = irq;
 	r->cpu = cpu;
+	r->flags = 0;
 	snprintf(r->name, sizeof(r->name), "%s", name);
 }
 
@@ -129,6 +130,10 @@ static void watchset_equal_ignores_order_and_gen(struct hvn_test *t)
 	b.irq[0].name[1] = 'X';
 	HT_EXPECT_FALSE(t, hvn_ws_equal(&a.ws, &b.ws));
 	b.irq[0].name[1] = '0';
+	/* And one whose affinity became the kernel's (re-requested). */
+	b.irq[0].flags = HVN_IRQ_CHECKED | HVN_IRQ_MANAGED;
+	HT_EXPECT_FALSE(t, hvn_ws_equal(&a.ws, &b.ws));
+	b.irq[0].flags = a.irq[0].flags;
 	b.dev[0].present = false;
 	HT_EXPECT_FALSE(t, hvn_ws_equal(&a.ws, &b.ws));
 	b.dev[0].present = true;
@@ -166,6 +171,7 @@ static void watchset_records(struct hvn_test *t)
 	fx_dev(&f, 0x1700, 1);
 	fx_dev(&f, 0x3100, -1);		/* listed but absent */
 	fx_irq(&f, 0x1700, 40, 6, "mlx5_comp0");
+	f.irq[0].flags = HVN_IRQ_CHECKED | HVN_IRQ_MANAGED;
 	hvn_ws_mark(&f.ws, &listed, &online, HVN_WHY_LISTED);
 	hvn_ws_finish(&f.ws, &online);
 
@@ -182,6 +188,7 @@ static void watchset_records(struct hvn_test *t)
 	HT_EXPECT_EQ(t, log.r[1].cpu, 6);
 	HT_EXPECT_EQ(t, log.r[1].why, HVN_WHY_IRQ);
 	HT_EXPECT_EQ(t, log.r[2].kind, HVN_WATCH_DEVICE);
+	HT_EXPECT_EQ(t, log.r[2].why, 0);
 	HT_EXPECT_EQ(t, log.r[2].dev, 0x1700);
 	HT_EXPECT_EQ(t, log.r[2].nirqs, 1);
 	HT_EXPECT_EQ(t, log.r[2].cpu, -1);
@@ -192,6 +199,8 @@ static void watchset_records(struct hvn_test *t)
 	HT_EXPECT_EQ(t, log.r[4].cpu, 6);
 	HT_EXPECT_EQ(t, log.r[4].dev, 0x1700);
 	HT_EXPECT_STREQ(t, log.names[4], "mlx5_comp0");
+	/* An IRQ record's why is its affinity's flags. */
+	HT_EXPECT_EQ(t, log.r[4].why, HVN_IRQ_CHECKED | HVN_IRQ_MANAGED);
 }
 
 static void watchset_cpumap(struct hvn_test *t)

@@ -99,6 +99,14 @@ for irq in $(ls /sys/bus/pci/devices/$NIC/msi_irqs); do
 	[ "$want" = "$got" ] || { names_ok=1; echo "irq $irq: proc '$want' trace '$got'"; }
 done
 check $names_ok "watch IRQ names match /proc/interrupts"
+# Whether each IRQ's affinity may be set, as the drivers ask: virtio-blk's
+# request queues are managed (spread by the kernel), its config vector and
+# every virtio-net vector are not.
+bad=$(watch_recs | awk -v n=$NIC -v b=$BLK '$1 == "irq" && ($4 == n || $4 == b) {
+	want = ($4 == b && $7 ~ /-req\./) ? "checked|managed" : "checked"
+	if ($3 != want) print $5 " " $7 " why=" $3 " (want " want ")" }')
+[ -z "$bad" ] && [ -n "$(watch_recs | awk '$1 == "irq" && $3 == "checked|managed"')" ]
+check $? "watch IRQ records say which are managed: $BLK's request queues, no other (${bad:-as the drivers ask})"
 
 irqcpus=$( (proc_pairs $NIC; proc_pairs $BLK) | cut -d: -f2 | sort -nu)
 [ "$(trace_cpus_why irq)" = "$irqcpus" ]

@@ -19,6 +19,7 @@
 #include "analysis/advise.h"
 #include "analysis/fleet.h"
 #include "analysis/stalls.h"
+#include "hvnoise/watch.h"
 #include "inputs/summary.h"
 #include "out/jsonw.h"
 #include "tracedat/meta.h"
@@ -31,6 +32,26 @@ struct advise_args {
 	double min_ms, duration;
 	const char *bundle, *restore_file, *irqbalance_conf;
 };
+
+/* Why an IRQ's affinity cannot be set, as recorded; NULL: it can, or the
+ * recording does not know (the BPF source). */
+static const char *unmovable(uint8_t aff)
+{
+	if (aff & HVN_IRQ_MANAGED)
+		return "the kernel places it (a managed IRQ: a queue its driver spreads over the CPUs)";
+	if (aff & HVN_IRQ_FIXED)
+		return "its affinity cannot be set from userspace (a per-CPU IRQ, or one not balanced)";
+	return NULL;
+}
+
+/* JSON: "settable", "managed", "fixed", or null (not known). */
+static const char *affinity_name(uint8_t aff)
+{
+	if (!(aff & HVN_IRQ_CHECKED))
+		return "null";
+	return aff & HVN_IRQ_MANAGED ? "\"managed\"" :
+	       aff & HVN_IRQ_FIXED ? "\"fixed\"" : "\"settable\"";
+}
 
 static const struct hvn_opt advise_opts[] = {
 	HVN_OPT_NUM_ROW("min-ms", 0, "MS", struct advise_args, min_ms, 0, 1e9,
@@ -288,6 +309,12 @@ static void print_text(const char *trace, const char *host,
 			       (unsigned long long)v->storms,
 			       (unsigned long long)v->storm_irqs, ms(v->storm_ns),
 			       (unsigned long long)v->moves, f, l, sh);
+			if (unmovable(v->affinity)) {
+				printf("   It cannot be moved: %s.\n"
+				       "   Move the rank off CPU %d instead (below).\n",
+				       unmovable(v->affinity), v->cpu);
+				break;
+			}
 			if (v->target < 0) {
 				printf("   Move it to a CPU that serves no rank: every CPU this recording knows serves one.\n");
 			} else {
@@ -303,9 +330,10 @@ static void print_text(const char *trace, const char *host,
 			}
 			printf("   and keep irqbalance off the serving CPUs, in /etc/default/irqbalance:\n"
 			       "     IRQBALANCE_BANNED_CPULIST=%s\n"
-			       "   (or IRQBALANCE_ARGS=\"--banirq=%d\" to leave this IRQ alone).  A managed IRQ\n"
-			       "   (a device's queue the kernel places) refuses the write: move the rank instead.\n",
-			       o->serving, v->irq);
+			       "   (or IRQBALANCE_ARGS=\"--banirq=%d\" to leave this IRQ alone).%s\n",
+			       o->serving, v->irq, v->affinity & HVN_IRQ_CHECKED ? "" :
+			       "  A managed IRQ\n"
+			       "   (a device's queue the kernel places) refuses the write: move the rank instead.");
 			break;
 		case HVN_ADV_PIN:
 			if (an->by_kind[HVN_EV_IRQ])
@@ -425,13 +453,13 @@ static void print_json(const char *trace, const char *host,
 		case HVN_ADV_IRQ:
 			printf(",\"irq\":%d,\"name\":", v->irq);
 			hvn_json_str(stdout, v->name);
-			printf(",\"cpu\":%d,\"storms\":%llu,\"storm_irqs\":%llu,\"storm_ms\":%.3f,\"moves\":%llu,\"target\":%d,\"target_numa_local\":%s,\"target_takes_irqs\":%s,\"commands\":[",
+			printf(",\"cpu\":%d,\"storms\":%llu,\"storm_irqs\":%llu,\"storm_ms\":%.3f,\"moves\":%llu,\"affinity\":%s,\"target\":%d,\"target_numa_local\":%s,\"target_takes_irqs\":%s,\"commands\":[",
 			       v->cpu, (unsigned long long)v->storms,
 			       (unsigned long long)v->storm_irqs, ms(v->storm_ns),
-			       (unsigned long long)v->moves, v->target,
-			       v->target_local ? "true" : "false",
+			       (unsigned long long)v->moves, affinity_name(v->affinity),
+			       v->target, v->target_local ? "true" : "false",
 			       v->target_irqs ? "true" : "false");
-			if (v->target >= 0)
+			if (v->target >= 0 && !unmovable(v->affinity))
 				printf("\"echo %d > /proc/irq/%d/smp_affinity_list\"",
 				       v->target, v->irq);
 			printf("],\"irqbalance\":\"IRQBALANCE_BANNED_CPULIST=%s\"}", o->serving);
@@ -695,6 +723,11 @@ static int plan_moves(const struct hvn_advise *o, struct move *mv, int max)
 
 		if (v->kind != HVN_ADV_IRQ)
 			continue;
+		if (unmovable(v->affinity)) {
+			printf("IRQ %d (%s): not moved: %s (as recorded): move the rank instead\n",
+			       v->irq, v->name, unmovable(v->affinity));
+			continue;
+		}
 		if (v->target < 0) {
 			printf("IRQ %d (%s): no CPU to move it to (advice above): not moved\n",
 			       v->irq, v->name);
@@ -744,7 +777,7 @@ static int move_irq(int irq, const char *name, const char *val)
 	snprintf(path, sizeof(path), "/proc/irq/%d/smp_affinity_list", irq);
 	if (hvn_write_str(path, val)) {
 		if (errno == EIO) {
-			printf("IRQ %d (%s): refused: a managed IRQ (its affinity is the kernel's, a queue its driver spreads over the CPUs): move the rank instead\n",
+			printf("IRQ %d (%s): refused: the kernel sets its affinity (a managed IRQ, a queue its driver spreads over the CPUs, or a per-CPU one): move the rank instead\n",
 			       irq, name);
 			return 1;
 		}

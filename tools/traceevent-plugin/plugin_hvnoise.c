@@ -128,6 +128,11 @@ static int watch_handler(struct trace_seq *s, struct tep_record *rec,
 		str_field(s, ev, rec, "name", "name");
 		bdf(s, "device", val(s, ev, rec, "dev"));
 		trace_seq_printf(s, " cpu=%d", sval(s, ev, rec, "cpu"));
+		/* Whether its affinity can be set; nothing where not known. */
+		if (why & HVN_IRQ_CHECKED)
+			trace_seq_printf(s, " affinity=%s",
+					 why & HVN_IRQ_MANAGED ? "managed" :
+					 why & HVN_IRQ_FIXED ? "fixed" : "settable");
 		break;
 	default:
 		trace_seq_printf(s, " kind=%u", kind);

@@ -220,6 +220,17 @@ static int where_now(const struct hvn_analysis *an, const unsigned long *serving
 	return seen ? -2 : -1;
 }
 
+/* Whether @irq's affinity may be set, as the newest watched set says
+ * (HVN_IRQ_*; 0 where it does not know). */
+static uint8_t affinity_of(const struct hvn_analysis *an, int irq)
+{
+	for (int i = 0; i < an->nwatch; i++)
+		if (an->watch[i].kind == HVN_WATCH_IRQ && an->watch[i].irq == irq)
+			return an->watch[i].why & (HVN_IRQ_CHECKED | HVN_IRQ_MANAGED |
+						   HVN_IRQ_FIXED);
+	return 0;
+}
+
 /* IRQs that stormed on, or were moved onto, a serving CPU, and are still
  * routed there. */
 static int irq_advice(struct ctx *k)
@@ -271,6 +282,7 @@ static int irq_advice(struct ctx *k)
 			continue;
 		if (now >= 0)
 			a->cpu = now;
+		a->affinity = affinity_of(&k->x->an, a->irq);
 		a->target = pick_target(k, node_of_irq(&k->x->an, a->irq),
 					&a->target_local, &a->target_irqs);
 		add_share(k, a, NULL, a->irq, SH_STORM);

@@ -41,6 +41,10 @@ struct hvn_advice {
 					 * the IRQ's (else: not known) */
 	bool target_irqs;		/* the target takes a watched IRQ (every
 					 * CPU serving no rank does) */
+	/* IRQ: whether its affinity may be set, as the newest watched set
+	 * had it (HVN_IRQ_* of include/hvnoise/watch.h; 0: not known, as
+	 * from the BPF source). */
+	uint8_t affinity;
 	uint64_t storms, storm_irqs, storm_ns;	/* on serving CPUs */
 	uint64_t moves;			/* IRQ: moves onto serving CPUs */
 	uint64_t irqs;			/* PIN: interrupts on that CPU */
