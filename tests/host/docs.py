@@ -10,7 +10,11 @@ build/tools/hvnoise, and under srun or env) checking its command line and
 stopping there (HVNOISE_CHECK_ARGS: options, values and operands as the
 command would take them, nothing done), and the other programs (trace-cmd,
 systemctl, make, ...) standing in as no-ops: it must exit 0 and leave no
-file but those its own redirections name.  An unquoted ">" in an argument,
+file but those its own redirections name.  hvnoise report, correlate and
+advise (without --apply, --restore or an absolute --bundle) run for real
+on the files the line names, made for it first: a jobsim job's recording
+of that host name for each NAME.dat, its summary for NAME.sum, a job of
+two hosts in each DIR/.  An unquoted ">" in an argument,
 an option that does not exist, a value out of range or a missing quote
 fails.  Lines that write into the system (a redirection to an absolute
 path) are skipped, saying so; a line with no hvnoise in it is checked for
@@ -24,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 
+import jobsim
 from hvntest import checker
 
 check = checker("docs/")
@@ -89,12 +94,35 @@ def examples(path):
     return out
 
 
+# The wrapper runs hvnoise for real where the command only reads what the
+# line names (every operand there), else has it check its command line.
+WRAPPER = """#!/bin/bash
+real=1
+case "$1" in report|correlate|advise) ;; *) real= ;; esac
+prev=
+for a in "${@:2}"; do
+	case "$a" in
+	--apply|--restore|--yes|--verify|-o|--output|--summary|--perfetto|--nccl|--fr|--kineto|--inspector) real= ;;
+	-*) ;;
+	*) case "$prev" in
+	   --since|--until|--min-ms|-k|-w|--top|--fail-if|--window|-d) ;;
+	   --bundle) [ "${a#/}" = "$a" ] || real= ;;
+	   *) [ -e "$a" ] || real= ;;
+	   esac ;;
+	esac
+	prev=$a
+done
+[ -n "$real" ] && [ $# -gt 1 ] && echo "$*" >>"$HVNOISE_DOCS_REAL" && exec "%s" "$@"
+HVNOISE_CHECK_ARGS=1 exec "%s" "$@"
+"""
+
+
 def stubs(bindir, hvn):
     os.makedirs(os.path.join(bindir, "build", "tools"), exist_ok=True)
     real = os.path.abspath(hvn)
     for p in (os.path.join(bindir, "hvnoise"), os.path.join(bindir, "build", "tools", "hvnoise")):
         with open(p, "w") as f:
-            f.write(f'#!/bin/sh\nHVNOISE_CHECK_ARGS=1 exec "{real}" "$@"\n')
+            f.write(WRAPPER % (real, real))
         os.chmod(p, 0o755)
     for s in STUBS:
         with open(os.path.join(bindir, s), "w") as f:
@@ -104,6 +132,40 @@ def stubs(bindir, hvn):
     with open(os.path.join(bindir, "srun"), "w") as f:
         f.write('#!/bin/bash\nwhile [ "${1#-}" != "$1" ]; do shift; done\nexec "$@"\n')
     os.chmod(os.path.join(bindir, "srun"), 0o755)
+
+
+def job(hosts):
+    """A job of @hosts (names), a pause on the first: jobsim's Job."""
+    j = jobsim.Job([jobsim.Host(i, name=h) for i, h in enumerate(hosts)], 2)
+    j.comm("dp", list(range(2 * len(hosts))))
+    for step in range(40):
+        j.coll("dp", "AllReduce", 1 << 22, stuck=(0, 60_000_000) if step == 20 else None)
+    return j
+
+
+def fixtures(cmd, d, hvn):
+    """The files of relative names @cmd reads, made in @d."""
+    words = re.findall(r"[\w./-]+", cmd)
+    dats = [w for w in words if w.endswith(".dat") and not w.startswith("/")]
+    sums = [w for w in words if w.endswith(".sum") and not w.startswith("/")]
+    dirs = [w for w in words if w.endswith("/") and not w.startswith(("/", "$"))]
+    names = [os.path.splitext(os.path.basename(w))[0] for w in dats + sums]
+    if names:
+        j = job(names)
+        tmp = os.path.join(d, ".job")
+        j.write(tmp)
+        for i, w in enumerate(dats + sums):
+            src = os.path.join(tmp, "host%d.dat" % i)
+            dst = os.path.join(d, w)
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            if w.endswith(".sum"):
+                subprocess.run([hvn, "correlate", "--summary", dst, src], check=True,
+                               capture_output=True)
+            else:
+                shutil.copy(src, dst)
+        shutil.rmtree(tmp)
+    for w in dirs:
+        job(["node-a", "node-b"]).write(os.path.join(d, w))
 
 
 def redirected(cmd):
@@ -117,7 +179,9 @@ def main():
     bindir = os.path.join(work, "bin")
     stubs(bindir, hvn)
     env = dict(os.environ, PATH=f"{bindir}:{os.environ['PATH']}", SHARED=work)
-    total = 0
+    total = real = 0
+    # $SHARED/incident/ of nccl.rst: a job's recordings there.
+    job(["node-a", "node-b"]).write(os.path.join(work, "incident"))
     for path in sorted(glob.glob(os.path.join(TOP, "Documentation", "*.rst"))):
         name = os.path.basename(path)
         for n, cmd in examples(path):
@@ -128,22 +192,37 @@ def main():
                 continue
             d = tempfile.mkdtemp(dir=work)
             if not HVNOISE.search(cmd):
-                r = subprocess.run(["bash", "-n", "-c", cmd], capture_output=True, text=True)
+                r = subprocess.run(["bash", "-n", "-c", re.sub(r"^\$ ", "", cmd)],
+                                   capture_output=True, text=True)
                 check(r.returncode == 0, f"{what}: bash takes its syntax (not hvnoise's to run)",
                       r.stderr)
                 shutil.rmtree(d)
                 continue
             # build/tools/hvnoise as the README's users type it.
             os.symlink(os.path.join(bindir, "build"), os.path.join(d, "build"))
-            r = subprocess.run(["bash", "-c", cmd + "\nwait"], cwd=d, env=env,
-                               capture_output=True, text=True, timeout=60)
-            made = set(os.listdir(d)) - {"build"} - redirected(cmd)
+            fixtures(cmd, d, hvn)
+            given = set(os.listdir(d))
+            log = os.path.join(work, "real.log")
+            open(log, "w").close()
+            # The status of the line's (last) pipeline's first command: a
+            # grep after a stub finds nothing; a "&" job of it is waited
+            # for, not judged; a "$ " prompt is not typed.
+            run = re.sub(r"^\$ ", "", cmd) + "\nrc=${PIPESTATUS[0]}\nwait\nexit $rc"
+            r = subprocess.run(["bash", "-c", run], cwd=d,
+                               env=dict(env, HVNOISE_DOCS_REAL=log),
+                               capture_output=True, text=True, timeout=120)
+            made = set(os.listdir(d)) - given - redirected(cmd)
+            ran = [ln.split()[0] for ln in open(log).read().splitlines()]
+            how = ("ran " + ", ".join(f"hvnoise {c}" for c in ran) + " on the files it names"
+                   if ran else "bash and hvnoise take it as typed")
             check(r.returncode == 0 and not made,
-                  f"{what}: runs as typed (exit {r.returncode}"
+                  f"{what}: {how} (exit {r.returncode}"
                   f"{', made ' + ', '.join(sorted(made)) if made else ''})",
                   r.stderr[-400:])
+            real += bool(ran)
             shutil.rmtree(d)
     check(total > 40, f"the examples found in Documentation/: {total}")
+    check(real >= 11, f"... of which {real} ran hvnoise report, correlate or advise for real")
 
 
 if __name__ == "__main__":
