@@ -107,7 +107,11 @@ echo $STORM >$P/storm_rate
 # An NCCL-like job without noise: hvnoise correlate must find no stall.
 HVN=/usr/bin/hvnoise
 PLUGIN=/usr/lib/libnccl-profiler-hvnoise.so
-$HVN record -o /tmp/clean.dat -- nccl_fake work $PLUGIN 5 1 2000 >/tmp/clean.log 2>&1
+# Its enqueuing thread on the proxy's CPU 1 too: single-threaded TCG runs
+# another vCPU only when the busy one halts or every 100 ms, so an
+# enqueuer elsewhere starved, the proxy ran dry, and a pause landing then
+# lengthened no collective (2 of 8 injections once).
+$HVN record -o /tmp/clean.dat -- taskset -c 1 nccl_fake work $PLUGIN 5 1 2000 >/tmp/clean.log 2>&1
 check $? "hvnoise record -- an NCCL-like job, without noise"
 cat /tmp/clean.log
 # Stalls are judged above TCG's own jitter: collectives of this job were
@@ -365,7 +369,7 @@ echo "HVN-END-EVENTS"
 # Apart from the detector checks above, which it would disturb: a disk storm
 # on the proxy thread's CPU, then the host's pauses and CPU hog again.
 echo $STORM >$P/storm_rate
-HVNOISE_NCCL_TRACEFS=$T/instances/hvnoise-record-$recpid nccl_fake work $PLUGIN 40 1 2000 \
+HVNOISE_NCCL_TRACEFS=$T/instances/hvnoise-record-$recpid taskset -c 1 nccl_fake work $PLUGIN 40 1 2000 \
 	>/tmp/job.log 2>&1 &
 jobpid=$!
 sleep 3
@@ -417,10 +421,12 @@ check $? "recording ($size bytes) copied to the disk for the host"
 
 # trace-cmd's own time options, in files its record writes (the tools
 # stage's own tries skip where the host refuses ftrace): each goes to the
-# host through the disk at 48 MiB, a "HVNTSOPT NAME SIZE" block before it,
+# host through the disk at 128 MiB, a "HVNTSOPT NAME SIZE" block before it,
 # where tests/host/vmfile.py checks hvnoise report against trace-cmd
 # report on it (tests/host/tsopts.py).
-blk=$((48 * 2048))
+blk=$((128 * 2048))
+[ $((1 + ($(wc -c </tmp/rec.dat) + 511) / 512)) -le $blk ]
+check $? "the recording ends before 128 MiB of the disk, where trace-cmd's files go"
 for opt in "--ts-offset 987654321" --tsc2nsec; do
 	name=${opt%% *}
 	name=${name#--}
@@ -431,7 +437,8 @@ for opt in "--ts-offset 987654321" --tsc2nsec; do
 		size=$(wc -c </tmp/tcopt.dat)
 		printf 'HVNTSOPT %s %s\n' "$name" "$size" |
 			dd of=/dev/vda bs=512 seek=$blk count=1 conv=sync 2>/dev/null &&
-			dd if=/tmp/tcopt.dat of=/dev/vda bs=512 seek=$((blk + 1)) conv=fsync 2>/dev/null
+			dd if=/tmp/tcopt.dat of=/dev/vda bs=512 seek=$((blk + 1)) conv=fsync 2>/dev/null &&
+			[ $((blk + 1 + (size + 511) / 512)) -le $((256 * 2048)) ]
 		check $? "trace-cmd record $opt: its file ($size bytes) copied to the disk for the host"
 		blk=$((blk + 1 + (size + 511) / 512))
 	elif [ "$opt" = --tsc2nsec ] && grep -q "not supported" /tmp/tcopt.log; then
