@@ -102,18 +102,25 @@ case "$1" in report|correlate|advise) ;; *) real= ;; esac
 prev=
 for a in "${@:2}"; do
 	case "$a" in
-	--apply|--restore|--yes|--verify|-o|--output|--summary|--perfetto|--nccl|--fr|--kineto|--inspector) real= ;;
+	--apply|--restore|--yes|--verify|--bundle*|-o*|--output*|--summary*|--perfetto*|\\
+	--nccl*|--fr|--fr=*|--kineto*|--inspector*) real= ;;
 	-*) ;;
 	*) case "$prev" in
 	   --since|--until|--min-ms|-k|-w|--top|--fail-if|--window|-d) ;;
-	   --bundle) [ "${a#/}" = "$a" ] || real= ;;
 	   *) [ -e "$a" ] || real= ;;
 	   esac ;;
 	esac
 	prev=$a
 done
-[ -n "$real" ] && [ $# -gt 1 ] && echo "$*" >>"$HVNOISE_DOCS_REAL" && exec "%s" "$@"
-HVNOISE_CHECK_ARGS=1 exec "%s" "$@"
+[ $# -gt 1 ] || real=
+if [ -n "$real" ]; then
+	"%s" "$@"
+else
+	HVNOISE_CHECK_ARGS=1 "%s" "$@"
+fi
+rc=$?
+echo "$rc ${real:+real }$*" >>"$HVNOISE_DOCS_REAL"
+exit $rc
 """
 
 
@@ -148,7 +155,7 @@ def fixtures(cmd, d, hvn):
     words = re.findall(r"[\w./-]+", cmd)
     dats = [w for w in words if w.endswith(".dat") and not w.startswith("/")]
     sums = [w for w in words if w.endswith(".sum") and not w.startswith("/")]
-    dirs = [w for w in words if w.endswith("/") and not w.startswith(("/", "$"))]
+    dirs = [w for w in words if w.endswith("/") and not w.startswith("/")]
     names = [os.path.splitext(os.path.basename(w))[0] for w in dats + sums]
     if names:
         j = job(names)
@@ -207,18 +214,21 @@ def main():
             # The status of the line's (last) pipeline's first command: a
             # grep after a stub finds nothing; a "&" job of it is waited
             # for, not judged; a "$ " prompt is not typed.
-            run = re.sub(r"^\$ ", "", cmd) + "\nrc=${PIPESTATUS[0]}\nwait\nexit $rc"
+            run = re.sub(r"^\$ ", "", cmd) + "\nrc=${PIPESTATUS[0]:-0}\nwait\nexit $rc"
             r = subprocess.run(["bash", "-c", run], cwd=d,
                                env=dict(env, HVNOISE_DOCS_REAL=log),
                                capture_output=True, text=True, timeout=120)
             made = set(os.listdir(d)) - given - redirected(cmd)
-            ran = [ln.split()[0] for ln in open(log).read().splitlines()]
+            calls = [ln.split() for ln in open(log).read().splitlines()]
+            ran = [c[2] for c in calls if c[1:2] == ["real"]]
+            bad = [" ".join(c[1:]) + f" (exit {c[0]})" for c in calls if c[0] != "0"]
             how = ("ran " + ", ".join(f"hvnoise {c}" for c in ran) + " on the files it names"
-                   if ran else "bash and hvnoise take it as typed")
-            check(r.returncode == 0 and not made,
+                   if ran else "bash and hvnoise take it as typed" if calls else
+                   "runs as typed, its programs stood in for")
+            check(r.returncode == 0 and not bad and not made,
                   f"{what}: {how} (exit {r.returncode}"
                   f"{', made ' + ', '.join(sorted(made)) if made else ''})",
-                  r.stderr[-400:])
+                  "; ".join(bad) + r.stderr[-400:])
             real += bool(ran)
             shutil.rmtree(d)
     check(total > 40, f"the examples found in Documentation/: {total}")

@@ -10,7 +10,7 @@ its counts and summed durations equal those of the events as trace-cmd
 report prints them from the same file; also that the host's report of the
 file equals the guest's.  Then the files trace-cmd record wrote there with
 its time options (--ts-offset, --tsc2nsec: "HVNTSOPT NAME SIZE" blocks from
-48 MiB on) must read at trace-cmd report's times (tsopts.py).  Prints KTAP
+128 MiB on) must read at trace-cmd report's times (tsopts.py).  Prints KTAP
 (tests/host/hvntest.py).
 """
 import json
@@ -156,7 +156,7 @@ def tsopts(disk, out, hvn):
     here = os.path.dirname(os.path.abspath(__file__))
     seen = []
     with open(disk, "rb") as f:
-        f.seek(48 << 20)
+        f.seek(128 << 20)
         while True:
             m = re.match(rb"HVNTSOPT (\S+) (\d+)\n", f.read(512))
             if not m:

@@ -143,7 +143,7 @@ else
 	cat /tmp/disk.txt
 	name=$(awk -v n="$dirq:" '$1 == n { print $NF }' /proc/interrupts)
 	# The module saw it managed: no write planned, the rank moved instead.
-	grep -q "^IRQ $dirq ($name) on CPU 1, which serves the job" /tmp/disk.txt &&
+	grep -q "^[0-9]*\. IRQ $dirq ($name) on CPU 1, which serves the job" /tmp/disk.txt &&
 		grep -q "It cannot be moved: the kernel places it (a managed IRQ" /tmp/disk.txt &&
 		grep -q "IRQ $dirq ($name): not moved: the kernel places it" /tmp/disk.txt &&
 		! grep -q "IRQ $dirq ($name): smp_affinity_list" /tmp/disk.txt &&

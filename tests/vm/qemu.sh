@@ -24,7 +24,7 @@ set -euo pipefail
 
 kernel=$1 initrd=$2 log=$3 run=$4 timeout_s=${5:-600} pidfile=${6:-}
 disk=$(dirname "$log")/vm-disk.img
-truncate -s 64M "$disk"	# sparse; the detector test copies its recording out through it
+truncate -s 256M "$disk"	# sparse; the detector test copies its recordings out through it
 
 case ${HVN_VM_ARCH:-x86_64} in
 # nokaslr: a hung vCPU's address names the function it is in (tests/vm/init)

@@ -44,6 +44,24 @@ static const char *unmovable(uint8_t aff)
 	return NULL;
 }
 
+/* The pin-threads advice for serving CPU @cpu, or NULL. */
+static const struct hvn_advice *pin_for(const struct hvn_advise *o, int cpu)
+{
+	for (size_t i = 0; i < o->nadv; i++)
+		if (o->adv[i].kind == HVN_ADV_PIN && o->adv[i].cpu == cpu)
+			return &o->adv[i];
+	return NULL;
+}
+
+/* Whether @irq's own advice says it cannot be moved. */
+static bool irq_stuck(const struct hvn_advise *o, int irq)
+{
+	for (size_t i = 0; i < o->nadv; i++)
+		if (o->adv[i].kind == HVN_ADV_IRQ && o->adv[i].irq == irq)
+			return unmovable(o->adv[i].affinity);
+	return false;
+}
+
 /* JSON: "settable", "managed", "fixed", or null (not known). */
 static const char *affinity_name(uint8_t aff)
 {
@@ -295,6 +313,7 @@ static void print_text(const char *trace, const char *host,
 	for (size_t i = 0; i < o->nadv; i++) {
 		const struct hvn_advice *v = &o->adv[i];
 		char f[64], l[64], sh[64] = "", irqs[48] = "";
+		bool stuck;
 
 		hvn_fmt_utc(an, v->first, f, sizeof(f));
 		hvn_fmt_utc(an, v->last, l, sizeof(l));
@@ -310,9 +329,13 @@ static void print_text(const char *trace, const char *host,
 			       (unsigned long long)v->storm_irqs, ms(v->storm_ns),
 			       (unsigned long long)v->moves, f, l, sh);
 			if (unmovable(v->affinity)) {
-				printf("   It cannot be moved: %s.\n"
-				       "   Move the rank off CPU %d instead (below).\n",
-				       unmovable(v->affinity), v->cpu);
+				printf("   It cannot be moved: %s.\n", unmovable(v->affinity));
+				if (pin_for(o, v->cpu))
+					printf("   Move the rank off CPU %d instead (the advice for its rank).\n",
+					       v->cpu);
+				else
+					printf("   Move what runs on CPU %d off it instead (taskset, or the launcher's CPU binding).\n",
+					       v->cpu);
 				break;
 			}
 			if (v->target < 0) {
@@ -343,17 +366,23 @@ static void print_text(const char *trace, const char *host,
 			       v->rank, why_name(v->why), v->cpu, v->irq,
 			       v->name[0] ? v->name : "?", irqs, ms(v->storm_ns),
 			       ms(v->lost_irq_ns), sh);
+			stuck = irq_stuck(o, v->irq);
 			if (v->target < 0) {
-				printf("   Every CPU this recording knows serves a rank: move the IRQ (above).\n");
+				if (stuck)
+					printf("   Every CPU this recording knows serves a rank, and IRQ %d cannot be moved:\n"
+					       "   leave a CPU free of ranks for it.\n", v->irq);
+				else
+					printf("   Every CPU this recording knows serves a rank: move the IRQ (its own advice).\n");
 				break;
 			}
 			if (v->pid > 0)
-				printf("   Or move the rank off it, every thread of pid %d (as recorded: check it is\n"
+				printf("   %s the rank off it, every thread of pid %d (as recorded: check it is\n"
 				       "   still the rank's), to the CPUs that take no watched IRQ:\n"
-				       "     taskset -a -c -p %s %d\n", v->pid, v->cpus, v->pid);
+				       "     taskset -a -c -p %s %d\n", stuck ? "Move" : "Or move",
+				       v->pid, v->cpus, v->pid);
 			else
-				printf("   Or move the rank off it, to the CPUs that take no watched IRQ (%s).\n",
-				       v->cpus);
+				printf("   %s the rank off it, to the CPUs that take no watched IRQ (%s).\n",
+				       stuck ? "Move" : "Or move", v->cpus);
 			printf("   At launch, bind the rank away from its device's IRQ CPUs (numactl --physcpubind,\n"
 			       "   srun --cpu-bind, a cpuset): NCCL runs its proxy thread on the process's CPUs that\n"
 			       "   are local to the GPU, so the binding moves it too; NCCL_IGNORE_CPU_AFFINITY=1 would\n"
@@ -457,7 +486,8 @@ static void print_json(const char *trace, const char *host,
 			       v->cpu, (unsigned long long)v->storms,
 			       (unsigned long long)v->storm_irqs, ms(v->storm_ns),
 			       (unsigned long long)v->moves, affinity_name(v->affinity),
-			       v->target, v->target_local ? "true" : "false",
+			       unmovable(v->affinity) ? -1 : v->target,
+			       v->target_local ? "true" : "false",
 			       v->target_irqs ? "true" : "false");
 			if (v->target >= 0 && !unmovable(v->affinity))
 				printf("\"echo %d > /proc/irq/%d/smp_affinity_list\"",

@@ -42,8 +42,10 @@ static int hold_set(const char *val, const struct kernel_param *kp)
 	if (wait_for_completion_killable(&done))
 		return -EINTR;
 	hold_dev = pci_get_domain_bus_and_slot(dom, bus, PCI_DEVFN(slot, fn));
-	if (!hold_dev)
+	if (!hold_dev) {
+		complete(&done);	/* the next write, or the unload, goes on */
 		return -ENODEV;
+	}
 	hold_ms = ms;
 	reinit_completion(&done);
 	t = kthread_run(hold_fn, NULL, "hvn_devhold");
