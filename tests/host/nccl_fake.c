@@ -543,10 +543,13 @@ static int cmd_badenv(const char *plugin)
 
 /* --- the NCCL-like workload ------------------------------------------------- */
 
-/* Up to four collectives in flight, as an application that enqueues ahead:
+/* Up to 32 collectives in flight, as an application that enqueues ahead:
  * the proxy always has one to work on and the next ones wait, so time taken
- * from the VM at any moment lengthens a collective. */
-#define DEPTH 4
+ * from the VM at any moment lengthens a collective.  With 4 (8 ms of work
+ * at 2 ms each) the proxy ran dry while the enqueuer's vCPU waited for one
+ * of the 2 host cores its 4 vCPU threads share: 2 of 8 injections once
+ * landed between collectives. */
+#define DEPTH 32
 static struct coll_job jobs[DEPTH];
 static atomic_long posted, finished;
 static atomic_int stop_work;
