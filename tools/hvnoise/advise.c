@@ -486,10 +486,9 @@ static void print_json(const char *trace, const char *host,
 			       v->cpu, (unsigned long long)v->storms,
 			       (unsigned long long)v->storm_irqs, ms(v->storm_ns),
 			       (unsigned long long)v->moves, affinity_name(v->affinity),
-			       unmovable(v->affinity) ? -1 : v->target,
-			       v->target_local ? "true" : "false",
+			       v->target, v->target_local ? "true" : "false",
 			       v->target_irqs ? "true" : "false");
-			if (v->target >= 0 && !unmovable(v->affinity))
+			if (v->target >= 0)
 				printf("\"echo %d > /proc/irq/%d/smp_affinity_list\"",
 				       v->target, v->irq);
 			printf("],\"irqbalance\":\"IRQBALANCE_BANNED_CPULIST=%s\"}", o->serving);

@@ -283,8 +283,12 @@ static int irq_advice(struct ctx *k)
 		if (now >= 0)
 			a->cpu = now;
 		a->affinity = affinity_of(&k->x->an, a->irq);
-		a->target = pick_target(k, node_of_irq(&k->x->an, a->irq),
-					&a->target_local, &a->target_irqs);
+		/* One the kernel places (or cannot move) goes nowhere. */
+		if (a->affinity & (HVN_IRQ_MANAGED | HVN_IRQ_FIXED))
+			a->target = -1;
+		else
+			a->target = pick_target(k, node_of_irq(&k->x->an, a->irq),
+						&a->target_local, &a->target_irqs);
 		add_share(k, a, NULL, a->irq, SH_STORM);
 		k->out->adv[n++] = *a;
 	}

@@ -35,7 +35,8 @@ struct hvn_advice {
 	char name[HVN_NAME_LEN + 1];	/* its name */
 	int32_t cpu;			/* IRQ, PIN: the serving CPU it hit */
 	/* IRQ: the CPU to move it to; PIN: one to move the rank to; -1:
-	 * none this recording knows of (every CPU serves a rank). */
+	 * none this recording knows of (every CPU serves a rank), or an IRQ
+	 * that cannot be moved (@affinity). */
 	int32_t target;
 	bool target_local;		/* the target's NUMA node is known to be
 					 * the IRQ's (else: not known) */
