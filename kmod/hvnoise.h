@@ -51,5 +51,8 @@ int hvn_watch_format_cpus(char *buf, size_t len);
 
 /* trace.c */
 void hvn_trace_watch(const struct hvn_watchset *ws);
+/* A change from @old (NULL: the first set): its delta, or @ws whole. */
+void hvn_trace_watch_change(const struct hvn_watchset *old,
+			    const struct hvn_watchset *ws);
 
 #endif /* HVNOISE_H */

@@ -33,8 +33,9 @@ void hvn_watch_event_unreg(void);
 
 /*
  * hvnoise:watch - one record of the watched set.  A set is emitted whole
- * at load, on every change and whenever the event is enabled; records of
- * one set share gen and are numbered idx of count.
+ * at load and whenever the event is enabled; on a change, as the records
+ * that changed (why has HVN_WATCH_DELTA) where they are few.  Records of
+ * one emission share gen and are numbered idx of count.
  */
 TRACE_EVENT_FN(watch,
 
@@ -83,7 +84,9 @@ TRACE_EVENT_FN(watch,
 				{ HVN_WHY_NUMA, "numa" },
 				{ HVN_IRQ_CHECKED, "checked" },
 				{ HVN_IRQ_MANAGED, "managed" },
-				{ HVN_IRQ_FIXED, "fixed" }),
+				{ HVN_IRQ_FIXED, "fixed" },
+				{ HVN_WATCH_DELTA, "delta" },
+				{ HVN_WATCH_GONE, "gone" }),
 		  __entry->dev >> 16, (__entry->dev >> 8) & 0xff,
 		  (__entry->dev >> 3) & 0x1f, __entry->dev & 0x7,
 		  __entry->node, __entry->irq, __entry->nirqs, __entry->name),

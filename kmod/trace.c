@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The one place hvnoise's trace events are instantiated. */
+#include "detect.h"
 #include "hvnoise.h"
 
 #define CREATE_TRACE_POINTS
@@ -77,6 +78,13 @@ static void emit_watch_rec(void *ctx, const struct hvn_watch_rec *r)
 void hvn_trace_watch(const struct hvn_watchset *ws)
 {
 	hvn_ws_walk(ws, emit_watch_rec, NULL);
+}
+
+void hvn_trace_watch_change(const struct hvn_watchset *old,
+			    const struct hvn_watchset *ws)
+{
+	hvn_ws_walk_change(old, ws, READ_ONCE(hvn_dcfg.watch_delta_pct),
+			   emit_watch_rec, NULL);
 }
 
 /*

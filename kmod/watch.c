@@ -67,7 +67,7 @@ int hvn_watch_update(const struct hvn_config *cfg, bool strict,
 	}
 	ws->gen = old ? old->gen + 1 : 1;
 	rcu_assign_pointer(hvn_ws, ws);
-	hvn_trace_watch(ws);
+	hvn_trace_watch_change(old, ws);
 	hvn_detect_update(ws);
 	if (old) {
 		synchronize_rcu();

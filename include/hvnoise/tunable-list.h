@@ -7,6 +7,8 @@
  */
 HVN_TUNABLE(resolve_ms, 10, 3600000, HVN_DEF_RESOLVE_MS, 1,
 	    "period of the watched set and IRQ affinity re-check in ms")
+HVN_TUNABLE(watch_delta_pct, 1, 100, HVN_DEF_WATCH_DELTA_PCT, 1,
+	    "a watched-set change is emitted as a delta when under this % of the set")
 HVN_TUNABLE(storm_rate, 1, 100000000, HVN_DEF_STORM_RATE, 0,
 	    "interrupts/s of one IRQ or vector on a CPU that make a storm")
 HVN_TUNABLE(storm_all_rate, 1, 100000000, HVN_DEF_STORM_ALL_RATE, 0,

@@ -11,6 +11,7 @@
 #define HVNOISE_TUNABLES_H
 
 #define HVN_DEF_RESOLVE_MS		1000
+#define HVN_DEF_WATCH_DELTA_PCT		50	/* 0: whole sets only */
 #define HVN_DEF_STORM_RATE		20000	/* IRQs/s of one source */
 #define HVN_DEF_STORM_ALL_RATE		100000	/* IRQs/s of a whole CPU */
 #define HVN_DEF_STORM_WINDOW_MS		100

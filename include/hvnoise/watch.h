@@ -18,6 +18,7 @@
 #define HVN_WHY_LISTED		0x1	/* in the cpus= parameter */
 #define HVN_WHY_IRQ		0x2	/* a watched device's IRQ is routed to it */
 #define HVN_WHY_NUMA		0x4	/* NUMA-local to a device (local_cpus=1) */
+#define HVN_WHY_ALL		0x7
 
 /*
  * IRQ records' "why": whether userspace may set the IRQ's affinity, as the
@@ -31,6 +32,16 @@
  * support).
  */
 #define HVN_IRQ_FIXED		0x20
+
+/*
+ * Any record's "why": the record is one of a delta, the changes that turn
+ * generation gen - 1 into gen (idx of count numbers the delta's records).
+ * A CPU record of a delta states its new reasons; a device record its new
+ * state; an IRQ record adds or changes that (device, IRQ, CPU) route.
+ * With GONE, the CPU is no longer watched, or the route is no more.
+ */
+#define HVN_WATCH_DELTA		0x40
+#define HVN_WATCH_GONE		0x80
 
 /* Fixed size of the IRQ name field (the irqaction name, truncated). */
 #define HVN_IRQ_NAME_LEN	16

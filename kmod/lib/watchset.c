@@ -136,3 +136,116 @@ unsigned int hvn_ws_walk(const struct hvn_watchset *ws, hvn_watch_rec_fn fn,
 	}
 	return r.count;
 }
+
+/* Emits or counts the records of a delta. */
+struct delta_out {
+	hvn_watch_rec_fn fn;
+	void *ctx;
+	struct hvn_watch_rec r;		/* gen and count set */
+};
+
+static void delta_put(struct delta_out *o, u8 kind, u8 why, s32 cpu, u32 dev,
+		      s32 irq, s32 node, u32 nirqs, const char *name)
+{
+	o->r.kind = kind;
+	o->r.why = why | HVN_WATCH_DELTA;
+	o->r.cpu = cpu;
+	o->r.dev = dev;
+	o->r.irq = irq;
+	o->r.node = node;
+	o->r.nirqs = nirqs;
+	o->r.name = name;
+	if (o->fn)
+		o->fn(o->ctx, &o->r);
+	o->r.idx++;
+}
+
+static void delta_irq(struct delta_out *o, const struct hvn_wirq *w, u8 why)
+{
+	delta_put(o, HVN_WATCH_IRQ, why, w->cpu, w->dev, w->irq, -1, 0, w->name);
+}
+
+static unsigned int delta_walk(const struct hvn_watchset *a,
+			       const struct hvn_watchset *b,
+			       struct delta_out *o)
+{
+	unsigned int i, j;
+
+	o->r.idx = 0;
+	for (i = 0; i < b->nbits; i++)
+		if (a->why[i] != b->why[i])
+			delta_put(o, HVN_WATCH_CPU,
+				  b->why[i] ?: HVN_WATCH_GONE, (s32)i, 0, -1,
+				  -1, 0, "");
+	for (i = 0; i < b->ndev; i++) {
+		const struct hvn_wdev *x = &a->dev[i], *y = &b->dev[i];
+
+		if (x->node != y->node || x->present != y->present ||
+		    x->nirqs != y->nirqs)
+			delta_put(o, HVN_WATCH_DEVICE, 0, -1, y->addr, -1,
+				  y->present ? y->node : -1, y->nirqs, "");
+	}
+	/* Both sorted by (device, irq, cpu): one merge. */
+	for (i = 0, j = 0; i < a->nirq || j < b->nirq;) {
+		int c = i == a->nirq ? 1 : j == b->nirq ? -1 :
+			irq_cmp(&a->irq[i], &b->irq[j]);
+
+		if (c < 0) {
+			delta_irq(o, &a->irq[i++], HVN_WATCH_GONE);
+		} else if (c > 0) {
+			delta_irq(o, &b->irq[j], b->irq[j].flags);
+			j++;
+		} else {
+			if (a->irq[i].flags != b->irq[j].flags ||
+			    strncmp(a->irq[i].name, b->irq[j].name,
+				    HVN_IRQ_NAME_LEN))
+				delta_irq(o, &b->irq[j], b->irq[j].flags);
+			i++;
+			j++;
+		}
+	}
+	return o->r.idx;
+}
+
+unsigned int hvn_ws_walk_delta(const struct hvn_watchset *old,
+			       const struct hvn_watchset *new,
+			       hvn_watch_rec_fn fn, void *ctx)
+{
+	struct delta_out o;
+	unsigned int i;
+
+	if (old->nbits != new->nbits || old->ndev != new->ndev)
+		return UINT_MAX;
+	for (i = 0; i < new->ndev; i++)
+		if (old->dev[i].addr != new->dev[i].addr)
+			return UINT_MAX;
+	memset(&o, 0, sizeof(o));
+	o.r.gen = new->gen;
+	o.r.count = delta_walk(old, new, &o);
+	if (!fn)
+		return o.r.count;
+	o.fn = fn;
+	o.ctx = ctx;
+	return delta_walk(old, new, &o);
+}
+
+unsigned int hvn_ws_walk_change(const struct hvn_watchset *old,
+				const struct hvn_watchset *new,
+				unsigned int pct, hvn_watch_rec_fn fn,
+				void *ctx)
+{
+	unsigned int whole = hvn_ws_ncpus(new) + new->ndev + new->nirq;
+	unsigned int n;
+
+	/*
+	 * Every HVN_WATCH_WHOLE_EVERY'th whole, deltas or not: a ring that
+	 * overwrites still holds a base to apply the deltas after it to.
+	 */
+	if (old && pct && new->gen % HVN_WATCH_WHOLE_EVERY) {
+		n = hvn_ws_walk_delta(old, new, NULL, NULL);
+		/* in 64 bits: whole * pct overflows at 43 million records */
+		if (n != UINT_MAX && (u64)n * 100 < (u64)whole * pct)
+			return hvn_ws_walk_delta(old, new, fn, ctx);
+	}
+	return hvn_ws_walk(new, fn, ctx);
+}

@@ -81,4 +81,27 @@ typedef void (*hvn_watch_rec_fn)(void *ctx, const struct hvn_watch_rec *rec);
 unsigned int hvn_ws_walk(const struct hvn_watchset *ws, hvn_watch_rec_fn fn,
 			 void *ctx);
 
+/*
+ * The delta from @old to @new (see HVN_WATCH_DELTA): CPUs, then devices,
+ * then IRQ routes, each that changed, with new's gen.  Returns the number
+ * of records; @fn NULL only counts them.  UINT_MAX if none can say it:
+ * the configured devices differ, or the CPUs described do.
+ */
+unsigned int hvn_ws_walk_delta(const struct hvn_watchset *old,
+			       const struct hvn_watchset *new,
+			       hvn_watch_rec_fn fn, void *ctx);
+
+#define HVN_WATCH_WHOLE_EVERY	16
+
+/*
+ * What a change from @old (NULL: none before) to @new emits: its delta
+ * where that takes fewer than @pct percent of the records of the whole
+ * set, else the whole set (@pct 0: always; and for each generation that
+ * is a multiple of HVN_WATCH_WHOLE_EVERY).  Returns the records emitted.
+ */
+unsigned int hvn_ws_walk_change(const struct hvn_watchset *old,
+				const struct hvn_watchset *new,
+				unsigned int pct, hvn_watch_rec_fn fn,
+				void *ctx);
+
 #endif /* HVN_WATCHSET_H */

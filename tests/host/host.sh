@@ -131,6 +131,8 @@ check $? "trace-cmd report shows the events at their wall-clock time (the DATE o
 check_rc 2 "--since with a malformed time is a usage error" "$hvn" report --since 25:99 "$d/live.dat"
 python3 "$here/watch_dup.py" "$hvn" "$d/watchdup"
 check $? "a watched set emitted twice, or an older one after a newer, is kept once, the newest"
+python3 "$here/watch_delta.py" "$hvn" "$d/watchdelta"
+check $? "watched-set deltas apply in generation order to a whole set, and only whole and complete (6 cases)"
 
 # --- hvnoise(8)'s --fail-if example, as typed (unquoted, it made files) -----------
 ex=$(grep -o "hvnoise report --fail-if .* /tmp/check.dat" "$here/../../Documentation/hvnoise.8.rst")

@@ -158,6 +158,14 @@ static void log_rec(void *ctx, const struct hvn_watch_rec *r)
 	l->n++;
 }
 
+static void ignore_rec(void *ctx, const struct hvn_watch_rec *r)
+{
+	(void)ctx;
+	(void)r;
+}
+
+#define NULL_REC ignore_rec
+
 static void watchset_records(struct hvn_test *t)
 {
 	unsigned long listed = bits(1, 1), online = bits(0, 15);
@@ -203,6 +211,85 @@ static void watchset_records(struct hvn_test *t)
 	HT_EXPECT_EQ(t, log.r[4].why, HVN_IRQ_CHECKED | HVN_IRQ_MANAGED);
 }
 
+/* Two sets a move apart: IRQ 41 from CPU 6 to CPU 7, IRQ 42 renamed. */
+static void fx_pair(struct fixture *a, struct fixture *b)
+{
+	unsigned long listed = bits(1, 1), online = bits(0, 15);
+	struct fixture *f[2] = { a, b };
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		fx_init(f[i]);
+		f[i]->ws.gen = 5 + i;
+		fx_dev(f[i], 0x1700, 4);
+		fx_irq(f[i], 0x1700, 40, 3, "mlx5_comp0");
+		fx_irq(f[i], 0x1700, 41, i ? 7 : 6, "mlx5_comp1");
+		fx_irq(f[i], 0x1700, 42, 3, i ? "mlx5_comp2" : "");
+		fx_irq(f[i], 0x1700, 43, 4, "mlx5_comp3");
+		hvn_ws_mark(&f[i]->ws, &listed, &online, HVN_WHY_LISTED);
+		hvn_ws_finish(&f[i]->ws, &online);
+	}
+}
+
+static void watchset_delta_of_a_move(struct hvn_test *t)
+{
+	static struct rec_log log;
+	static struct fixture a, b;
+	unsigned int i;
+
+	memset(&log, 0, sizeof(log));
+	fx_pair(&a, &b);
+	HT_EXPECT_EQ(t, hvn_ws_walk_delta(&a.ws, &b.ws, NULL, NULL), 5);
+	HT_EXPECT_EQ(t, hvn_ws_walk_delta(&a.ws, &b.ws, log_rec, &log), 5);
+	HT_EXPECT_EQ(t, log.n, 5);
+	for (i = 0; i < 5; i++) {
+		HT_EXPECT_EQ(t, log.r[i].gen, 6);
+		HT_EXPECT_EQ(t, log.r[i].idx, i);
+		HT_EXPECT_EQ(t, log.r[i].count, 5);
+		HT_EXPECT_TRUE(t, log.r[i].why & HVN_WATCH_DELTA);
+	}
+	/* CPU 6 left, CPU 7 came, in CPU order. */
+	HT_EXPECT_EQ(t, log.r[0].kind, HVN_WATCH_CPU);
+	HT_EXPECT_EQ(t, log.r[0].cpu, 6);
+	HT_EXPECT_EQ(t, log.r[0].why, HVN_WATCH_DELTA | HVN_WATCH_GONE);
+	HT_EXPECT_EQ(t, log.r[1].cpu, 7);
+	HT_EXPECT_EQ(t, log.r[1].why, HVN_WATCH_DELTA | HVN_WHY_IRQ);
+	/* Then the routes: 41 on 6 gone, 41 on 7 new, 42's new name. */
+	HT_EXPECT_EQ(t, log.r[2].kind, HVN_WATCH_IRQ);
+	HT_EXPECT_EQ(t, log.r[2].irq, 41);
+	HT_EXPECT_EQ(t, log.r[2].cpu, 6);
+	HT_EXPECT_EQ(t, log.r[2].why, HVN_WATCH_DELTA | HVN_WATCH_GONE);
+	HT_EXPECT_EQ(t, log.r[3].irq, 41);
+	HT_EXPECT_EQ(t, log.r[3].cpu, 7);
+	HT_EXPECT_EQ(t, log.r[3].why, HVN_WATCH_DELTA);
+	HT_EXPECT_EQ(t, log.r[4].irq, 42);
+	HT_EXPECT_STREQ(t, log.names[4], "mlx5_comp2");
+	/* A device's new state. */
+	b.dev[0].nirqs = 3;
+	HT_EXPECT_EQ(t, hvn_ws_walk_delta(&a.ws, &b.ws, NULL, NULL), 6);
+	/* Other devices configured: no delta says that. */
+	b.dev[0].addr = 0x1800;
+	HT_EXPECT_EQ(t, hvn_ws_walk_delta(&a.ws, &b.ws, NULL, NULL), UINT_MAX);
+}
+
+static void watchset_change_delta_or_whole(struct hvn_test *t)
+{
+	static struct fixture a, b;
+	unsigned int whole;
+
+	fx_pair(&a, &b);
+	whole = hvn_ws_walk(&b.ws, NULL_REC, NULL);
+	HT_EXPECT_EQ(t, whole, 9);	/* 4 CPUs, a device, 4 routes */
+	/* 5 of 9 records: under 60 %, over 50 %. */
+	HT_EXPECT_EQ(t, hvn_ws_walk_change(&a.ws, &b.ws, 60, NULL_REC, NULL), 5);
+	HT_EXPECT_EQ(t, hvn_ws_walk_change(&a.ws, &b.ws, 50, NULL_REC, NULL), 9);
+	HT_EXPECT_EQ(t, hvn_ws_walk_change(&a.ws, &b.ws, 0, NULL_REC, NULL), 9);
+	HT_EXPECT_EQ(t, hvn_ws_walk_change(NULL, &b.ws, 100, NULL_REC, NULL), 9);
+	/* Every 16th generation whole: a base to apply the deltas to. */
+	b.ws.gen = HVN_WATCH_WHOLE_EVERY * 3;
+	HT_EXPECT_EQ(t, hvn_ws_walk_change(&a.ws, &b.ws, 100, NULL_REC, NULL), 9);
+}
+
 static void watchset_cpumap(struct hvn_test *t)
 {
 	unsigned long listed = bits(1, 2) | bits(9, 9), online = bits(0, 15);
@@ -221,6 +308,8 @@ static struct ht_case watchset_cases[] = {
 	HT_CASE(watchset_irq_without_cpu),
 	HT_CASE(watchset_equal_ignores_order_and_gen),
 	HT_CASE(watchset_records),
+	HT_CASE(watchset_delta_of_a_move),
+	HT_CASE(watchset_change_delta_or_whole),
 	HT_CASE(watchset_cpumap),
 	{}
 };

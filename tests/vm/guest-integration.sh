@@ -231,6 +231,9 @@ irq=$(awk '/virtio0-input/ { sub(":", "", $1); print $1 }' /proc/interrupts)
 [ -n "$irq" ] || irq=$(ls /sys/bus/pci/devices/$NIC/msi_irqs | sed -n 2p)
 cur=$(cat /proc/irq/$irq/effective_affinity_list)
 to=$(( (cur + 1) % $(grep -c ^processor /proc/cpuinfo) ))
+# A set this small goes out whole on a change at the default 50 %: with
+# 100, the move's few records go out as a delta.
+echo 100 >$P/watch_delta_pct
 echo $to >/proc/irq/$irq/smp_affinity_list
 check $? "set IRQ $irq affinity from CPU $cur to $to"
 arping -c 3 -w 3 -I "$peer" 10.99.0.1 >/dev/null 2>&1
@@ -243,6 +246,26 @@ trace_pairs $NIC | grep -qx "$irq:$cur"
 check $? "watch no longer has IRQ $irq on CPU $cur"
 is_watched $to
 check $? "CPU $to is watched after the move"
+g=$(grep " watch: " $T/trace | grep "irq cpu=$to why=[^ ]* .* irq=$irq " |
+	sed -n 's/.* gen=\([0-9]*\) .*/\1/p' | tail -n 1)
+grep " watch: " $T/trace | grep " gen=${g:-x} " >/tmp/delta.txt
+cat /tmp/delta.txt
+nd=$(grep -c "why=[^ ]*delta" /tmp/delta.txt)
+if [ -n "$g" ] && [ $((g % 16)) = 0 ]; then
+	[ "$nd" = 0 ]
+	check $? "the move went out whole, as generation $g (a multiple of 16) must"
+else
+	[ -n "$g" ] && [ "$(grep -c . /tmp/delta.txt)" = "$nd" ] &&
+		grep -q "irq cpu=$cur why=[^ ]*delta|gone .* irq=$irq " /tmp/delta.txt
+	check $? "the move went out as a delta: IRQ $irq gone from CPU $cur, on CPU $to ($nd records, generation ${g:-?})"
+fi
+# What the deltas make is the set the module emits whole when asked.
+watch_recs >/tmp/applied.txt
+echo 1 >$P/emit
+whole=$(watch_recs)
+[ -s /tmp/applied.txt ] && [ "$(cat /tmp/applied.txt)" = "$whole" ]
+check $? "the set the records make equals generation ${g:-?} emitted whole ($(grep -c . /tmp/applied.txt) records)"
+echo 50 >$P/watch_delta_pct
 
 # CPU hotplug of a listed CPU.
 echo 3 >$P/cpus

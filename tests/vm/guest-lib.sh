@@ -85,24 +85,56 @@ expand_cpulist() {
 	done
 }
 
-# The hvnoise:watch records of the newest generation in $T/trace (or in the
-# report of a recording named by $hvn_trace), one per line: KIND CPU WHY DEV
-# IRQ NIRQS NAME.
+# The watched set the hvnoise:watch records in $T/trace (or in the report of
+# a recording named by $hvn_trace) describe last, one record per line: KIND
+# CPU WHY DEV IRQ NIRQS NAME.  The newest whole set, then each delta after
+# it in generation order (a delta's records: why has "delta"; "gone" for
+# what is no more), each whole, as Documentation/events.rst says a reader
+# applies them.
 watch_recs() {
 	awk '/ watch: / {
 		kind = ""; delete f
 		for (i = 1; i <= NF; i++) {
-			if ($i ~ /^[0-9]+\/[0-9]+$/) kind = $(i + 1)
+			if ($i ~ /^[0-9]+\/[0-9]+$/) { kind = $(i + 1); split($i, of, "/") }
 			n = index($i, "=")
 			if (n > 1) f[substr($i, 1, n - 1)] = substr($i, n + 1)
 		}
 		g = f["gen"] + 0
+		delta = ("|" f["why"] "|") ~ /[|]delta[|]/
+		gone = ("|" f["why"] "|") ~ /[|]gone[|]/
+		why = ""; nw = split(f["why"], w, "|")
+		for (i = 1; i <= nw; i++)
+			if (w[i] != "delta" && w[i] != "gone" && w[i] != "")
+				why = why (why == "" ? "" : "|") w[i]
+		f["why"] = why
 		for (k in f) if (f[k] == "") f[k] = "-"
-		recs[g] = recs[g] kind " " f["cpu"] " " f["why"] " " f["dev"] " " \
-			  f["irq"] " " f["nirqs"] " " f["name"] "\n"
+		key = kind == "cpu" ? kind " " f["cpu"] : kind == "device" ? kind " " f["dev"] : \
+		      kind " " f["dev"] " " f["irq"] " " f["cpu"]
+		line = kind " " f["cpu"] " " f["why"] " " f["dev"] " " \
+		       f["irq"] " " f["nirqs"] " " f["name"]
+		if (delta) {
+			d[g] = d[g] (gone ? "-" : "+") key SUBSEP line "\n"
+			nd[g]++; cnt[g] = of[2] + 0
+		} else {
+			wh[g] = wh[g] key SUBSEP line "\n"
+			if (g > base) base = g
+		}
 		if (g > maxg) maxg = g
 	}
-	END { printf "%s", recs[maxg] }' "${hvn_trace:-$T/trace}" | sort -u
+	END {
+		n = split(wh[base], r, "\n")
+		for (i = 1; i <= n; i++)
+			if (split(r[i], kv, SUBSEP) == 2) set[kv[1]] = kv[2]
+		for (g = base + 1; g <= maxg && nd[g] && nd[g] == cnt[g]; g++) {
+			n = split(d[g], r, "\n")
+			for (i = 1; i <= n; i++) {
+				if (split(substr(r[i], 2), kv, SUBSEP) != 2) continue
+				if (substr(r[i], 1, 1) == "-") delete set[kv[1]]
+				else set[kv[1]] = kv[2]
+			}
+		}
+		for (k in set) print set[k]
+	}' "${hvn_trace:-$T/trace}" | sort -u
 }
 
 watch_gen() {

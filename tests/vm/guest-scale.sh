@@ -112,6 +112,28 @@ for step in there back; do
 	t0=$(us move0)
 	[ -n "$t1" ] && [ -n "$t0" ] &&
 		echo "SCALE move irqs=$((nq + 3)) us=$((t1 - t0)) (the affinity write, then frames, to the irq_migrate event)"
+	# The poll's next set says the move as a delta: the records that
+	# changed, not the whole set (whole each 16th generation, a base for
+	# a ring that overwrites); asked for whole, it has what /proc has.
+	sel="irq cpu=$to why=[^ ]* .* irq=$irq "
+	wait_until 5 'grep " watch: " $T/trace | grep -q "$sel"'
+	g=$(grep " watch: " $T/trace | grep "$sel" | sed -n 's/.* gen=\([0-9]*\) .*/\1/p' | head -n 1)
+	recs() { grep " watch: " $T/trace | grep " gen=${g:-x} "; }
+	nd=$(recs | grep -c "why=[^ ]*delta")
+	whole_n() { recs | grep -v "why=[^ ]*delta" | sed -n 's|.* gen=[0-9]* [0-9]*/\([0-9]*\) .*|\1|p' | head -n 1; }
+	whole_have() { recs | grep -v "why=[^ ]*delta" | sed -n 's|.* gen=[0-9]* \([0-9]*\)/.*|\1|p' | sort -u | wc -l; }
+	echo 1 >$P/emit
+	wait_until 5 '[ -n "$(whole_n)" ] && [ "$(whole_have)" = "$(whole_n)" ]'
+	nw=$(whole_n)
+	if [ -n "$g" ] && [ $((g % 16)) = 0 ]; then
+		[ "$nd" = 0 ]
+		check $? "the move $step went out whole, as generation $g (a multiple of 16) must"
+	else
+		[ -n "$g" ] && [ "$nd" -ge 2 ] && [ "$nd" -le 4 ] && [ "$(recs | grep -c .)" -ge "$nd" ]
+		check $? "the move $step went out as a delta of $nd records (generation ${g:-?}; the whole set: ${nw:-?})"
+		echo "SCALE move-records irqs=$((nq + 3)) delta=$nd whole=${nw:-?} (records of a move; 64 bytes each in the ring)"
+	fi
+	pairs_as_proc $NIC "the set after the move $step"
 	t=$from from=$to to=$t
 done
 

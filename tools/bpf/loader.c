@@ -63,6 +63,10 @@ struct hvn_bpf {
 	char watched[HVN_BPF_MAX_CPUS * 5];	/* any cpulist of them: "N," each */
 	enum hvn_steal_way steal;
 	bool emit_pending;		/* the watched set changed */
+	bool emit_whole;		/* asked for it whole */
+	/* The set the records last emitted describe, while a change from it
+	 * waits to go out as a delta; NULL: none, or emitted. */
+	struct hvn_watchset *emitted;
 	uint64_t watch_ts;		/* when: before the probes saw it */
 	uint64_t irq_lost;		/* watched IRQs the table had no room
 					 * for, in the set applied last */
@@ -259,7 +263,11 @@ static void apply(struct hvn_bpf *b, struct hvn_watchset *ws)
 	}
 	hvn_cpulist_format(b->watched, sizeof(b->watched), map, b->ncpus);
 	ws->gen = ++b->gen;
-	hvn_sysfs_ws_free(b->ws);
+	/* Until its change is emitted, the set it changes is kept. */
+	if (b->emit_pending || !b->ws)
+		hvn_sysfs_ws_free(b->ws);
+	else
+		b->emitted = b->ws;
 	b->ws = ws;
 	b->emit_pending = true;
 	b->watch_ts = watch_ts;
@@ -613,11 +621,19 @@ static int drain(struct hvn_bpf *b, hvn_bpf_rec_fn fn, void *ctx)
 	b->ctx = ctx;
 	b->delivered = 0;
 	b->err = 0;
-	if (b->emit_pending) {
-		struct watch_emit we = { b, b->watch_ts };
+	if (b->ws && (b->emit_pending || b->emit_whole)) {
+		struct watch_emit we = { b, b->emit_pending ? b->watch_ts :
+					 hvn_now(CLOCK_MONOTONIC) };
 
-		b->emit_pending = false;
-		hvn_ws_walk(b->ws, emit_watch, &we);
+		if (b->emit_whole)
+			hvn_ws_walk(b->ws, emit_watch, &we);
+		else
+			hvn_ws_walk_change(b->emitted, b->ws,
+					   hvn_bpf_tunable(&b->cfg, HVN_TUN_watch_delta_pct),
+					   emit_watch, &we);
+		b->emit_pending = b->emit_whole = false;
+		hvn_sysfs_ws_free(b->emitted);
+		b->emitted = NULL;
 	}
 	if (ring_buffer__consume(b->rb) < 0 && !b->err)
 		b->err = -1;
@@ -769,8 +785,14 @@ void hvn_bpf_free(struct hvn_bpf *b)
 	free(b->online);
 	ring_buffer__free(b->rb);
 	hvnoise_bpf__destroy(b->skel);
+	hvn_sysfs_ws_free(b->emitted);
 	hvn_sysfs_ws_free(b->ws);
 	free(b);
+}
+
+void hvn_bpf_emit_whole(struct hvn_bpf *b)
+{
+	b->emit_whole = true;
 }
 
 const char *hvn_bpf_watched(const struct hvn_bpf *b)

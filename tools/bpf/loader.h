@@ -32,6 +32,9 @@ int hvn_bpf_poll(struct hvn_bpf *b, hvn_bpf_rec_fn fn, void *ctx);
 int hvn_bpf_finish(struct hvn_bpf *b, hvn_bpf_rec_fn fn, void *ctx);
 void hvn_bpf_free(struct hvn_bpf *b);
 
+/* The watched set emitted whole at the next poll (a flight recorder's
+ * ring must hold one to apply the deltas after it to). */
+void hvn_bpf_emit_whole(struct hvn_bpf *b);
 /* The watched CPUs as a cpulist, and what was lost. */
 const char *hvn_bpf_watched(const struct hvn_bpf *b);
 uint64_t hvn_bpf_dropped(const struct hvn_bpf *b);

@@ -109,7 +109,7 @@ static int watch_handler(struct trace_seq *s, struct tep_record *rec,
 	case HVN_WATCH_CPU:
 		trace_seq_printf(s, " cpu=%d why=%s%s%s%s",
 				 sval(s, ev, rec, "cpu"),
-				 why ? "" : "-",
+				 why & HVN_WHY_ALL ? "" : "-",
 				 why & HVN_WHY_LISTED ? "listed" : "",
 				 why & HVN_WHY_IRQ ?
 				 (why & HVN_WHY_LISTED ? "|irq" : "irq") : "",
@@ -137,6 +137,9 @@ static int watch_handler(struct trace_seq *s, struct tep_record *rec,
 	default:
 		trace_seq_printf(s, " kind=%u", kind);
 	}
+	/* One of a delta's records: a change, or what is no more. */
+	if (why & HVN_WATCH_DELTA)
+		trace_seq_printf(s, why & HVN_WATCH_GONE ? " delta gone" : " delta");
 	return 0;
 }
 

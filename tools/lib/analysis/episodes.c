@@ -160,7 +160,7 @@ void hvn_an_free(struct hvn_analysis *an)
 {
 	free(an->cpu);
 	free(an->watch);
-	free(an->watch_have);
+	free(an->wpend);
 	free(an->irq_count);
 	free(an->clk);
 	free(an->mig);
@@ -246,43 +246,216 @@ static bool grow_zeroed(void **p, int *cap, int min, size_t size, int64_t idx)
 	return true;
 }
 
+/* One record of an emission not applied yet. */
+struct hvn_watch_pend {
+	uint32_t gen, idx, count;
+	bool delta;
+	struct hvn_watch_rec r;
+};
+
+static int cmp_pend(const void *a, const void *b)
+{
+	const struct hvn_watch_pend *x = a, *y = b;
+
+	if (x->gen != y->gen)
+		return x->gen < y->gen ? -1 : 1;
+	if (x->delta != y->delta)
+		return x->delta ? 1 : -1;
+	return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* The same record of the set: a CPU, a device, an IRQ route. */
+static bool same_watch(const struct hvn_watch_rec *a, const struct hvn_watch_rec *b)
+{
+	if (a->kind != b->kind)
+		return false;
+	switch (a->kind) {
+	case HVN_WATCH_CPU:
+		return a->cpu == b->cpu;
+	case HVN_WATCH_DEVICE:
+		return a->dev == b->dev;
+	default:
+		return a->dev == b->dev && a->irq == b->irq && a->cpu == b->cpu;
+	}
+}
+
+/* The order a whole set is emitted in; devices keep theirs (@pos). */
+static int cmp_watch(const struct hvn_watch_rec *a, const struct hvn_watch_rec *b)
+{
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	if (a->kind == HVN_WATCH_CPU)
+		return (a->cpu > b->cpu) - (a->cpu < b->cpu);
+	if (a->kind != HVN_WATCH_IRQ)
+		return 0;
+	if (a->dev != b->dev)
+		return a->dev < b->dev ? -1 : 1;
+	if (a->irq != b->irq)
+		return a->irq < b->irq ? -1 : 1;
+	return (a->cpu > b->cpu) - (a->cpu < b->cpu);
+}
+
+static bool watch_room(struct hvn_analysis *an, int n)
+{
+	struct hvn_watch_rec *w;
+
+	if (n <= an->watch_cap)
+		return true;
+	w = realloc(an->watch, (size_t)n * sizeof(*w));
+	if (!w)
+		return false;
+	an->watch = w;
+	an->watch_cap = n;
+	return true;
+}
+
+/* Emission @p[0..n) (one gen, one kind, idx ascending, no repeats) made
+ * the set: a whole one replaces it, a delta changes it. */
+static bool watch_take(struct hvn_analysis *an, const struct hvn_watch_pend *p,
+		       int n)
+{
+	if (!p->delta) {
+		if (!watch_room(an, n))
+			return false;
+		an->nwatch = 0;
+		for (int i = 0; i < n; i++)
+			an->watch[an->nwatch++] = p[i].r;
+	} else {
+		if (!watch_room(an, an->nwatch + n))
+			return false;
+		for (int i = 0; i < n; i++) {
+			struct hvn_watch_rec r = p[i].r;
+			int k = 0;
+
+			while (k < an->nwatch && !same_watch(&an->watch[k], &r))
+				k++;
+			if (r.why & HVN_WATCH_GONE) {
+				if (k < an->nwatch)
+					an->watch[k] = an->watch[--an->nwatch];
+				continue;
+			}
+			r.why &= ~(HVN_WATCH_DELTA | HVN_WATCH_GONE);
+			an->watch[k == an->nwatch ? an->nwatch++ : k] = r;
+		}
+		/* Back in the emitted order: insertion sort, stable, the
+		 * set mostly in order already. */
+		for (int i = 1; i < an->nwatch; i++) {
+			struct hvn_watch_rec t = an->watch[i];
+			int j = i;
+
+			for (; j > 0 && cmp_watch(&an->watch[j - 1], &t) > 0; j--)
+				an->watch[j] = an->watch[j - 1];
+			an->watch[j] = t;
+		}
+	}
+	an->watch_gen = p->gen;
+	an->watch_seen = true;
+	an->watch_part = false;
+	return true;
+}
+
+/* Generation @gen is behind the set: its records are of no use.  A set
+ * taken in part still takes the rest of its records. */
+static bool watch_passed(const struct hvn_analysis *an, uint32_t gen)
+{
+	return an->watch_seen &&
+	       (gen < an->watch_gen || (gen == an->watch_gen && !an->watch_part));
+}
+
+/*
+ * Apply what the pending records allow, in generation order (they come
+ * per CPU, not in time order): the newest whole set that came complete,
+ * then each complete delta that follows on.  Records of a generation
+ * already passed are dropped.  @last: nothing more will come, so where no
+ * set came complete, the newest is taken as far as it came.
+ */
+static void watch_apply(struct hvn_analysis *an, bool last)
+{
+	struct hvn_watch_pend *p = an->wpend;
+	int n = 0;
+
+	if (!an->npend)
+		return;
+	qsort(p, an->npend, sizeof(*p), cmp_pend);
+	for (int i = 0; i < an->npend; i++)	/* each record once */
+		if (!n || cmp_pend(&p[n - 1], &p[i]))
+			p[n++] = p[i];
+	an->npend = n;
+	for (;;) {
+		int take = -1, ntake = 0, part = -1, npart = 0;
+
+		for (int a = 0, b; a < an->npend; a = b) {
+			bool complete;
+
+			for (b = a; b < an->npend && p[b].gen == p[a].gen &&
+			     p[b].delta == p[a].delta; b++)
+				;
+			if (watch_passed(an, p[a].gen))
+				continue;
+			complete = (uint32_t)(b - a) == p[a].count;
+			if (!p[a].delta && complete)
+				take = a, ntake = b - a;	/* the newest last */
+			else if (!p[a].delta)
+				part = a, npart = b - a;
+		}
+		if (take < 0 && an->watch_seen && !an->watch_part)
+			for (int a = 0, b; a < an->npend && take < 0; a = b) {
+				for (b = a; b < an->npend && p[b].gen == p[a].gen &&
+				     p[b].delta == p[a].delta; b++)
+					;
+				if (p[a].delta && p[a].gen == an->watch_gen + 1 &&
+				    (uint32_t)(b - a) == p[a].count)
+					take = a, ntake = b - a;
+			}
+		if (take < 0 && last && part >= 0 &&
+		    (!an->watch_seen || an->watch_part) &&
+		    (!an->watch_seen || p[part].gen > an->watch_gen ||
+		     npart > an->nwatch)) {
+			if (!watch_take(an, &p[part], npart))
+				break;
+			an->watch_part = true;
+			continue;
+		}
+		if (take < 0 || !watch_take(an, &p[take], ntake))
+			break;
+	}
+	n = 0;
+	for (int i = 0; i < an->npend; i++)
+		if (!watch_passed(an, p[i].gen))
+			p[n++] = p[i];
+	an->npend = n;
+}
+
 static void watch_rec(struct hvn_analysis *an, const uint8_t *d, uint32_t len,
 		      bool *bad)
 {
 	const struct hvn_field *f = an->schema->f[HVN_EV_WATCH];
-	uint32_t gen = fld(&f[W_GEN], d, len, bad);
-	uint32_t idx = fld(&f[W_IDX], d, len, bad);
+	struct hvn_watch_pend *p;
 	struct hvn_watch_rec *w;
 
-	/* Events come per CPU, not in time order: keep the newest set. */
-	if (an->watch_seen && gen < an->watch_gen)
-		return;
-	if (!an->watch_seen || gen > an->watch_gen) {
-		an->nwatch = 0;
-		an->watch_gen = gen;
-		an->watch_seen = true;
-		if (an->watch_have)
-			memset(an->watch_have, 0, an->watch_have_n);
-	}
-	if (idx >= 65536 ||
-	    !grow_zeroed((void **)&an->watch_have, &an->watch_have_n, 64,
-			 sizeof(*an->watch_have), idx))
-		return;
-	if (an->watch_have[idx])
-		return;		/* the same set emitted again */
-	if (an->nwatch == an->watch_cap) {
-		int n = an->watch_cap ? an->watch_cap * 2 : 64;
+	if (an->npend == an->pend_cap) {
+		int cap = an->pend_cap ? 2 * an->pend_cap : 64;
 
-		if (n > 65536)
-			return;
-		w = realloc(an->watch, n * sizeof(*w));
-		if (!w)
-			return;
-		an->watch = w;
-		an->watch_cap = n;
+		/* Applied as far as they go before growing: a long
+		 * recording of many changes holds few records. */
+		watch_apply(an, false);
+		if (an->npend > an->pend_cap / 2 || !an->pend_cap) {
+			if (cap > 1 << 22)
+				return;
+			p = realloc(an->wpend, (size_t)cap * sizeof(*p));
+			if (!p)
+				return;
+			an->wpend = p;
+			an->pend_cap = cap;
+		}
 	}
-	an->watch_have[idx] = 1;
-	w = &an->watch[an->nwatch++];
+	p = &an->wpend[an->npend];
+	p->gen = fld(&f[W_GEN], d, len, bad);
+	p->idx = fld(&f[W_IDX], d, len, bad);
+	p->count = fld(&f[W_COUNT], d, len, bad);
+	if (p->idx >= p->count || watch_passed(an, p->gen))
+		return;
+	w = &p->r;
 	w->kind = fld(&f[W_KIND], d, len, bad);
 	w->why = fld(&f[W_WHY], d, len, bad);
 	w->cpu = fld(&f[W_CPU], d, len, bad);
@@ -291,6 +464,8 @@ static void watch_rec(struct hvn_analysis *an, const uint8_t *d, uint32_t len,
 	w->dev = fld(&f[W_DEV], d, len, bad);
 	w->nirqs = fld(&f[W_NIRQS], d, len, bad);
 	fld_str(&f[W_NAME], d, len, w->name, sizeof(w->name), bad);
+	p->delta = w->why & HVN_WATCH_DELTA;
+	an->npend++;
 }
 
 static void irq_count(struct hvn_analysis *an, int64_t irq)
@@ -557,6 +732,7 @@ void hvn_fmt_utc(const struct hvn_analysis *an, uint64_t mono, char *buf,
 /* Fill in what each CPU is watched for and the IRQs it serves. */
 void hvn_an_finish(struct hvn_analysis *an)
 {
+	watch_apply(an, true);
 	for (int i = 0; i < an->ncpu; i++) {
 		an->cpu[i].serves[0] = 0;
 		an->cpu[i].watched = false;

@@ -86,6 +86,8 @@ struct hvn_watch_rec {
 	char name[HVN_NAME_LEN + 1];
 };
 
+struct hvn_watch_pend;
+
 struct hvn_clock_pair {
 	uint64_t mono, real;
 };
@@ -108,14 +110,16 @@ struct hvn_analysis {
 	struct hvn_episode top[HVN_TOP_MAX];
 	int ntop;
 
+	/* The watched set of generation watch_gen (after hvn_an_finish()):
+	 * its newest whole set, its deltas applied. */
 	struct hvn_watch_rec *watch;
 	int nwatch, watch_cap;
 	uint32_t watch_gen;
 	bool watch_seen;
-	/* The newest set's record indices seen: a set emitted twice (the
-	 * event enabled, then emit=1) is kept once. */
-	uint8_t *watch_have;
-	int watch_have_n;
+	bool watch_part;		/* that set came in part (so far) */
+	/* Records not applied yet: newer sets and deltas, perhaps in part. */
+	struct hvn_watch_pend *wpend;
+	int npend, pend_cap;
 
 	uint64_t *irq_count;		/* irq_handler_entry per IRQ number */
 	int irq_cap;

@@ -20,7 +20,8 @@
 
 static const char *const print_fmt[HVN_NR_EVENTS] = {
 	[HVN_EV_watch] = "\"gen=%u %u/%u %s cpu=%d why=%s dev=%04x:%02x:%02x.%x node=%d irq=%d nirqs=%u name=%s\""
-		", REC->gen, REC->idx + 1, REC->count, __print_symbolic(REC->kind, { 0, \"cpu\" }, { 1, \"device\" }, { 2, \"irq\" }), REC->cpu, __print_flags(REC->why, \"|\", { 0x1, \"listed\" }, { 0x2, \"irq\" }, { 0x4, \"numa\" }, { 0x8, \"checked\" }, { 0x10, \"managed\" }, { 0x20, \"fixed\" }), REC->dev >> 16, (REC->dev >> 8) & 0xff, (REC->dev >> 3) & 0x1f, REC->dev & 0x7, REC->node, REC->irq, REC->nirqs, REC->name",
+		", REC->gen, REC->idx + 1, REC->count, __print_symbolic(REC->kind, { 0, \"cpu\" }, { 1, \"device\" }, { 2, \"irq\" }), REC->cpu, __print_flags(REC->why, \"|\", { 0x1, \"listed\" }, { 0x2, \"irq\" }, { 0x4, \"numa\" }, { 0x8, \"checked\" }, { 0x10, \"managed\" }, { 0x20, \"fixed\" }, "
+		"{ 0x40, \"delta\" }, { 0x80, \"gone\" }), REC->dev >> 16, (REC->dev >> 8) & 0xff, (REC->dev >> 3) & 0x1f, REC->dev & 0x7, REC->node, REC->irq, REC->nirqs, REC->name",
 	[HVN_EV_steal] = "\"cpu=%d start=%llu duration=%llu window=%llu source=%s\", REC->cpu, REC->start, REC->duration, REC->window, __print_symbolic(REC->source, { 0, \"kvm\" }, { 1, \"kcpustat\" }, { 2, \"pvtime\" })",
 	[HVN_EV_lost] = "\"cpu=%d start=%llu duration=%llu irq_ns=%llu steal_ns=%llu unexplained_ns=%llu\", REC->cpu, REC->start, REC->duration, REC->irq_ns, REC->steal_ns, REC->unexplained_ns",
 	[HVN_EV_irq_storm_begin] = "\"cpu=%d source=%s irq=%d name=%s start=%llu threshold=%u\", REC->cpu, __print_symbolic(REC->source, " SRC_SYMS "), REC->irq, REC->name, REC->start, REC->threshold",
