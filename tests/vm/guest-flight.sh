@@ -150,11 +150,19 @@ if [ -n "$lostf" ]; then
 	grep -q " lost: *cpu=[0-9]* lost=[0-9]*\.[0-9]\{6\}ms unexplained=" $D/lost.txt &&
 		! grep -q "FAILED TO PARSE" $D/lost.txt
 	check $? "trace-cmd report with plugin_hvnoise.so decodes the incident's lost events"
-	# The watched set is recorded when it changes or a reader asks; a
-	# recorder that asked every poll filled its ring with it.
+	# The watched set is recorded when it changes or a reader asks (the
+	# flight recorder as it takes an incident); a recorder that asked
+	# every poll filled its ring with it.
 	sets=$(grep -c " watch: *gen=[0-9]* 1/" $D/lost.txt)
-	[ "$sets" -ge 1 ] && [ "$sets" -le 2 ]
-	check $? "the lost incident's $(grep -c " watch: " $D/lost.txt) watch records are the watched set at the start only: its enable and the recorder asking ($sets copies, 1 or 2)"
+	[ "$sets" -ge 1 ] && [ "$sets" -le 3 ]
+	check $? "the lost incident's $(grep -c " watch: " $D/lost.txt) watch records are the watched set at the start (its enable, the recorder asking) and as the incident was taken, not each poll ($sets copies, 1 to 3)"
+fi
+sigf=$(ls $D/*-signal.dat 2>/dev/null | head -n 1)
+if [ -n "$sigf" ]; then
+	# After others took the ring's copies, an incident holds a whole set.
+	$HVN report --json "$sigf" >$D/signal.json 2>&1
+	grep -q '"watched":\[{"kind":"cpu"' $D/signal.json
+	check $? "the SIGUSR1 incident, the fourth, holds the watched set (emitted whole as each incident is taken)"
 fi
 if [ -n "$stormf" ]; then
 	$HVN report --json "$stormf" >$D/storm.json 2>&1

@@ -762,6 +762,10 @@ static int write_incident(struct flight *f, const char *tag, const char *why,
 	struct tm tm;
 	int ret;
 
+	/* The watched set whole into the ring first: the copy at the start
+	 * is overwritten or taken by an earlier incident, and the changes
+	 * since apply only to a whole set. */
+	hvn_session_emit_watch(&f->ring);
 	/* What BPF has delivered by now belongs in this incident. */
 	if (f->ring.bpf)
 		hvn_bpf_poll(f->ring.bpf, bpf_rec, f);

@@ -191,6 +191,14 @@ static bool wants_watch(const struct hvn_session *s)
 	return false;
 }
 
+void hvn_session_emit_watch(struct hvn_session *s)
+{
+	if (s->bpf)
+		hvn_bpf_emit_whole(s->bpf);
+	else if (wants_watch(s))
+		hvn_write_str("/sys/module/hvnoise/parameters/emit", "1");
+}
+
 static int enable(struct hvn_session *s, const char *spec)
 {
 	char *sys = strdup(spec), *ev = strchr(sys, ':');

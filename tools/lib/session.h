@@ -103,6 +103,9 @@ void hvn_unpin(void);
  * CLOCK_MONOTONIC ns, during which no detector event could come.
  */
 enum { HVN_MOD_SAME, HVN_MOD_GONE, HVN_MOD_BACK };
+/* The watched set emitted whole again into the session (hvnoise.ko's goes
+ * into every buffer recording hvnoise:watch). */
+void hvn_session_emit_watch(struct hvn_session *s);
 int hvn_session_module_check(struct hvn_session *s, uint64_t *gap_start,
 			     uint64_t *gap_end);
 /* What hvn_session_module_check() says unless mod_quiet: for a caller
