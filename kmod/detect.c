@@ -117,6 +117,7 @@ struct hvn_irqent {
 struct hvn_irqtab {
 	struct rcu_head rcu;
 	unsigned int n;
+	unsigned int nused;		/* IRQs in it */
 	struct hvn_irqent e[];
 };
 
@@ -646,6 +647,7 @@ static struct hvn_irqtab *build_irqtab(const struct hvn_watchset *ws,
 		if (e->used)
 			continue;	/* first CPU of a multi-CPU IRQ */
 		e->used = true;
+		t->nused++;
 		e->dev = ws->irq[i].dev;
 		atomic_set(&e->cpu, ws->irq[i].cpu);
 		strscpy(e->name, ws->irq[i].name, sizeof(e->name));
@@ -670,6 +672,34 @@ static struct hvn_irqtab *build_irqtab(const struct hvn_watchset *ws,
 	return t;
 }
 
+/*
+ * Whether @t has @ws's IRQs, each of the same device and name: then a
+ * change of the set moved IRQs only, which migrate_seen() has written
+ * into @t in place, and the table (sized by the highest IRQ number, kB
+ * on a big host) is not built again.
+ */
+static bool irqtab_same(const struct hvn_irqtab *t,
+			const struct hvn_watchset *ws)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < ws->nirq; i++) {
+		const struct hvn_wirq *w = &ws->irq[i];
+		const struct hvn_irqent *e;
+
+		if (w->irq < 0 || (i && ws->irq[i - 1].irq == w->irq))
+			continue;
+		if ((unsigned int)w->irq >= t->n)
+			return false;
+		e = &t->e[w->irq];
+		if (!e->used || e->dev != w->dev ||
+		    strncmp(e->name, w->name, sizeof(e->name)))
+			return false;
+		n++;
+	}
+	return n == t->nused;
+}
+
 void hvn_detect_update(const struct hvn_watchset *ws)
 {
 	struct hvn_irqtab *t, *ot;
@@ -687,6 +717,8 @@ void hvn_detect_update(const struct hvn_watchset *ws)
 				     ws->as_of);
 
 	ot = rcu_dereference_protected(hvn_irqtab, lockdep_is_held(&hvn_lock));
+	if (ot && irqtab_same(ot, ws))
+		goto irqs_done;
 	t = build_irqtab(ws, ot);
 	if (t || !ot) {
 		rcu_assign_pointer(hvn_irqtab, t);
@@ -697,7 +729,7 @@ void hvn_detect_update(const struct hvn_watchset *ws)
 		pr_warn_ratelimited("no memory for the IRQ table of the new watched set (%u IRQs); IRQ moves are judged against the previous set\n",
 				    ws->nirq);
 	}
-
+irqs_done:
 	hvn_steal_watch(ws);
 	cpus_read_lock();
 	for_each_online_cpu(cpu) {
