@@ -135,7 +135,7 @@ build/tools-arm64/obj/%.o: %.c $(ARM64_HDRS) build/tools-arm64/inputs
 build/tools-arm64/hvnoise: $(patsubst %.c,build/tools-arm64/obj/%.o,$(TOOL_CMD_SRCS) $(TOOL_LIB_SRCS)) | arm64-inputs
 	$(ARM64_CC) -o $@ $^ $(ARM64_LDLIBS)
 
-.PHONY: all module clean check demo deps unit unit-build tools fuzz fuzz-build stress soak-detectors soak-innocent soak-hangs soak-exp anchor arm64-inputs tools-arm64 vmtools \
+.PHONY: all module clean check demo deps unit unit-build tools fuzz fuzz-build stress big-guest soak-detectors soak-innocent soak-hangs soak-exp anchor arm64-inputs tools-arm64 vmtools \
 	install install-tools install-module uninstall dkms-install dkms-uninstall \
 	tools-dist dkms-source deb
 
@@ -329,6 +329,13 @@ stress: deps
 	mkdir -p build/stress && $(MAKE) -s build/vmtools/dread && \
 	tests/vm/stress.sh $${CYCLES:-500} build/stress $$k build/kbuild-7.2-test/kmod/hvnoise.ko \
 		build/vmtools/dread
+
+# A guest of GPU-host size: 384 vCPUs (CPUS=N) and ~2,400 MSI-X vectors, the
+# watched set, an IRQ move and a storm (tests/vm/big-guest.sh; QEMU from
+# bookworm-backports, whose TCG emulates x2APIC).  Minutes; nothing else
+# may run meanwhile.
+big-guest: deps
+	tests/vm/big-guest.sh $${CPUS:-384} build/big-guest
 
 # Lost-time recall: N rounds of host pauses and vCPU hogs (10 vCPU-injections
 # a round), module then BPF, in one booted VM; soak-exp runs the mechanism

@@ -16,6 +16,11 @@
 # one TCG thread.  HVN_VM_ACCEL=tcg gives a thread per vCPU, which the
 # detector test needs to take one vCPU's host core away.
 #
+# HVN_VM_QEMU: the QEMU binary (default qemu-system-ARCH on the PATH);
+# HVN_VM_MEM: the guest's memory (default 1024, MiB); HVN_VM_PRE_ARGS:
+# arguments before the devices (a q35 machine and its IOMMU, which must
+# come first).  tests/vm/big-guest.sh sets them for its 384 vCPUs.
+#
 # HVN_VM_ARCH=aarch64: QEMU's virt machine with a GICv3 and its ITS (MSI-X
 # for the PCIe devices, at the same addresses), a Cortex-A72 (ARMv8.0: no
 # pointer authentication for TCG to emulate slowly), the console on the
@@ -34,7 +39,10 @@ aarch64) qemu=qemu-system-aarch64 machine=(-M virt,gic-version=3,its=on -cpu cor
 	console="console=ttyAMA0 nokaslr" ;;
 *) echo "qemu.sh: HVN_VM_ARCH=$HVN_VM_ARCH: x86_64 or aarch64" >&2; exit 2 ;;
 esac
-args=("${machine[@]}" -accel "${HVN_VM_ACCEL:-tcg,thread=single}" -smp "${HVN_VM_CPUS:-4}" -m 1024 -no-reboot
+qemu=${HVN_VM_QEMU:-$qemu}
+# shellcheck disable=SC2206
+[ -n "${HVN_VM_PRE_ARGS:-}" ] && machine+=($HVN_VM_PRE_ARGS)
+args=("${machine[@]}" -accel "${HVN_VM_ACCEL:-tcg,thread=single}" -smp "${HVN_VM_CPUS:-4}" -m "${HVN_VM_MEM:-1024}" -no-reboot
       -name hvnoise-vm,debug-threads=on
       -display none -monitor none -serial "file:$log"
       -kernel "$kernel" -initrd "$initrd"
