@@ -692,8 +692,11 @@ static bool irqtab_same(const struct hvn_irqtab *t,
 		if ((unsigned int)w->irq >= t->n)
 			return false;
 		e = &t->e[w->irq];
+		/* A freed vector (no CPU, no name) keeps its last name, as
+		 * build_irqtab() keeps it. */
 		if (!e->used || e->dev != w->dev ||
-		    strncmp(e->name, w->name, sizeof(e->name)))
+		    (strncmp(e->name, w->name, sizeof(e->name)) &&
+		     (w->cpu >= 0 || w->name[0])))
 			return false;
 		n++;
 	}

@@ -13,6 +13,7 @@
 #include <linux/pci.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
+#include <linux/timekeeping.h>
 #include <linux/workqueue.h>
 #include "compat.h"
 #include "detect.h"
@@ -65,7 +66,14 @@ int hvn_watch_update(const struct hvn_config *cfg, bool strict,
 		hvn_ws_free(ws);
 		return 0;
 	}
-	ws->gen = old ? old->gen + 1 : 1;
+	/*
+	 * A load's first generation: the milliseconds since boot, so that a
+	 * recording across a reload sees the new load's sets as the newer
+	 * ones (a change takes more than a millisecond; readers compare
+	 * generations modulo 2^32).
+	 */
+	ws->gen = old ? old->gen + 1 :
+		  (u32)div_u64(ktime_get_boottime_ns(), NSEC_PER_MSEC) + 1;
 	rcu_assign_pointer(hvn_ws, ws);
 	hvn_trace_watch_change(old, ws);
 	hvn_detect_update(ws);

@@ -241,10 +241,16 @@ unsigned int hvn_ws_walk_change(const struct hvn_watchset *old,
 	 * Every HVN_WATCH_WHOLE_EVERY'th whole, deltas or not: a ring that
 	 * overwrites still holds a base to apply the deltas after it to.
 	 */
-	if (old && pct && new->gen % HVN_WATCH_WHOLE_EVERY) {
+	if (old && pct && (new->gen % HVN_WATCH_WHOLE_EVERY || !whole)) {
 		n = hvn_ws_walk_delta(old, new, NULL, NULL);
-		/* in 64 bits: whole * pct overflows at 43 million records */
-		if (n != UINT_MAX && (u64)n * 100 < (u64)whole * pct)
+		/*
+		 * Only from the generation before (a delta applies to it
+		 * alone) and only of something; an empty set has no whole
+		 * records to say it.  In 64 bits: whole * pct overflows at
+		 * 43 million records.
+		 */
+		if (n != UINT_MAX && n && new->gen == old->gen + 1 &&
+		    ((u64)n * 100 < (u64)whole * pct || !whole))
 			return hvn_ws_walk_delta(old, new, fn, ctx);
 	}
 	return hvn_ws_walk(new, fn, ctx);

@@ -97,7 +97,9 @@ unsigned int hvn_ws_walk_delta(const struct hvn_watchset *old,
  * What a change from @old (NULL: none before) to @new emits: its delta
  * where that takes fewer than @pct percent of the records of the whole
  * set, else the whole set (@pct 0: always; and for each generation that
- * is a multiple of HVN_WATCH_WHOLE_EVERY).  Returns the records emitted.
+ * is a multiple of HVN_WATCH_WHOLE_EVERY, or not the one after @old's).
+ * A change to an empty set is always its delta.  Returns the records
+ * emitted.
  */
 unsigned int hvn_ws_walk_change(const struct hvn_watchset *old,
 				const struct hvn_watchset *new,

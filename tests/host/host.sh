@@ -132,7 +132,7 @@ check_rc 2 "--since with a malformed time is a usage error" "$hvn" report --sinc
 python3 "$here/watch_dup.py" "$hvn" "$d/watchdup"
 check $? "a watched set emitted twice, or an older one after a newer, is kept once, the newest"
 python3 "$here/watch_delta.py" "$hvn" "$d/watchdelta"
-check $? "watched-set deltas apply in generation order to a whole set, and only whole and complete (6 cases)"
+check $? "watched-set deltas apply in generation order to a whole set, and only whole and complete (8 cases: a reload, a wrap of the generation)"
 
 # --- hvnoise(8)'s --fail-if example, as typed (unquoted, it made files) -----------
 ex=$(grep -o "hvnoise report --fail-if .* /tmp/check.dat" "$here/../../Documentation/hvnoise.8.rst")

@@ -53,8 +53,7 @@ def delta(a, b):
     out = []
     for k in sorted(set(ka) | set(kb)):
         if k not in kb:
-            out.append(dict(ka[k], why=ka[k]["why"] | DELTA | GONE) if k[0] == IRQ else
-                       dict(ka[k], why=DELTA | GONE))
+            out.append(dict(ka[k], why=DELTA | GONE))
         elif k not in ka or ka[k] != kb[k]:
             out.append(dict(kb[k], why=kb[k]["why"] | DELTA))
     return out
@@ -66,6 +65,16 @@ R3 = [(40, 1, b"nic0"), (41, 3, b"nic1"), (42, 3, b"nic2")]      # 42 too: CPU 2
 R4 = [(40, 4, b"nic0"), (41, 3, b"nic1"), (42, 3, b"nic2-new")]  # 40 moved, 42 renamed
 S = {1: whole(R1), 2: whole(R2), 3: whole(R3), 4: whole(R4)}
 D = {g: delta(S[g - 1], S[g]) for g in (2, 3, 4)}
+# A module reloaded: its generations start at its load's ms since boot,
+# above the last load's (7001 after 4), or wrap past 2^32.
+R5 = [(50, 5, b"nvme0q1")]
+R6 = [(50, 6, b"nvme0q1")]
+WRAP = 2**32 - 1
+for g, r in ((7001, R5), (7002, R6), (WRAP, R5)):
+    S[g] = whole(r, listed=(5,))
+S[0] = S[7002]
+D[7002] = delta(S[7001], S[7002])
+D[0] = delta(S[WRAP], S[0])
 
 # (name, emissions [(gen, "whole" | "delta", buffer CPU, records dropped)],
 #  the generation whose set report must show, or None: none known)
@@ -81,6 +90,9 @@ CASES = [
                                 (4, "delta", 0, ())], 4),
     ("newest-whole-wins", [(1, "whole", 0, ()), (4, "whole", 1, ()), (2, "delta", 2, ()),
                            (3, "delta", 3, ())], 4),
+    ("module-reloaded", [(1, "whole", 0, ()), (2, "delta", 1, ()), (7001, "whole", 2, ()),
+                         (3, "delta", 3, ()), (7002, "delta", 0, ())], 7002),
+    ("generation-wraps", [(WRAP, "whole", 1, ()), (0, "delta", 2, ())], 0),
 ]
 
 
@@ -115,10 +127,10 @@ def main():
             got = shown(dict(w, kind=[k for k, v in kinds.items() if v == w["kind"]][0],
                              name=w["name"].encode())
                         for w in json.loads(out.stdout)["reports"][0]["watched"])
-        want = shown(S[want_gen]) if want_gen else []
+        want = shown(S[want_gen]) if want_gen is not None else []
         good = got == want
         print(f"#  {'right' if good else 'WRONG'}: {name}: report shows "
-              f"{'generation %d' % want_gen if want_gen else 'no set'}"
+              f"{'generation %d' % want_gen if want_gen is not None else 'no set'}"
               + ("" if good else f"\n#    got  {got}\n#    want {want}"))
         ok &= good
     sys.exit(0 if ok else 1)

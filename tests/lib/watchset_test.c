@@ -285,9 +285,29 @@ static void watchset_change_delta_or_whole(struct hvn_test *t)
 	HT_EXPECT_EQ(t, hvn_ws_walk_change(&a.ws, &b.ws, 50, NULL_REC, NULL), 9);
 	HT_EXPECT_EQ(t, hvn_ws_walk_change(&a.ws, &b.ws, 0, NULL_REC, NULL), 9);
 	HT_EXPECT_EQ(t, hvn_ws_walk_change(NULL, &b.ws, 100, NULL_REC, NULL), 9);
+	/*
+	 * Not the generation after @a's (two changes, one emission): a
+	 * delta would apply to a set no reader has.
+	 */
+	b.ws.gen = 7;
+	HT_EXPECT_EQ(t, hvn_ws_walk_change(&a.ws, &b.ws, 100, NULL_REC, NULL), 9);
 	/* Every 16th generation whole: a base to apply the deltas to. */
+	a.ws.gen = HVN_WATCH_WHOLE_EVERY * 3 - 1;
 	b.ws.gen = HVN_WATCH_WHOLE_EVERY * 3;
 	HT_EXPECT_EQ(t, hvn_ws_walk_change(&a.ws, &b.ws, 100, NULL_REC, NULL), 9);
+	/*
+	 * To an empty set: its delta, every record gone (4 CPUs, 4 routes;
+	 * the device stays, unchanged).
+	 */
+	memset(b.why, 0, sizeof(b.why));
+	b.ws.nirq = 0;
+	b.ws.gen = HVN_WATCH_WHOLE_EVERY * 3;
+	b.ws.ndev = 1;
+	HT_EXPECT_EQ(t, hvn_ws_walk_change(&a.ws, &b.ws, 50, NULL_REC, NULL), 1);
+	b.ws.ndev = 0;
+	a.ws.ndev = 0;
+	HT_EXPECT_EQ(t, hvn_ws_walk(&b.ws, NULL_REC, NULL), 0);
+	HT_EXPECT_EQ(t, hvn_ws_walk_change(&a.ws, &b.ws, 50, NULL_REC, NULL), 8);
 }
 
 static void watchset_cpumap(struct hvn_test *t)

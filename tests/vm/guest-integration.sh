@@ -259,10 +259,14 @@ else
 		grep -q "irq cpu=$cur why=[^ ]*delta|gone .* irq=$irq " /tmp/delta.txt
 	check $? "the move went out as a delta: IRQ $irq gone from CPU $cur, on CPU $to ($nd records, generation ${g:-?})"
 fi
-# What the deltas make is the set the module emits whole when asked.
+# What the deltas make is the set the module emits whole when asked (the
+# poll off meanwhile: no newer generation between the two).
+rms=$(cat $P/resolve_ms)
+echo 0 >$P/resolve_ms
 watch_recs >/tmp/applied.txt
 echo 1 >$P/emit
 whole=$(watch_recs)
+echo "$rms" >$P/resolve_ms
 [ -s /tmp/applied.txt ] && [ "$(cat /tmp/applied.txt)" = "$whole" ]
 check $? "the set the records make equals generation ${g:-?} emitted whole ($(grep -c . /tmp/applied.txt) records)"
 echo 50 >$P/watch_delta_pct

@@ -87,8 +87,8 @@ expand_cpulist() {
 
 # The watched set the hvnoise:watch records in $T/trace (or in the report of
 # a recording named by $hvn_trace) describe last, one record per line: KIND
-# CPU WHY DEV IRQ NIRQS NAME.  The newest whole set, then each delta after
-# it in generation order (a delta's records: why has "delta"; "gone" for
+# CPU WHY DEV IRQ NIRQS NAME.  The newest whole set seen complete, then each
+# delta after it in generation order (a delta's records: why has "delta"; "gone" for
 # what is no more), each whole, as Documentation/events.rst says a reader
 # applies them.
 watch_recs() {
@@ -117,7 +117,9 @@ watch_recs() {
 			nd[g]++; cnt[g] = of[2] + 0
 		} else {
 			wh[g] = wh[g] key SUBSEP line "\n"
-			if (g > base) base = g
+			if (!((g, of[1] + 0) in seen)) { seen[g, of[1] + 0] = 1; nwh[g]++ }
+			cntw[g] = of[2] + 0
+			if (nwh[g] == cntw[g] && g > base) base = g
 		}
 		if (g > maxg) maxg = g
 	}

@@ -257,8 +257,9 @@ static int cmp_pend(const void *a, const void *b)
 {
 	const struct hvn_watch_pend *x = a, *y = b;
 
+	/* modulo 2^32: a module's generations start at its load's ms */
 	if (x->gen != y->gen)
-		return x->gen < y->gen ? -1 : 1;
+		return (int32_t)(x->gen - y->gen) < 0 ? -1 : 1;
 	if (x->delta != y->delta)
 		return x->delta ? 1 : -1;
 	return (x->idx > y->idx) - (x->idx < y->idx);
@@ -279,7 +280,8 @@ static bool same_watch(const struct hvn_watch_rec *a, const struct hvn_watch_rec
 	}
 }
 
-/* The order a whole set is emitted in; devices keep theirs (@pos). */
+/* The order a whole set is emitted in; devices keep theirs (equal here,
+ * the sort stable). */
 static int cmp_watch(const struct hvn_watch_rec *a, const struct hvn_watch_rec *b)
 {
 	if (a->kind != b->kind)
@@ -330,8 +332,9 @@ static bool watch_take(struct hvn_analysis *an, const struct hvn_watch_pend *p,
 			while (k < an->nwatch && !same_watch(&an->watch[k], &r))
 				k++;
 			if (r.why & HVN_WATCH_GONE) {
-				if (k < an->nwatch)
-					an->watch[k] = an->watch[--an->nwatch];
+				if (k < an->nwatch)	/* the order kept */
+					memmove(&an->watch[k], &an->watch[k + 1],
+						(size_t)(--an->nwatch - k) * sizeof(*an->watch));
 				continue;
 			}
 			r.why &= ~(HVN_WATCH_DELTA | HVN_WATCH_GONE);
@@ -359,7 +362,8 @@ static bool watch_take(struct hvn_analysis *an, const struct hvn_watch_pend *p,
 static bool watch_passed(const struct hvn_analysis *an, uint32_t gen)
 {
 	return an->watch_seen &&
-	       (gen < an->watch_gen || (gen == an->watch_gen && !an->watch_part));
+	       ((int32_t)(gen - an->watch_gen) < 0 ||
+		(gen == an->watch_gen && !an->watch_part));
 }
 
 /*
@@ -409,7 +413,7 @@ static void watch_apply(struct hvn_analysis *an, bool last)
 			}
 		if (take < 0 && last && part >= 0 &&
 		    (!an->watch_seen || an->watch_part) &&
-		    (!an->watch_seen || p[part].gen > an->watch_gen ||
+		    (!an->watch_seen || (int32_t)(p[part].gen - an->watch_gen) > 0 ||
 		     npart > an->nwatch)) {
 			if (!watch_take(an, &p[part], npart))
 				break;
@@ -439,9 +443,15 @@ static void watch_rec(struct hvn_analysis *an, const uint8_t *d, uint32_t len,
 		/* Applied as far as they go before growing: a long
 		 * recording of many changes holds few records. */
 		watch_apply(an, false);
-		if (an->npend > an->pend_cap / 2 || !an->pend_cap) {
-			if (cap > 1 << 22)
-				return;
+		if (an->npend > an->pend_cap / 2 && cap > 1 << 22) {
+			/* Full of what cannot be placed: the older half of
+			 * it (sorted by generation) goes. */
+			int keep = an->npend / 2;
+
+			memmove(an->wpend, an->wpend + an->npend - keep,
+				(size_t)keep * sizeof(*an->wpend));
+			an->npend = keep;
+		} else if (an->npend > an->pend_cap / 2 || !an->pend_cap) {
 			p = realloc(an->wpend, (size_t)cap * sizeof(*p));
 			if (!p)
 				return;
