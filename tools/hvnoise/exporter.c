@@ -506,7 +506,6 @@ static int exporter_apply(struct hvn_tool *t)
 			close(x->lfd);
 		return HVN_EXIT_FAIL;
 	}
-	hvn_session_reap("hvnoise-exporter");	/* a killed one's */
 	return -1;
 }
 

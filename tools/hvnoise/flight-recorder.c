@@ -883,8 +883,8 @@ static int flight_apply(struct hvn_tool *t)
 			  (int)a->unwatched_kb : o->buffer_kb;
 
 	/* A recorder killed before this one (systemd restarts it) left its
-	 * rings: 8 MB per CPU each, never read again. */
-	hvn_session_reap("hvnoise-fr");
+	 * rings: 8 MB per CPU each, never read again (hvn_tool_main() reaps
+	 * the ring's instances, this its threshold instance's). */
 	hvn_session_reap("hvnoise-fr-monitor");
 	/* Started small where it may stay so, then grown where needed: never
 	 * -b on every CPU at once. */

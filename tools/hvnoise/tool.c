@@ -22,7 +22,7 @@ int hvn_tool_main(const struct hvn_tool_ops *ops, void *args, void *priv,
 		return ret;
 	}
 	/* A killed or crashed predecessor's instance holds its rings: gone
-	 * (its PID no longer runs), as the exporter's and recorder's were. */
+	 * (its PID no longer runs). */
 	if (ops->prefix)
 		hvn_session_reap(ops->prefix);
 	t.ret = hvn_session_start(s, &t.o);
