@@ -44,6 +44,25 @@ void hvn_ws_finish(struct hvn_watchset *ws, const unsigned long *online)
 	}
 }
 
+/* A device's state, and an IRQ route's flags and name, alike. */
+static bool dev_same(const struct hvn_wdev *x, const struct hvn_wdev *y)
+{
+	return x->node == y->node && x->present == y->present &&
+	       x->nirqs == y->nirqs;
+}
+
+static bool irq_same(const struct hvn_wirq *x, const struct hvn_wirq *y)
+{
+	return x->flags == y->flags &&
+	       !strncmp(x->name, y->name, HVN_IRQ_NAME_LEN);
+}
+
+/* The records of @ws whole. */
+static unsigned int ws_nrecs(const struct hvn_watchset *ws)
+{
+	return hvn_ws_ncpus(ws) + ws->ndev + ws->nirq;
+}
+
 unsigned int hvn_ws_ncpus(const struct hvn_watchset *ws)
 {
 	unsigned int cpu, n = 0;
@@ -64,15 +83,13 @@ bool hvn_ws_equal(const struct hvn_watchset *a, const struct hvn_watchset *b)
 	for (i = 0; i < a->ndev; i++) {
 		const struct hvn_wdev *x = &a->dev[i], *y = &b->dev[i];
 
-		if (x->addr != y->addr || x->node != y->node ||
-		    x->present != y->present || x->nirqs != y->nirqs)
+		if (x->addr != y->addr || !dev_same(x, y))
 			return false;
 	}
 	for (i = 0; i < a->nirq; i++) {
 		const struct hvn_wirq *x = &a->irq[i], *y = &b->irq[i];
 
-		if (irq_cmp(x, y) || x->flags != y->flags ||
-		    strncmp(x->name, y->name, HVN_IRQ_NAME_LEN))
+		if (irq_cmp(x, y) || !irq_same(x, y))
 			return false;
 	}
 	return true;
@@ -96,7 +113,7 @@ unsigned int hvn_ws_walk(const struct hvn_watchset *ws, hvn_watch_rec_fn fn,
 
 	memset(&r, 0, sizeof(r));
 	r.gen = ws->gen;
-	r.count = hvn_ws_ncpus(ws) + ws->ndev + ws->nirq;
+	r.count = ws_nrecs(ws);
 
 	r.kind = HVN_WATCH_CPU;
 	r.node = -1;
@@ -180,8 +197,7 @@ static unsigned int delta_walk(const struct hvn_watchset *a,
 	for (i = 0; i < b->ndev; i++) {
 		const struct hvn_wdev *x = &a->dev[i], *y = &b->dev[i];
 
-		if (x->node != y->node || x->present != y->present ||
-		    x->nirqs != y->nirqs)
+		if (!dev_same(x, y))
 			delta_put(o, HVN_WATCH_DEVICE, 0, -1, y->addr, -1,
 				  y->present ? y->node : -1, y->nirqs, "");
 	}
@@ -196,9 +212,7 @@ static unsigned int delta_walk(const struct hvn_watchset *a,
 			delta_irq(o, &b->irq[j], b->irq[j].flags);
 			j++;
 		} else {
-			if (a->irq[i].flags != b->irq[j].flags ||
-			    strncmp(a->irq[i].name, b->irq[j].name,
-				    HVN_IRQ_NAME_LEN))
+			if (!irq_same(&a->irq[i], &b->irq[j]))
 				delta_irq(o, &b->irq[j], b->irq[j].flags);
 			i++;
 			j++;
@@ -234,7 +248,7 @@ unsigned int hvn_ws_walk_change(const struct hvn_watchset *old,
 				unsigned int pct, hvn_watch_rec_fn fn,
 				void *ctx)
 {
-	unsigned int whole = hvn_ws_ncpus(new) + new->ndev + new->nirq;
+	unsigned int whole = ws_nrecs(new);
 	unsigned int n;
 
 	/*
