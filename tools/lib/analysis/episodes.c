@@ -387,7 +387,9 @@ static void watch_apply(struct hvn_analysis *an, bool last)
 	an->npend = n;
 	for (;;) {
 		int take = -1, ntake = 0, part = -1, npart = 0;
+		int next = -1, nnext = 0;
 
+		/* Each emission: one gen, whole or delta (cmp_pend's order). */
 		for (int a = 0, b; a < an->npend; a = b) {
 			bool complete;
 
@@ -401,16 +403,12 @@ static void watch_apply(struct hvn_analysis *an, bool last)
 				take = a, ntake = b - a;	/* the newest last */
 			else if (!p[a].delta)
 				part = a, npart = b - a;
+			else if (complete && an->watch_seen && !an->watch_part &&
+				 p[a].gen == an->watch_gen + 1)
+				next = a, nnext = b - a;
 		}
-		if (take < 0 && an->watch_seen && !an->watch_part)
-			for (int a = 0, b; a < an->npend && take < 0; a = b) {
-				for (b = a; b < an->npend && p[b].gen == p[a].gen &&
-				     p[b].delta == p[a].delta; b++)
-					;
-				if (p[a].delta && p[a].gen == an->watch_gen + 1 &&
-				    (uint32_t)(b - a) == p[a].count)
-					take = a, ntake = b - a;
-			}
+		if (take < 0)
+			take = next, ntake = nnext;
 		if (take < 0 && last && part >= 0 &&
 		    (!an->watch_seen || an->watch_part) &&
 		    (!an->watch_seen || (int32_t)(p[part].gen - an->watch_gen) > 0 ||
