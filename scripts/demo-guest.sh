@@ -8,6 +8,17 @@ DISK=0000:00:05.0
 PEER=0000:00:06.0
 
 say() { printf '\n### %s\n' "$*"; }
+# Indent hvnoise record's output; once it says it is recording, ask the
+# host (MARKER on the console) for its pauses: they must fall inside.
+marked() {	# marked MARKER
+	m=$1
+	while IFS= read -r l; do
+		echo "  $l"
+		case $l in
+		*"hvnoise record: recording "*) [ -n "$m" ] && echo "$m"; m= ;;
+		esac
+	done
+}
 
 say "The devices: a virtio NIC ($NIC) and disk ($DISK) stand for the NIC and the GPU"
 grep -E "CPU|virtio" /proc/interrupts
@@ -77,9 +88,9 @@ say "Hypervisor noise under an NCCL job: the host pauses this VM for 50 ms, then
 echo 1000 >$P/sample_us
 echo 15000 >$P/lost_threshold_us
 echo "  hvnoise record -o /tmp/job.dat -- nccl_fake work (NCCL_PROFILER_PLUGIN=hvnoise), 9 s"
-(sleep 1; echo "HVN-DEMO-PAUSE-JOB") &
 hvnoise record -o /tmp/job.dat -- \
-	nccl_fake work /usr/lib/libnccl-profiler-hvnoise.so 9 1 2000 2>&1 | sed 's/^/  /'
+	nccl_fake work /usr/lib/libnccl-profiler-hvnoise.so 9 1 2000 2>&1 |
+	marked HVN-DEMO-PAUSE-JOB
 echo "  hvnoise:lost as trace-cmd reports hvnoise record's file:"
 trace-cmd report -i /tmp/job.dat 2>/dev/null | grep " lost: " | sed 's/^ *[^ ]* *\[[0-9]*\] */    /'
 
@@ -95,10 +106,9 @@ rmmod hvnoise && echo "rmmod hvnoise: clean"
 say "Without the module (Secure Boot, a managed cloud): the same detectors as BPF"
 hvnoise status 2>&1 | grep -E "^(module|source) " | sed 's/^/  /'
 echo "  hvnoise record --source bpf --devices $NIC,$DISK --cpus 1 --param lost_threshold_us=15000 --param sample_us=1000 -d 6"
-(sleep 1; echo "HVN-DEMO-PAUSE-BPF") &
 hvnoise record --source bpf --devices $NIC,$DISK --cpus 1 \
 	--param lost_threshold_us=15000 --param sample_us=1000 \
-	-o /tmp/bpf.dat -d 6 2>&1 | sed 's/^/  /'
+	-o /tmp/bpf.dat -d 6 2>&1 | marked HVN-DEMO-PAUSE-BPF
 hvnoise report --top 3 /tmp/bpf.dat | sed -n '/detector events/p; /^ CPU/,/^$/p; /^Top episodes/,$p'
 # For the host's check that every vCPU showed the pause (hidden from view).
 trace-cmd report -i /tmp/bpf.dat 2>/dev/null | grep " lost: " |
