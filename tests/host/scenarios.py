@@ -618,6 +618,17 @@ def judge(hvn, work, name):
     sdoc = json.loads(q.stdout) if q.returncode == 0 else {}
     check([b["host"] for b in sdoc.get("drain", [])] == drain,
           f"{name}: the join of the hosts' summaries drains the same hosts")
+    # And joined a slab of time at a time (as many hosts' summaries as
+    # would not fit in --memory are): the same verdicts.
+    q = run(hvn, sums, "--memory", "0.01")
+    ldoc = json.loads(q.stdout) if q.returncode == 0 else {}
+
+    def verdicts(doc):
+        return [(s["comm"], s["seq"], s["class"], [c["host"] for c in s["culprits"]],
+                 sorted(m["host"] for m in s["maybe"])) for s in doc.get("job_stalls", [])]
+    check(ldoc.get("slabs", 0) > 1 and [b["host"] for b in ldoc.get("drain", [])] == drain and
+          verdicts(ldoc) == verdicts(sdoc),
+          f"{name}: joined in slabs ({ldoc.get('slabs')}), the same stalls, culprits and hosts to drain")
 
 
 def main():

@@ -245,6 +245,9 @@ static const struct hvn_opt correlate_opts[] = {
 			"noise explains a stall from F of its time (0.2)"),
 	HVN_OPT_INT_ROW("top", 0, "N", struct correlate_args, PRM(top), 1, 1e9,
 			"stalls listed (20)"),
+	HVN_OPT_NUM_ROW("memory", 0, "MIB", struct correlate_args,
+			PRM(memory_mib), 0.01, 1 << 20,
+			"over many hosts' summaries: hold about MIB of their\ncollectives at once, joining them a slab of time at\na time where all would not fit (512)"),
 	HVN_OPT_FLAG_ROW("json", 0, struct correlate_args, json,
 			 "machine-readable output (schema \"hvnoise-correlate\" 1)"),
 	HVN_OPT_STR_ROW("perfetto", 0, "FILE", struct correlate_args, perfetto,
@@ -304,11 +307,11 @@ static void print_ranks(const struct hvn_fleet *f, const struct hvn_fleet_rank *
 		}
 		printf("%s %s rank%s ", hosts > 1 ? "," : "", h->host, nr > 1 ? "s" : "");
 		for (uint32_t k = i; k < j;) {
-			int32_t lo = h->x->coll[r[k].coll].rank, hi = lo;
+			int32_t lo = r[k].rank, hi = lo;
 			uint32_t m = k + 1;
 
-			while (m < j && h->x->coll[r[m].coll].rank == hi + 1)
-				hi = h->x->coll[r[m++].coll].rank;
+			while (m < j && r[m].rank == hi + 1)
+				hi = r[m++].rank;
 			printf("%s%d", k > i ? "," : "", lo);
 			if (hi > lo)
 				printf("-%d", hi);
@@ -388,6 +391,9 @@ static void print_fleet(const struct hvn_fleet *f, const struct hvn_corr_params 
 
 	printf("hvnoise correlate: %zu hosts, %zu communicator ranks, %zu collectives; %zu job stalls\n",
 	       f->nh, f->nranks, f->ncoll, f->nst);
+	if (f->nslab)
+		printf("  joined in %zu slabs of %.3f s (and %.3f s each side): more than --memory %g MiB held whole\n",
+		       f->nslab, f->slab_ns / 1e9, f->margin_ns / 1e9, p->memory_mib);
 	for (size_t i = 0; i < f->nmiss; i++)
 		if (f->miss[i].nseen < f->miss[i].nranks)
 			printf("  MISSING: comm %016llx has %d ranks, %d in these traces (rank %d has none): add their hosts' traces\n",
@@ -468,7 +474,7 @@ static void print_fleet(const struct hvn_fleet *f, const struct hvn_corr_params 
 				if (s->r[k].arrive > s->r[last].arrive)
 					last = k;
 			printf("     arrival stall: rank %d on %s entered %.3f ms after the on-time hosts' ranks (+- %.3f ms)\n",
-			       f->h[s->r[last].host].x->coll[s->r[last].coll].rank,
+			       s->r[last].rank,
 			       f->h[s->r[last].host].host, s->late_ns / 1e6, s->unc / 1e6);
 		} else {
 			printf("     in-flight stall: every rank entered within %.3f ms\n",
@@ -504,7 +510,7 @@ static void print_fleet(const struct hvn_fleet *f, const struct hvn_corr_params 
 				if (s->r[k].late)
 					printf("%s %s rank %d", n++ ? "," : "",
 					       f->h[s->r[k].host].host,
-					       f->h[s->r[k].host].x->coll[s->r[k].coll].rank);
+					       s->r[k].rank);
 			printf("\n");
 		}
 		if (s->nr > s->nguilty + s->nmaybe_r + nlate) {

@@ -3,10 +3,12 @@
 #include <errno.h>
 #include <glob.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "hvn.h"
 #include "hvnoise/nccl.h"
@@ -27,6 +29,11 @@
 #define HOLD_SHARE	0.5
 /* How far back a wait is followed, collective to collective. */
 #define MAX_HOPS	64
+/*
+ * What the join holds of a collective's copy, with its tables: the
+ * collective (120 bytes), its place in the join, its process's order.
+ */
+#define COPY_BYTES	200
 
 /* A collective across hosts: where its copies lie in hvn_fleet.all. */
 struct hvn_fleet_grp {
@@ -38,6 +45,13 @@ struct hvn_fleet_grp {
 	double late;			/* its latest host after that */
 	uint64_t lost;			/* the most a copy's own stall lost */
 	int64_t min_dur;		/* its fastest copy */
+};
+
+/* An implicit-sync collective's end, as the alignment matches it. */
+struct hvn_fleet_sample {
+	uint64_t comm, seq;
+	uint64_t end;			/* trace time */
+	uint8_t func;
 };
 
 static bool implicit_sync(const struct hvn_coll *c)
@@ -225,19 +239,16 @@ static double median(int64_t *v, size_t n)
  * clock) appended to *@v of *@n: 0 or -ENOMEM. */
 static int add_ends(struct key_end **v, size_t *n, const struct hvn_fleet_host *h)
 {
-	const struct hvn_corr *x = h->x;
-	struct key_end *g = realloc(*v, (*n + x->ncoll + 1) * sizeof(*g));
+	struct key_end *g = realloc(*v, (*n + h->nsamp + 1) * sizeof(*g));
 
 	if (!g)
 		return -ENOMEM;
 	*v = g;
-	for (size_t i = 0; i < x->ncoll; i++) {
-		const struct hvn_coll *c = &x->coll[i];
+	for (size_t i = 0; i < h->nsamp; i++) {
+		const struct hvn_fleet_sample *c = &h->samp[i];
 
-		if (implicit_sync(c) && c->end > c->start)
-			g[(*n)++] = (struct key_end){
-				c->comm, c->seq, c->func,
-				aligned(h, real_of(h, c->end)) };
+		g[(*n)++] = (struct key_end){ c->comm, c->seq, c->func,
+					      aligned(h, real_of(h, c->end)) };
 	}
 	return 0;
 }
@@ -323,29 +334,26 @@ static double q90(const double *d, const double *t, size_t m, double off,
 
 static int align_host(struct hvn_fleet_host *h, const struct ref_table *ref)
 {
-	const struct hvn_corr *x = h->x;
 	double *d, *t;
 	int64_t *r;
 	size_t m = 0;
 	int64_t tmin = INT64_MAX, tmax = INT64_MIN;
 
-	d = malloc((x->ncoll + 1) * sizeof(*d));
-	t = malloc((x->ncoll + 1) * sizeof(*t));
-	r = malloc((x->ncoll + 1) * sizeof(*r));
+	d = malloc((h->nsamp + 1) * sizeof(*d));
+	t = malloc((h->nsamp + 1) * sizeof(*t));
+	r = malloc((h->nsamp + 1) * sizeof(*r));
 	if (!d || !t || !r) {
 		free(d);
 		free(t);
 		free(r);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < x->ncoll; i++) {
-		const struct hvn_coll *c = &x->coll[i];
+	for (size_t i = 0; i < h->nsamp; i++) {
+		const struct hvn_fleet_sample *c = &h->samp[i];
 		struct key_end k = { c->comm, c->seq, c->func, 0 };
 		const struct key_end *e;
 		int64_t end;
 
-		if (!implicit_sync(c) || c->end <= c->start)
-			continue;
 		e = table_find(ref, &k);
 		if (!e)
 			continue;
@@ -421,15 +429,97 @@ static int align_host(struct hvn_fleet_host *h, const struct ref_table *ref)
 	return 0;
 }
 
-static size_t sync_count(const struct hvn_fleet_host *h)
+/* Samples the alignment keeps of a communicator and function on a host,
+ * at most (a join in slabs): ample for a median and its spread. */
+#define SAMPLES		1024
+
+/* Each communicator and function's count, hashed: a host has few. */
+struct cf_count {
+	uint64_t comm;
+	uint8_t func;
+	bool used;
+	size_t n;
+};
+
+static struct cf_count *cf_get(struct cf_count *t, size_t mask, uint64_t comm,
+			       uint8_t func)
+{
+	size_t i = mix64(comm ^ ((uint64_t)func << 56)) & mask;
+
+	while (t[i].used && (t[i].comm != comm || t[i].func != func))
+		i = (i + 1) & mask;
+	return &t[i];
+}
+
+/*
+ * @h's implicit-sync collectives' ends (its x holding all of them), and
+ * how many there are.  With @few, an even share of each communicator and
+ * function's: those whose hashed sequence number has its low bits clear,
+ * as few bits as leave SAMPLES or fewer.  Every host hashes alike, and a
+ * host keeping fewer bits keeps a subset of another's: the hosts still
+ * share the collectives the one with the most sampled.
+ */
+static int host_samples(struct hvn_fleet_host *h, bool few)
 {
 	const struct hvn_corr *x = h->x;
-	size_t n = 0;
+	struct cf_count *cf;
+	size_t mask = 15, kept = 0;
+	void *shrunk;
 
-	for (size_t k = 0; k < x->ncoll; k++)
-		n += implicit_sync(&x->coll[k]) &&
-		     x->coll[k].end > x->coll[k].start;
-	return n;
+	free(h->samp);
+	h->nsamp = h->nsync = 0;
+	h->samp = malloc((x->ncoll + 1) * sizeof(*h->samp));
+	if (!h->samp)
+		return -ENOMEM;
+	for (size_t i = 0; i < x->ncoll; i++) {
+		const struct hvn_coll *c = &x->coll[i];
+
+		if (implicit_sync(c) && c->end > c->start)
+			h->samp[h->nsamp++] = (struct hvn_fleet_sample){
+				c->comm, c->seq, c->end, c->func };
+	}
+	h->nsync = h->nsamp;
+	if (!few || h->nsamp <= SAMPLES)
+		return 0;
+	cf = calloc(mask + 1, sizeof(*cf));
+	for (size_t i = 0, ncf = 0; cf && i < h->nsamp; i++) {
+		struct cf_count *e = cf_get(cf, mask, h->samp[i].comm, h->samp[i].func);
+
+		if (!e->used && 2 * ++ncf > mask + 1) {
+			/* Half full: twice the room, each count placed again. */
+			struct cf_count *t = calloc(2 * (mask + 1), sizeof(*t));
+
+			for (size_t j = 0; t && j <= mask; j++)
+				if (cf[j].used)
+					*cf_get(t, 2 * mask + 1, cf[j].comm, cf[j].func) = cf[j];
+			free(cf);
+			cf = t;
+			mask = 2 * mask + 1;
+			if (!cf)
+				break;
+			e = cf_get(cf, mask, h->samp[i].comm, h->samp[i].func);
+		}
+		*e = (struct cf_count){ h->samp[i].comm, h->samp[i].func, true, e->n + 1 };
+	}
+	if (!cf)
+		return -ENOMEM;
+	for (size_t i = 0; i < h->nsamp; i++) {
+		struct hvn_fleet_sample *c = &h->samp[i];
+		const struct cf_count *e = cf_get(cf, mask, c->comm, c->func);
+		uint64_t bits = 0;
+
+		while (e->n / (bits + 1) > SAMPLES)
+			bits = 2 * bits + 1;
+		if (!(mix64(c->seq ^ mix64(c->comm)) & bits))
+			h->samp[kept++] = *c;
+	}
+	h->nsamp = kept;
+	free(cf);
+	/* What a host keeps for the whole join: only its samples. */
+	shrunk = realloc(h->samp, (kept + 1) * sizeof(*h->samp));
+	if (shrunk)
+		h->samp = shrunk;
+	return 0;
 }
 
 /*
@@ -509,8 +599,11 @@ static int align(struct hvn_fleet *f)
 	for (size_t i = 0; i < f->nh && !ret; i++) {
 		f->h[i].via = -1;
 		f->h[i].island = -1;
-		nsync[i] = sync_count(&f->h[i]);
-		ret = host_base(&f->h[i]);
+		/* Held whole: every end, taken now. */
+		if (!f->nslab)
+			ret = host_samples(&f->h[i], false);
+		nsync[i] = f->h[i].nsync;
+		ret = ret ?: host_base(&f->h[i]);
 	}
 	/* The reference: the host with the most collectives to match. */
 	for (size_t i = 0; i < f->nh && !ret; i++)
@@ -548,6 +641,11 @@ static int align(struct hvn_fleet *f)
 		}
 	}
 	free(nsync);
+	for (size_t i = 0; i < f->nh; i++) {
+		free(f->h[i].samp);
+		f->h[i].samp = NULL;
+		f->h[i].nsamp = 0;
+	}
 	return ret;
 }
 
@@ -982,7 +1080,7 @@ static int build_all(struct hvn_fleet *f)
 			e = g->first + g->n++;
 			r = &f->all[e];
 			*r = (struct hvn_fleet_rank){
-				.host = i, .coll = k, .grp = gi,
+				.host = i, .coll = k, .rank = c->rank, .grp = gi,
 				/* Entered: when its proxy work began (NCCL's
 				 * start when none): queued ahead is not there. */
 				.arrive = aligned(h, real_of(h, c->start)),
@@ -1857,6 +1955,7 @@ static int p2p_stalls(struct hvn_fleet *f, const struct hvn_corr_params *p)
 			for (int i = 0; i < 2; i++)
 				s->r[i] = (struct hvn_fleet_rank){
 					.host = side[i].host, .coll = side[i].coll,
+					.rank = f->h[side[i].host].x->coll[side[i].coll].rank,
 					.arrive = a[i],
 					.end = end_of(f, side[i].host, side[i].coll) };
 			s->arrive = a[!l];
@@ -1884,6 +1983,348 @@ static int p2p_stalls(struct hvn_fleet *f, const struct hvn_corr_params *p)
 		}
 	}
 	return 0;
+}
+
+/* --- a join in slabs ---------------------------------------------------- */
+
+/* A slab's margin on each side, at least: room for a rank's waits to be
+ * followed back, and for its copies' arrivals to differ. */
+#define MARGIN_NS	250000000ll
+
+/* A host's part of a slab: a copy of its analysis but for the
+ * collectives (those of the slab, each one's index in the summary in
+ * fidx[]) and its stalls among them. */
+struct slab_host {
+	struct hvn_corr x;
+	uint32_t *fidx;
+	size_t fcap;
+	struct hvn_coll *buf;		/* x.coll's room, kept for the next */
+	size_t bufcap;
+};
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Collective @k of @sh, kept in @h's x past the slab: its index there
+ * (UINT32_MAX: no memory). */
+static uint32_t keep_coll(struct hvn_fleet_host *h, const struct slab_host *sh,
+			  uint32_t k)
+{
+	struct hvn_corr *x = h->x;
+	uint32_t fi = sh->fidx[k], *kept;
+
+	for (size_t i = 0; i < x->ncoll; i++)
+		if (h->kept[i] == fi)
+			return i;
+	kept = realloc(h->kept, (x->ncoll + 1) * sizeof(*kept));
+	if (!kept)
+		return UINT32_MAX;
+	h->kept = kept;
+	x->coll = hvn_corr_grow(x->coll, &x->coll_cap, x->ncoll, sizeof(*x->coll));
+	x->coll[x->ncoll] = sh->x.coll[k];
+	h->kept[x->ncoll] = fi;
+	return x->ncoll++;
+}
+
+static int keep_culprit(struct hvn_fleet *f, const struct hvn_fleet *sf,
+			const struct slab_host *sh, struct hvn_fleet_culprit *c)
+{
+	c->coll = keep_coll(&f->h[c->host], &sh[c->host], c->coll);
+	c->why.coll = c->coll;
+	if (c->coll == UINT32_MAX)
+		return -ENOMEM;
+	if (c->root < sf->ngrp) {
+		const struct hvn_fleet_grp *g = &sf->grp[c->root];
+		void *grown = realloc(f->grp, (f->ngrp + 1) * sizeof(*f->grp));
+		uint32_t k;
+
+		if (!grown)
+			return -ENOMEM;
+		f->grp = grown;
+		k = keep_coll(&f->h[g->host], &sh[g->host], g->coll);
+		if (k == UINT32_MAX)
+			return -ENOMEM;
+		f->grp[f->ngrp] = (struct hvn_fleet_grp){ .host = g->host, .coll = k };
+		c->root = f->ngrp++;
+	} else {
+		c->root = UINT32_MAX;
+	}
+	return 0;
+}
+
+static void stall_free(struct hvn_fleet_stall *s)
+{
+	for (uint32_t k = 0; k < s->ncul; k++)
+		hvn_stall_release(&s->cul[k].why);
+	free(s->cul);
+	for (uint32_t k = 0; k < s->nmaybe; k++)
+		hvn_stall_release(&s->maybe[k].why);
+	free(s->maybe);
+	free(s->r);
+	free(s->noisy);
+	free(s->unseen);
+}
+
+/* Job stall @s of slab @sf moved into @f: what it names kept there. */
+static int keep_stall(struct hvn_fleet *f, const struct hvn_fleet *sf,
+		      const struct slab_host *sh, struct hvn_fleet_stall *s)
+{
+	void *grown = realloc(f->st, (f->nst + 1) * sizeof(*f->st));
+	int ret = 0;
+
+	if (!grown)
+		return -ENOMEM;
+	f->st = grown;
+	for (uint32_t k = 0; k < s->nr; k++)
+		s->r[k].coll = s->r[k].grp = UINT32_MAX;
+	for (uint32_t k = 0; k < s->ncul && !ret; k++)
+		ret = keep_culprit(f, sf, sh, &s->cul[k]);
+	for (uint32_t k = 0; k < s->nmaybe && !ret; k++)
+		ret = keep_culprit(f, sf, sh, &s->maybe[k]);
+	f->st[f->nst++] = *s;
+	return ret;
+}
+
+/* The longest a wait may be followed back, in time, and what may differ
+ * between the copies of one collective: a slab's margin. */
+static double slab_margin(const struct hvn_fleet *f)
+{
+	double m = MARGIN_NS;
+
+	for (size_t i = 0; i < f->nh; i++) {
+		const struct hvn_fleet_host *h = &f->h[i];
+		size_t per = h->x->nproc ? h->ncoll / h->x->nproc : h->ncoll;
+
+		if (per && h->last > h->first &&
+		    (double)(h->last - h->first) / per * MAX_HOPS > m)
+			m = (double)(h->last - h->first) / per * MAX_HOPS;
+		for (size_t k = 0; k < h->x->nst; k++)
+			if (3.0 * h->x->st[k].lost_ns > m)
+				m = 3.0 * h->x->st[k].lost_ns;
+	}
+	return m;
+}
+
+/* Slab host @sh of @h for [@a0, @a1] of its trace time: 0 or an
+ * HVN_EXIT_* code / -ENOMEM. */
+static int slab_host_read(struct hvn_fleet_host *h, struct slab_host *sh,
+			  uint64_t a0, uint64_t a1)
+{
+	const struct hvn_corr *x = h->x;
+	int r;
+
+	sh->x = *x;
+	sh->x.coll = sh->buf;
+	sh->x.coll_cap = sh->bufcap;
+	sh->x.st = NULL;
+	sh->x.nst = 0;
+	r = hvn_summary_colls(h->path, &h->ix, a0, a1, &sh->x, &sh->fidx, &sh->fcap);
+	sh->buf = sh->x.coll;
+	sh->bufcap = sh->x.coll_cap;
+	if (r)
+		return r;
+	/* Its own stalls there, by their index in the slab (the stall's
+	 * CPUs stay the host's). */
+	sh->x.st = malloc((x->nst + 1) * sizeof(*sh->x.st));
+	if (!sh->x.st)
+		return -ENOMEM;
+	for (size_t k = 0; k < x->nst; k++) {
+		uint32_t fi = h->kept[x->st[k].coll];
+		uint32_t *at = bsearch(&fi, sh->fidx, sh->x.ncoll, sizeof(fi), cmp_u32);
+
+		if (!at)
+			continue;
+		sh->x.st[sh->x.nst] = x->st[k];
+		sh->x.st[sh->x.nst++].coll = at - sh->fidx;
+	}
+	return 0;
+}
+
+/* What the workers of a join in slabs share. */
+struct slab_work {
+	struct hvn_fleet *f;
+	const struct hvn_corr_params *p;
+	pthread_mutex_t lock;		/* over next, ret and what is kept */
+	size_t next;			/* the next slab to take */
+	int64_t lo;
+	double w, m;
+	int ret;
+};
+
+/* Slab @n, by a worker with its own @sh and @sf: 0, or an HVN_EXIT_*
+ * code / -ENOMEM. */
+static int slab_run(struct slab_work *sw, struct slab_host *sh,
+		    struct hvn_fleet *sf, size_t n)
+{
+	struct hvn_fleet *f = sw->f;
+	int64_t t0 = sw->lo + (int64_t)(n * sw->w);
+	int64_t t1 = sw->lo + (int64_t)((n + 1) * sw->w);
+	int ret = 0;
+
+	for (size_t i = 0; i < f->nh && !ret; i++) {
+		struct hvn_fleet_host *h = &f->h[i];
+		struct hvn_fleet_host *s = &sf->h[i];
+
+		ret = slab_host_read(h, &sh[i], mono_of(h, t0 - (int64_t)sw->m),
+				     mono_of(h, t1 + (int64_t)sw->m));
+		*s = *h;
+		s->x = &sh[i].x;
+		s->samp = NULL;
+		s->kept = NULL;
+		s->prev = s->at = NULL;
+		s->tgap = NULL;
+		s->stall_of = calloc(sh[i].x.ncoll + 1, sizeof(*s->stall_of));
+		if (!ret && !s->stall_of)
+			ret = -ENOMEM;
+		for (size_t k = 0; !ret && k < sh[i].x.nst; k++)
+			s->stall_of[sh[i].x.st[k].coll] = k + 1;
+	}
+	ret = ret ?: build_all(sf);
+	ret = ret ?: build_p2p(sf);
+	ret = ret ?: job_stalls(sf, sw->p);
+	pthread_mutex_lock(&sw->lock);
+	for (size_t k = 0; k < sf->nst; k++) {
+		struct hvn_fleet_stall *st = &sf->st[k];
+		bool mine = (n == 0 || st->arrive >= t0) &&
+			    (n + 1 == f->nslab || st->arrive < t1);
+
+		if (mine && !ret)
+			ret = keep_stall(f, sf, sh, st);
+		else
+			stall_free(st);
+	}
+	pthread_mutex_unlock(&sw->lock);
+	free(sf->st);
+	free(sf->all);
+	free(sf->grp);
+	free(sf->p2p);
+	sf->st = NULL;
+	sf->all = NULL;
+	sf->grp = NULL;
+	sf->p2p = NULL;
+	sf->nst = sf->nall = sf->ngrp = sf->np2p = 0;
+	for (size_t i = 0; i < f->nh; i++) {
+		struct hvn_fleet_host *s = &sf->h[i];
+
+		sh[i].buf = sh[i].x.coll;
+		sh[i].bufcap = sh[i].x.coll_cap;
+		free(sh[i].x.st);
+		sh[i].x.st = NULL;
+		free(s->stall_of);
+		free(s->prev);
+		free(s->tgap);
+		free(s->at);
+		s->stall_of = s->prev = s->at = NULL;
+		s->tgap = NULL;
+	}
+	return ret;
+}
+
+/* A worker: slabs, one at a time, until none is left or one failed. */
+static void *slab_worker(void *arg)
+{
+	struct slab_work *sw = arg;
+	struct hvn_fleet *f = sw->f;
+	struct slab_host *sh = calloc(f->nh + 1, sizeof(*sh));
+	struct hvn_fleet sf = { .nh = f->nh, .ref = f->ref, .nslab = f->nslab };
+	int ret = 0;
+
+	sf.h = calloc(f->nh + 1, sizeof(*sf.h));
+	if (!sh || !sf.h)
+		ret = -ENOMEM;
+	while (!ret) {
+		size_t n;
+
+		pthread_mutex_lock(&sw->lock);
+		n = sw->ret ? f->nslab : sw->next++;
+		pthread_mutex_unlock(&sw->lock);
+		if (n >= f->nslab)
+			break;
+		ret = slab_run(sw, sh, &sf, n);
+	}
+	for (size_t i = 0; sh && i < f->nh; i++) {
+		free(sh[i].buf);
+		free(sh[i].fidx);
+	}
+	free(sh);
+	free(sf.h);
+	pthread_mutex_lock(&sw->lock);
+	if (ret && !sw->ret)
+		sw->ret = ret;
+	pthread_mutex_unlock(&sw->lock);
+	return NULL;
+}
+
+/* Threads for a join's work: the CPUs there are, up to a few. */
+static int workers(size_t jobs)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (n > 8)
+		n = 8;
+	if (n < 1)
+		n = 1;
+	return (size_t)n < jobs ? (int)n : (int)(jobs ? jobs : 1);
+}
+
+/*
+ * Summaries too many to hold: the job stalls found a slab of aligned time
+ * at a time, each slab read with a margin on both sides (where the waits
+ * of its stalls are followed back), a stall kept by the slab its first
+ * arrival lies in.  What the verdicts name is kept past each slab.  The
+ * slabs are shared among a worker a CPU, each holding its share of the
+ * memory asked for.
+ */
+static int slabs(struct hvn_fleet *f, const struct hvn_corr_params *p)
+{
+	struct slab_work sw = { .f = f, .p = p };
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	double per, total = 0, w, m;
+	pthread_t tid[8];
+	int nw, started = 0;
+
+	for (size_t i = 0; i < f->nh; i++) {
+		const struct hvn_fleet_host *h = &f->h[i];
+		int64_t a, b;
+
+		if (!h->ncoll)
+			continue;
+		a = hvn_fleet_time(f, i, h->first);
+		b = hvn_fleet_time(f, i, h->last);
+		lo = a < lo ? a : lo;
+		hi = b > hi ? b : hi;
+		total += h->ncoll;
+	}
+	m = slab_margin(f);
+	nw = workers(SIZE_MAX);
+	per = p->memory_mib * 1048576.0 / COPY_BYTES / nw;
+	w = hi > lo ? ((double)hi - (double)lo) * per / (total ? total : 1) - 2 * m : 1;
+	/* Too little asked for the margins: more is held (said by the
+	 * count), each slab still a fair share of what is read. */
+	if (w < m / 4)
+		w = m / 4;
+	f->slab_ns = w;
+	f->margin_ns = m;
+	f->nslab = hi > lo ? (size_t)ceil(((double)hi - (double)lo + 1) / w) : 1;
+	sw.lo = lo;
+	sw.w = w;
+	sw.m = m;
+	nw = workers(f->nslab);
+	pthread_mutex_init(&sw.lock, NULL);
+	for (int i = 1; i < nw; i++)
+		if (!pthread_create(&tid[started], NULL, slab_worker, &sw))
+			started++;
+	slab_worker(&sw);
+	for (int i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	pthread_mutex_destroy(&sw.lock);
+	if (!sw.ret && f->nst)
+		qsort(f->st, f->nst, sizeof(*f->st), cmp_fleet_lost);
+	return sw.ret;
 }
 
 /* --- which hosts to drain ---------------------------------------------- */
@@ -2048,25 +2489,154 @@ int hvn_fleet_host_open(struct hvn_corr *x, struct hvn_schema *schema,
 	return 0;
 }
 
+/*
+ * Whether @paths are summaries whose collectives would not fit in
+ * @p->memory_mib held at once (as many as their sizes allow): then they
+ * are joined in slabs of time.
+ */
+static bool too_many(char **paths, size_t n, const struct hvn_corr_params *p)
+{
+	double copies = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct stat sb;
+
+		if (!hvn_summary_is(paths[i]) || stat(paths[i], &sb))
+			return false;
+		copies += (double)sb.st_size / (8 + sizeof(struct hvn_sum_coll));
+	}
+	return copies * COPY_BYTES > p->memory_mib * 1048576.0;
+}
+
+/*
+ * A summary to be joined in slabs: only what the alignment needs of its
+ * collectives (samples of their ends), and the collectives of its own
+ * stalls, are kept; the rest is read again slab by slab.
+ */
+static int open_slabbed(struct hvn_fleet_host *h)
+{
+	struct hvn_corr *x = h->x;
+	struct hvn_coll *keep;
+	int r = hvn_summary_read_index(h->path, x, h->schema, h->host,
+				       sizeof(h->host), &h->ix);
+
+	if (r)
+		return r;
+	if (host_samples(h, true))
+		return HVN_EXIT_FAIL;
+	keep = malloc((x->nst + 1) * sizeof(*keep));
+	h->kept = malloc((x->nst + 1) * sizeof(*h->kept));
+	if (!keep || !h->kept) {
+		free(keep);
+		return HVN_EXIT_FAIL;
+	}
+	for (size_t k = 0; k < x->nst; k++) {
+		keep[k] = x->coll[x->st[k].coll];
+		h->kept[k] = x->st[k].coll;
+		x->st[k].coll = k;
+	}
+	free(x->coll);
+	x->coll = keep;
+	x->coll_cap = x->nst + 1;
+	x->ncoll = x->nst;
+	return 0;
+}
+
+/* Summaries opened for a join in slabs, shared among workers. */
+struct open_work {
+	struct hvn_fleet_host *h;
+	size_t n, next;
+	pthread_mutex_t lock;
+	int *ret;			/* each host's */
+};
+
+static void *open_worker(void *arg)
+{
+	struct open_work *ow = arg;
+
+	for (;;) {
+		size_t i;
+
+		pthread_mutex_lock(&ow->lock);
+		i = ow->next++;
+		pthread_mutex_unlock(&ow->lock);
+		if (i >= ow->n)
+			break;
+		ow->ret[i] = open_slabbed(&ow->h[i]);
+	}
+	return NULL;
+}
+
+/* Every host of a join in slabs opened, a worker a CPU: 0, or the first
+ * host's failure. */
+static int open_all(struct hvn_fleet *f, char **paths, size_t n)
+{
+	struct open_work ow = { .h = f->h, .n = n };
+	pthread_t tid[8];
+	int nw = workers(n), started = 0, ret = 0;
+
+	ow.ret = calloc(n + 1, sizeof(*ow.ret));
+	if (!ow.ret)
+		return HVN_EXIT_FAIL;
+	for (size_t i = 0; i < n; i++) {
+		f->h[i].path = paths[i];
+		f->h[i].schema = calloc(1, sizeof(*f->h[i].schema));
+		f->h[i].x = calloc(1, sizeof(*f->h[i].x));
+		if (!f->h[i].schema || !f->h[i].x) {
+			free(ow.ret);
+			return HVN_EXIT_FAIL;
+		}
+	}
+	pthread_mutex_init(&ow.lock, NULL);
+	for (int i = 1; i < nw; i++)
+		if (!pthread_create(&tid[started], NULL, open_worker, &ow))
+			started++;
+	open_worker(&ow);
+	for (int i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	pthread_mutex_destroy(&ow.lock);
+	for (size_t i = 0; i < n && !ret; i++)
+		ret = ow.ret[i];
+	free(ow.ret);
+	return ret;
+}
+
 int hvn_fleet_open(struct hvn_fleet *f, char **paths, size_t n,
 		   const struct hvn_corr_params *p)
 {
+	bool slabs = too_many(paths, n, p);
+
 	memset(f, 0, sizeof(*f));
 	f->h = calloc(n, sizeof(*f->h));
 	if (!f->h)
 		return HVN_EXIT_FAIL;
+	/* Set now, to say how: the slabs are counted when analysed. */
+	f->nslab = slabs;
+	if (slabs) {
+		int r = open_all(f, paths, n);
+
+		f->nh = n;
+		if (r)
+			return r;
+		f->nh = 0;
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct hvn_fleet_host *h = &f->h[f->nh];
 		struct hvn_tdat t;
+		size_t whole;
 		int r;
 
 		h->path = paths[i];
-		h->schema = calloc(1, sizeof(*h->schema));
-		h->x = calloc(1, sizeof(*h->x));
 		f->nh++;
+		if (!slabs) {
+			h->schema = calloc(1, sizeof(*h->schema));
+			h->x = calloc(1, sizeof(*h->x));
+		}
 		if (!h->schema || !h->x)
 			return HVN_EXIT_FAIL;
-		if (hvn_summary_is(h->path)) {
+		if (slabs) {
+			r = 0;		/* opened above */
+		} else if (hvn_summary_is(h->path)) {
 			r = hvn_summary_read(h->path, h->x, h->schema, h->host,
 					     sizeof(h->host));
 			if (r)
@@ -2101,12 +2671,27 @@ int hvn_fleet_open(struct hvn_fleet *f, char **paths, size_t n,
 		else
 			h->seen = HVN_SEEN_NOTHING;
 		shrink(h->x);
-		h->stall_of = calloc(h->x->ncoll + 1, sizeof(*h->stall_of));
-		if (!h->stall_of)
-			return HVN_EXIT_FAIL;
-		for (size_t k = 0; k < h->x->nst; k++)
-			h->stall_of[h->x->st[k].coll] = k + 1;
-		f->ncoll += h->x->ncoll;
+		whole = slabs ? h->ix.nblk : h->x->ncoll;
+		h->first = UINT64_MAX;
+		for (size_t k = 0; k < whole; k++) {
+			uint64_t lo = slabs ? h->ix.blk[k].lo : h->x->coll[k].start;
+			uint64_t hi = slabs ? h->ix.blk[k].hi : h->x->coll[k].end;
+
+			if (lo < h->first)
+				h->first = lo;
+			if (hi > h->last)
+				h->last = hi;
+		}
+		h->ncoll = slabs ? (h->ix.nblk ? h->ix.blk[h->ix.nblk - 1].first +
+				    h->ix.blk[h->ix.nblk - 1].n : 0) : h->x->ncoll;
+		if (!slabs) {
+			h->stall_of = calloc(h->x->ncoll + 1, sizeof(*h->stall_of));
+			if (!h->stall_of)
+				return HVN_EXIT_FAIL;
+			for (size_t k = 0; k < h->x->nst; k++)
+				h->stall_of[h->x->st[k].coll] = k + 1;
+		}
+		f->ncoll += h->ncoll;
 		f->nranks += h->x->nproc;
 	}
 	return 0;
@@ -2116,9 +2701,13 @@ int hvn_fleet_analyse(struct hvn_fleet *f, const struct hvn_corr_params *p)
 {
 	int ret = align(f);
 
-	ret = ret ?: build_all(f);
-	ret = ret ?: build_p2p(f);
-	ret = ret ?: job_stalls(f, p);
+	if (f->nslab) {
+		ret = ret ?: slabs(f, p);
+	} else {
+		ret = ret ?: build_all(f);
+		ret = ret ?: build_p2p(f);
+		ret = ret ?: job_stalls(f, p);
+	}
 	ret = ret ?: blame(f);
 	ret = ret ?: missing(f);
 	/* The join's tables: not needed past the verdicts. */
@@ -2139,7 +2728,7 @@ int hvn_fleet_analyse(struct hvn_fleet *f, const struct hvn_corr_params *p)
 		hvn_err("out of memory");
 		return HVN_EXIT_FAIL;
 	}
-	return 0;
+	return ret > 0 ? ret : 0;
 }
 
 double hvn_fleet_share(const struct hvn_fleet_culprit *c)
@@ -2182,18 +2771,12 @@ void hvn_fleet_free(struct hvn_fleet *f)
 		free(f->h[i].prev);
 		free(f->h[i].tgap);
 		free(f->h[i].at);
+		free(f->h[i].samp);
+		free(f->h[i].kept);
+		hvn_sum_index_free(&f->h[i].ix);
 	}
-	for (size_t i = 0; i < f->nst; i++) {
-		for (uint32_t k = 0; k < f->st[i].ncul; k++)
-			hvn_stall_release(&f->st[i].cul[k].why);
-		free(f->st[i].cul);
-		for (uint32_t k = 0; k < f->st[i].nmaybe; k++)
-			hvn_stall_release(&f->st[i].maybe[k].why);
-		free(f->st[i].maybe);
-		free(f->st[i].r);
-		free(f->st[i].noisy);
-		free(f->st[i].unseen);
-	}
+	for (size_t i = 0; i < f->nst; i++)
+		stall_free(&f->st[i]);
 	free(f->h);
 	free(f->st);
 	free(f->blame);

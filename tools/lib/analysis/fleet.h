@@ -45,6 +45,9 @@
 #include <stdint.h>
 
 #include "analysis/stalls.h"
+#include "analysis/summary.h"
+
+struct hvn_fleet_sample;
 
 struct hvn_fleet_host {
 	const char *path;
@@ -78,6 +81,19 @@ struct hvn_fleet_host {
 	uint32_t *prev;
 	int64_t *tgap;
 	uint32_t *at;			/* its entry in hvn_fleet.all, or UINT32_MAX */
+	/* Its collectives: how many, the first start and last end (trace
+	 * time), and how many the clocks can be aligned on. */
+	size_t ncoll, nsync;
+	uint64_t first, last;
+	/* The implicit-sync collectives' ends the alignment uses: all of
+	 * them, or (a join in slabs) an even share of each communicator's. */
+	struct hvn_fleet_sample *samp;
+	size_t nsamp;
+	/* A join in slabs: where the summary's collectives lie, read again
+	 * for each slab; x holds only the collectives the verdicts name,
+	 * each one's index in the summary in kept[]. */
+	struct hvn_sum_index ix;
+	uint32_t *kept;
 };
 
 enum hvn_fleet_class {
@@ -87,9 +103,12 @@ enum hvn_fleet_class {
 
 /* One rank's copy of a collective, the job's view. */
 struct hvn_fleet_rank {
-	uint32_t host, coll;		/* indexes into hosts, and its coll */
+	uint32_t host, coll;		/* indexes into hosts, and its coll
+					 * (UINT32_MAX past a join in slabs) */
+	int32_t rank;			/* its communicator rank */
 	int64_t arrive, end;		/* aligned CLOCK_REALTIME ns */
-	uint32_t grp;			/* its collective across hosts */
+	uint32_t grp;			/* its collective across hosts (while
+					 * analysing) */
 	bool late;			/* in a job stall: entered late only
 					 * because another host held it */
 };
@@ -179,6 +198,10 @@ struct hvn_fleet {
 	struct hvn_missing *miss;
 	size_t nmiss;
 	size_t ncoll, nranks;
+	/* Summaries too many to hold at once are joined a slab of time at
+	 * a time: how many, each this long (0: held whole). */
+	size_t nslab;
+	double slab_ns, margin_ns;
 };
 
 struct hvn_tdat;

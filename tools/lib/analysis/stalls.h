@@ -164,12 +164,14 @@ struct hvn_corr {
 struct hvn_corr_params {
 	double k, min_ms, min_share;
 	long window, top;
+	double memory_mib;		/* the join's collectives held at once */
 };
 
 /* correlate's defaults (-k 3, --min-ms 1, --min-share 0.2, -w 32,
- * --top 20), which advise judges stalls with too. */
+ * --top 20, --memory 512), which advise judges stalls with too. */
 #define HVN_CORR_PARAMS_DEFAULT \
-	{ .k = 3, .min_ms = 1, .min_share = 0.2, .window = 32, .top = 20 }
+	{ .k = 3, .min_ms = 1, .min_share = 0.2, .window = 32, .top = 20, \
+	  .memory_mib = 512 }
 
 /* Where collectives come from besides the trace. */
 enum hvn_corr_input {

@@ -159,6 +159,22 @@ int hvn_summary_write(const char *path, const char *host,
 
 #define GROW(arr, cap, n) ((arr) = hvn_corr_grow((arr), &(cap), (n), sizeof(*(arr))))
 
+/* A collective's record appended to @x's: NULL, or what is wrong in it. */
+static const char *coll_in(struct hvn_corr *x, const struct hvn_sum_coll *c)
+{
+	if (c->npcpu > 4 || c->end < c->start)
+		return "a collective's CPUs or times";
+	GROW(x->coll, x->coll_cap, x->ncoll);
+	x->coll[x->ncoll++] = (struct hvn_coll){
+		.comm = c->comm, .seq = c->seq, .start = c->start,
+		.nccl_start = c->nccl_start, .end = c->end,
+		.median = c->median, .rank = c->rank, .cpu = c->cpu,
+		.pcpu = { c->pcpu[0], c->pcpu[1], c->pcpu[2], c->pcpu[3] },
+		.npcpu = c->npcpu, .func = c->func,
+		.is_p2p = c->is_p2p, .dtype = c->dtype, .peer = c->peer };
+	return NULL;
+}
+
 /* One record into @x: 0, or -1 with why said. */
 static int take(const struct hvn_sum_reader *rd, const struct hvn_sum_rec *r,
 		struct hvn_corr *x, char *host, size_t hlen)
@@ -206,23 +222,9 @@ static int take(const struct hvn_sum_reader *rd, const struct hvn_sum_rec *r,
 		x->nproc++;
 		break;
 	}
-	case HVN_SUM_COLL: {
-		const struct hvn_sum_coll *c = &r->u.coll;
-
-		if (c->npcpu > 4 || c->end < c->start) {
-			bad = "a collective's CPUs or times";
-			break;
-		}
-		GROW(x->coll, x->coll_cap, x->ncoll);
-		x->coll[x->ncoll++] = (struct hvn_coll){
-			.comm = c->comm, .seq = c->seq, .start = c->start,
-			.nccl_start = c->nccl_start, .end = c->end,
-			.median = c->median, .rank = c->rank, .cpu = c->cpu,
-			.pcpu = { c->pcpu[0], c->pcpu[1], c->pcpu[2], c->pcpu[3] },
-			.npcpu = c->npcpu, .func = c->func,
-			.is_p2p = c->is_p2p, .dtype = c->dtype, .peer = c->peer };
+	case HVN_SUM_COLL:
+		bad = coll_in(x, &r->u.coll);
 		break;
-	}
 	case HVN_SUM_STALL: {
 		const struct hvn_sum_stall *u = &r->u.stall;
 		struct hvn_stall *s;
@@ -281,8 +283,37 @@ static int take(const struct hvn_sum_reader *rd, const struct hvn_sum_rec *r,
 	return 0;
 }
 
-int hvn_summary_read(const char *path, struct hvn_corr *x,
-		     struct hvn_schema *schema, char *host, size_t hlen)
+/* Collectives a block of the index holds: a slab's reading is as fine. */
+#define BLOCK	1024
+
+/* Where the collective just read (@x's last) lies, into @ix. */
+static int index_coll(struct hvn_sum_index *ix, const struct hvn_sum_reader *rd,
+		      const struct hvn_corr *x)
+{
+	const struct hvn_coll *c = &x->coll[x->ncoll - 1];
+	struct hvn_sum_block *b;
+
+	if ((x->ncoll - 1) % BLOCK == 0) {
+		b = realloc(ix->blk, (ix->nblk + 1) * sizeof(*b));
+		if (!b)
+			return -1;
+		ix->blk = b;
+		ix->blk[ix->nblk++] = (struct hvn_sum_block){
+			.off = rd->f.off, .first = x->ncoll - 1,
+			.lo = UINT64_MAX };
+	}
+	b = &ix->blk[ix->nblk - 1];
+	b->n++;
+	if (c->start < b->lo)
+		b->lo = c->start;
+	if (c->end > b->hi)
+		b->hi = c->end;
+	return 0;
+}
+
+static int read_summary(const char *path, struct hvn_corr *x,
+			struct hvn_schema *schema, char *host, size_t hlen,
+			struct hvn_sum_index *ix)
 {
 	struct hvn_sum_reader rd;
 	struct hvn_sum_rec r;
@@ -318,11 +349,18 @@ int hvn_summary_read(const char *path, struct hvn_corr *x,
 				x->coll_cap = most;
 		}
 	}
-	while ((e = hvn_summary_next(&rd, &r)) > 0)
+	while ((e = hvn_summary_next(&rd, &r)) > 0) {
 		if (take(&rd, &r, x, host, hlen)) {
 			e = -1;
 			break;
 		}
+		if (ix && r.type == HVN_SUM_COLL && index_coll(ix, &rd, x)) {
+			hvn_err("out of memory");
+			hvn_summary_close(&rd);
+			hvn_an_finish(&x->an);
+			return HVN_EXIT_FAIL;
+		}
+	}
 	hvn_summary_close(&rd);
 	if (e < 0)
 		ret = HVN_EXIT_BADFILE;
@@ -332,4 +370,69 @@ int hvn_summary_read(const char *path, struct hvn_corr *x,
 	}
 	hvn_an_finish(&x->an);
 	return ret;
+}
+
+int hvn_summary_read(const char *path, struct hvn_corr *x,
+		     struct hvn_schema *schema, char *host, size_t hlen)
+{
+	return read_summary(path, x, schema, host, hlen, NULL);
+}
+
+int hvn_summary_read_index(const char *path, struct hvn_corr *x,
+			   struct hvn_schema *schema, char *host, size_t hlen,
+			   struct hvn_sum_index *ix)
+{
+	return read_summary(path, x, schema, host, hlen, ix);
+}
+
+int hvn_summary_colls(const char *path, const struct hvn_sum_index *ix,
+		      uint64_t lo, uint64_t hi, struct hvn_corr *x,
+		      uint32_t **fidx, size_t *fcap)
+{
+	struct hvn_sum_reader rd;
+	struct hvn_sum_rec r;
+	int ret = 0;
+
+	x->ncoll = 0;
+	if (hvn_summary_open(&rd, path))
+		return HVN_EXIT_BADFILE;
+	for (size_t b = 0; b < ix->nblk && !ret; b++) {
+		const struct hvn_sum_block *k = &ix->blk[b];
+
+		if (k->lo > hi || k->hi < lo)
+			continue;
+		if (hvn_summary_seek(&rd, k->off)) {
+			ret = HVN_EXIT_BADFILE;
+			break;
+		}
+		for (uint32_t i = 0; i < k->n && !ret; i++) {
+			const char *bad;
+			int e = hvn_summary_next(&rd, &r);
+
+			if (e <= 0 || r.type != HVN_SUM_COLL) {
+				if (e > 0)
+					hvn_summary_bad(&rd, "not the collective it was (the file changed)");
+				ret = HVN_EXIT_BADFILE;
+				break;
+			}
+			if (r.u.coll.start > hi || r.u.coll.end < lo)
+				continue;
+			bad = coll_in(x, &r.u.coll);
+			if (bad) {
+				hvn_summary_bad(&rd, bad);
+				ret = HVN_EXIT_BADFILE;
+				break;
+			}
+			*fidx = hvn_corr_grow(*fidx, fcap, x->ncoll - 1, sizeof(**fidx));
+			(*fidx)[x->ncoll - 1] = k->first + i;
+		}
+	}
+	hvn_summary_close(&rd);
+	return ret;
+}
+
+void hvn_sum_index_free(struct hvn_sum_index *ix)
+{
+	free(ix->blk);
+	memset(ix, 0, sizeof(*ix));
 }

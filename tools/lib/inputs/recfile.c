@@ -58,36 +58,75 @@ static void header(const struct hvn_recfile *r, const uint8_t h[8],
 	}
 }
 
+/* Room to read ahead: a chunk of records a call. */
+#define CHUNK	(256 * 1024)
+
+/* At least @want bytes from pos on in buf, unless the file ends first:
+ * how many there are. */
+static size_t fill(struct hvn_recfile *r, size_t want)
+{
+	if (r->len - r->pos >= want || r->eof)
+		return r->len - r->pos;
+	if (r->pos)
+		memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+	r->len -= r->pos;
+	r->pos = 0;
+	if (want + CHUNK > r->cap) {
+		uint8_t *n = realloc(r->buf, want + CHUNK);
+
+		if (!n)
+			return r->len;
+		r->buf = n;
+		r->cap = want + CHUNK;
+	}
+	while (r->len < want && !r->eof) {
+		size_t got = fread(r->buf + r->len, 1, r->cap - r->len, r->f);
+
+		r->len += got;
+		if (!got)
+			r->eof = true;
+	}
+	return r->len;
+}
+
 int hvn_recfile_next(struct hvn_recfile *r, uint32_t *type, uint32_t *size,
 		     const void **body)
 {
-	uint8_t h[8];
 	size_t got;
 
 	if (r->off != r->next)
 		r->n++;
 	r->off = r->next;
-	got = fread(h, 1, sizeof(h), r->f);
-	if (!got && feof(r->f))
+	got = fill(r, 8);
+	if (!got)
 		return HVN_REC_END;
-	if (got != sizeof(h))
+	if (got < 8)
 		return HVN_REC_CUT;
-	header(r, h, type, size);
+	header(r, r->buf + r->pos, type, size);
 	if (*size > r->fmt->max_size)
 		return HVN_REC_BIG;
-	if (*size + 1 > r->cap) {
-		uint8_t *n = realloc(r->buf, *size + 1);
-
-		if (!n)
-			return HVN_REC_CUT;
-		r->buf = n;
-		r->cap = *size + 1;
-	}
-	if (fread(r->buf, 1, *size, r->f) != *size)
+	if (fill(r, 8 + (size_t)*size) < 8 + (size_t)*size)
 		return HVN_REC_CUT;
-	r->next = r->off + sizeof(h) + *size;
-	*body = r->buf;
+	*body = r->buf + r->pos + 8;
+	r->pos += 8 + (size_t)*size;
+	r->next = r->off + 8 + *size;
 	return HVN_REC_OK;
+}
+
+int hvn_recfile_seek(struct hvn_recfile *r, uint64_t off)
+{
+	/* Within what was read ahead: no reading again. */
+	if (off >= r->next && off - r->next <= r->len - r->pos) {
+		r->pos += off - r->next;
+		r->off = r->next = off;
+		return 0;
+	}
+	if (off > (uint64_t)INT64_MAX || fseeko(r->f, (off_t)off, SEEK_SET))
+		return -1;
+	r->off = r->next = off;
+	r->pos = r->len = 0;
+	r->eof = false;
+	return 0;
 }
 
 void hvn_recfile_close(struct hvn_recfile *r)

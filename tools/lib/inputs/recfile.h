@@ -31,8 +31,11 @@ struct hvn_recfile {
 	uint64_t off;		/* of the record last read, or of the end */
 	uint64_t next;		/* of the record after it */
 	uint64_t n;		/* records read before it */
+	/* Read a chunk at a time: bytes [pos, len) of buf are the file's
+	 * from @next on (a record is handed out in place). */
 	uint8_t *buf;
-	size_t cap;
+	size_t cap, pos, len;
+	bool eof;
 };
 
 /* What hvn_recfile_next() found. */
@@ -54,6 +57,9 @@ int hvn_recfile_open(struct hvn_recfile *r, const char *path,
  * HVN_REC_OK, or what ended the reading. */
 int hvn_recfile_next(struct hvn_recfile *r, uint32_t *type, uint32_t *size,
 		     const void **body);
+/* Go to the record at @off (one hvn_recfile_next() returned before): 0,
+ * or -1 with errno. */
+int hvn_recfile_seek(struct hvn_recfile *r, uint64_t off);
 void hvn_recfile_close(struct hvn_recfile *r);
 
 /* Writing: the magic, and each record (@a then @b, its body). */

@@ -103,7 +103,10 @@ int hvn_summary_next(struct hvn_sum_reader *r, struct hvn_sum_rec *rec)
 		/* A newer writer's type is skipped. */
 	} while (!KNOWN(type));
 
-	memset(rec, 0, sizeof(*rec));
+	/* What the body fills, and one past (a host's NUL): zeroed, not
+	 * the whole union (a stall's is twenty times a collective's). */
+	memset(&rec->u, 0, want + 1 < sizeof(rec->u) ? want + 1 : sizeof(rec->u));
+	rec->contrib = NULL;
 	rec->type = type;
 	if (type == HVN_SUM_COLL)
 		rec->u.coll.peer = -1;
@@ -121,6 +124,16 @@ int hvn_summary_next(struct hvn_sum_reader *r, struct hvn_sum_rec *rec)
 	if (type == HVN_SUM_END)
 		r->ended = true;
 	return 1;
+}
+
+int hvn_summary_seek(struct hvn_sum_reader *r, uint64_t off)
+{
+	if (hvn_recfile_seek(&r->f, off)) {
+		hvn_err("%s: cannot read at offset %llu: %s", r->path,
+			(unsigned long long)off, strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 void hvn_summary_close(struct hvn_sum_reader *r)

@@ -115,6 +115,9 @@ int hvn_summary_open(struct hvn_sum_reader *r, const char *path);
 int hvn_summary_next(struct hvn_sum_reader *r, struct hvn_sum_rec *rec);
 /* Say that the record last read is bad: @what it holds. */
 void hvn_summary_bad(const struct hvn_sum_reader *r, const char *what);
+/* Read on from the record at @off (its offset when it was read): 0, or
+ * -1 with why said. */
+int hvn_summary_seek(struct hvn_sum_reader *r, uint64_t off);
 void hvn_summary_close(struct hvn_sum_reader *r);
 
 /* Writing: the magic, then each record (@a, then @b: a stall's CPUs). */

@@ -200,8 +200,8 @@ void hvn_fleet_write_json(FILE *o, const struct hvn_fleet *f,
 	fprintf(o, "{\"schema\":\"hvnoise-correlate\",\"schema_version\":2,");
 	fprintf(o, "\"params\":{\"factor\":%g,\"window\":%ld,\"min_ms\":%g,\"min_share\":%g},",
 		p->k, p->window, p->min_ms, p->min_share);
-	fprintf(o, "\"collectives\":%zu,\"ranks\":%zu,\"reference\":", f->ncoll,
-		f->nranks);
+	fprintf(o, "\"collectives\":%zu,\"ranks\":%zu,\"slabs\":%zu,\"slab_ns\":%.0f,\"reference\":",
+		f->ncoll, f->nranks, f->nslab, f->slab_ns);
 	hvn_json_str(o, f->h[f->ref].host);
 	fprintf(o, ",\"hosts\":[");
 	for (size_t i = 0; i < f->nh; i++) {
@@ -220,7 +220,7 @@ void hvn_fleet_write_json(FILE *o, const struct hvn_fleet *f,
 			h->aligned ? "true" : "false", h->via >= 0 ? "true" : "false",
 			(long long)h->t0, h->offset, h->drift * 1e6,
 			h->unc, h->nsamples, h->disagrees ? "true" : "false",
-			(long long)h->step_ns, seen[h->seen], h->x->ncoll, h->x->nst);
+			(long long)h->step_ns, seen[h->seen], h->ncoll, h->x->nst);
 	}
 	fprintf(o, "],\"missing\":[");
 	for (size_t i = 0, n = 0; i < f->nmiss; i++)
@@ -272,7 +272,7 @@ void hvn_fleet_write_json(FILE *o, const struct hvn_fleet *f,
 		fprintf(o, "],\"ranks\":[");
 		for (uint32_t k = 0; k < s->nr; k++) {
 			const struct hvn_fleet_host *h = &f->h[s->r[k].host];
-			int32_t rank = h->x->coll[s->r[k].coll].rank;
+			int32_t rank = s->r[k].rank;
 
 			fprintf(o, "%s{\"host\":", k ? "," : "");
 			hvn_json_str(o, h->host);

@@ -301,7 +301,6 @@ int hvn_fleet_write_perfetto(const struct hvn_fleet *f, const char *out)
 		for (uint32_t k = 0; k < s->ncul && first < s->nr; k++) {
 			const struct hvn_fleet_culprit *c = &s->cul[k];
 			const struct hvn_fleet_rank *w = &s->r[first];
-			const struct hvn_coll *wc = &f->h[w->host].x->coll[w->coll];
 			uint64_t at = 0;
 			int32_t cpu = c->why.cause ? noise_at(f, c, &at) : -1;
 			char name[64];
@@ -313,7 +312,7 @@ int hvn_fleet_write_perfetto(const struct hvn_fleet *f, const char *out)
 			hvn_pf_flow(&p, ++flow, name, (int)c->host + 1,
 				    HVN_PF_CPU_TID + cpu,
 				    hvn_fleet_time(f, c->host, at) / 1e3,
-				    (int)w->host + 1, wc->rank,
+				    (int)w->host + 1, w->rank,
 				    ((double)w->arrive + (double)w->end) / 2e3);
 		}
 	}
