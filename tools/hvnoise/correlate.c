@@ -6,6 +6,7 @@
  * text output.
  */
 #include <glob.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -602,6 +603,10 @@ static int run_fleet(struct correlate_args *a)
 			hvn_err("--nccl, --fr, --kineto and --inspector take one host's trace; over many hosts, give each host's trace recorded with the plugin");
 			return HVN_EXIT_USAGE;
 		}
+	/* Blocks of a MiB and more mapped and unmapped, never kept in the
+	 * heap: a join's slabs let go of what they read, and what the join
+	 * keeps must not pin it in place. */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	ret = hvn_fleet_open(&f, a->traces, a->ntraces, &a->prm);
 	if (!ret)
 		ret = hvn_fleet_analyse(&f, &a->prm);

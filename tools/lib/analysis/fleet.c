@@ -50,8 +50,9 @@ struct hvn_fleet_grp {
 /* An implicit-sync collective's end, as the alignment matches it. */
 struct hvn_fleet_sample {
 	uint64_t comm, seq;
-	uint64_t end;			/* trace time */
+	uint64_t start, end;		/* trace time */
 	uint8_t func;
+	uint8_t bits;			/* its sampling: the hash's low bits */
 };
 
 static bool implicit_sync(const struct hvn_coll *c)
@@ -441,6 +442,11 @@ struct cf_count {
 	size_t n;
 };
 
+static uint64_t sample_hash(const struct hvn_fleet_sample *c)
+{
+	return mix64(c->seq ^ mix64(c->comm));
+}
+
 static struct cf_count *cf_get(struct cf_count *t, size_t mask, uint64_t comm,
 			       uint8_t func)
 {
@@ -462,29 +468,25 @@ static struct cf_count *cf_get(struct cf_count *t, size_t mask, uint64_t comm,
 static int host_samples(struct hvn_fleet_host *h, bool few)
 {
 	const struct hvn_corr *x = h->x;
-	struct cf_count *cf;
-	size_t mask = 15, kept = 0;
-	void *shrunk;
+	struct cf_count *cf = NULL;
+	size_t mask = 15, ncf = 0;
 
 	free(h->samp);
+	h->samp = NULL;
 	h->nsamp = h->nsync = 0;
-	h->samp = malloc((x->ncoll + 1) * sizeof(*h->samp));
-	if (!h->samp)
-		return -ENOMEM;
-	for (size_t i = 0; i < x->ncoll; i++) {
+	for (size_t i = 0; i < x->ncoll; i++)
+		h->nsync += implicit_sync(&x->coll[i]) &&
+			    x->coll[i].end > x->coll[i].start;
+	/* Each communicator and function's count, where samples are few. */
+	if (few && h->nsync > SAMPLES)
+		cf = calloc(mask + 1, sizeof(*cf));
+	for (size_t i = 0; cf && i < x->ncoll; i++) {
 		const struct hvn_coll *c = &x->coll[i];
+		struct cf_count *e;
 
-		if (implicit_sync(c) && c->end > c->start)
-			h->samp[h->nsamp++] = (struct hvn_fleet_sample){
-				c->comm, c->seq, c->end, c->func };
-	}
-	h->nsync = h->nsamp;
-	if (!few || h->nsamp <= SAMPLES)
-		return 0;
-	cf = calloc(mask + 1, sizeof(*cf));
-	for (size_t i = 0, ncf = 0; cf && i < h->nsamp; i++) {
-		struct cf_count *e = cf_get(cf, mask, h->samp[i].comm, h->samp[i].func);
-
+		if (!implicit_sync(c) || c->end <= c->start)
+			continue;
+		e = cf_get(cf, mask, c->comm, c->func);
 		if (!e->used && 2 * ++ncf > mask + 1) {
 			/* Half full: twice the room, each count placed again. */
 			struct cf_count *t = calloc(2 * (mask + 1), sizeof(*t));
@@ -496,29 +498,49 @@ static int host_samples(struct hvn_fleet_host *h, bool few)
 			cf = t;
 			mask = 2 * mask + 1;
 			if (!cf)
-				break;
-			e = cf_get(cf, mask, h->samp[i].comm, h->samp[i].func);
+				return -ENOMEM;
+			e = cf_get(cf, mask, c->comm, c->func);
 		}
-		*e = (struct cf_count){ h->samp[i].comm, h->samp[i].func, true, e->n + 1 };
+		*e = (struct cf_count){ c->comm, c->func, true, e->n + 1 };
 	}
-	if (!cf)
+	if (few && h->nsync > SAMPLES && !cf)
 		return -ENOMEM;
-	for (size_t i = 0; i < h->nsamp; i++) {
-		struct hvn_fleet_sample *c = &h->samp[i];
-		const struct cf_count *e = cf_get(cf, mask, c->comm, c->func);
-		uint64_t bits = 0;
+	/* Twice: counted, then placed in room of that size (what a host
+	 * keeps for the whole join, amid what it read and let go). */
+	for (int pass = 0; pass < 2; pass++) {
+		size_t n = 0;
 
-		while (e->n / (bits + 1) > SAMPLES)
-			bits = 2 * bits + 1;
-		if (!(mix64(c->seq ^ mix64(c->comm)) & bits))
-			h->samp[kept++] = *c;
+		for (size_t i = 0; i < x->ncoll; i++) {
+			const struct hvn_coll *c = &x->coll[i];
+			struct hvn_fleet_sample v = { c->comm, c->seq, c->start,
+						      c->end, c->func, 0 };
+
+			if (!implicit_sync(c) || c->end <= c->start)
+				continue;
+			if (cf) {
+				const struct cf_count *e = cf_get(cf, mask, c->comm, c->func);
+				uint64_t bits = 0;
+
+				while (e->n / (bits + 1) > SAMPLES)
+					bits = 2 * bits + 1;
+				if (sample_hash(&v) & bits)
+					continue;
+				v.bits = (uint8_t)__builtin_popcountll(bits);
+			}
+			if (pass)
+				h->samp[n] = v;
+			n++;
+		}
+		if (!pass) {
+			h->samp = malloc((n + 1) * sizeof(*h->samp));
+			if (!h->samp) {
+				free(cf);
+				return -ENOMEM;
+			}
+		}
+		h->nsamp = n;
 	}
-	h->nsamp = kept;
 	free(cf);
-	/* What a host keeps for the whole join: only its samples. */
-	shrunk = realloc(h->samp, (kept + 1) * sizeof(*h->samp));
-	if (shrunk)
-		h->samp = shrunk;
 	return 0;
 }
 
@@ -641,11 +663,6 @@ static int align(struct hvn_fleet *f)
 		}
 	}
 	free(nsync);
-	for (size_t i = 0; i < f->nh; i++) {
-		free(f->h[i].samp);
-		f->h[i].samp = NULL;
-		f->h[i].nsamp = 0;
-	}
 	return ret;
 }
 
@@ -912,6 +929,88 @@ static int host_order(struct hvn_fleet_host *h)
 	return 0;
 }
 
+/* Threads for a join's work: the CPUs there are, up to a few. */
+static int workers(size_t jobs)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (n > 8)
+		n = 8;
+	if (n < 1)
+		n = 1;
+	return (size_t)n < jobs ? (int)n : (int)(jobs ? jobs : 1);
+}
+
+/* @fn(@ctx, i) for each i < @n, shared among a worker a CPU. */
+struct par {
+	int (*fn)(void *ctx, size_t i, int worker);
+	void *ctx;
+	size_t n, next, failed;		/* failed: the least i that did */
+	int ret;
+	pthread_mutex_t lock;
+};
+
+struct par_arg {
+	struct par *w;
+	int worker;
+};
+
+static void *par_worker(void *arg)
+{
+	struct par_arg *a = arg;
+	struct par *w = a->w;
+
+	for (;;) {
+		size_t i;
+		int r;
+
+		pthread_mutex_lock(&w->lock);
+		i = w->ret ? w->n : w->next++;
+		pthread_mutex_unlock(&w->lock);
+		if (i >= w->n)
+			break;
+		r = w->fn(w->ctx, i, a->worker);
+		pthread_mutex_lock(&w->lock);
+		if (r && i < w->failed) {
+			w->failed = i;
+			w->ret = r;
+		}
+		pthread_mutex_unlock(&w->lock);
+	}
+	return NULL;
+}
+
+/* 0, or what the least i that failed returned (once one failed, no
+ * other is started).  @fn is told its worker (0 .. workers(@n) - 1). */
+static int par_for(size_t n, int (*fn)(void *ctx, size_t i, int worker),
+		   void *ctx)
+{
+	struct par w = { .fn = fn, .ctx = ctx, .n = n, .failed = SIZE_MAX };
+	struct par_arg a[8];
+	pthread_t tid[8];
+	int nw = workers(n), started = 0;
+
+	pthread_mutex_init(&w.lock, NULL);
+	for (int i = 0; i < nw; i++)
+		a[i] = (struct par_arg){ &w, i };
+	for (int i = 1; i < nw; i++)
+		if (!pthread_create(&tid[started], NULL, par_worker, &a[i]))
+			started++;
+	par_worker(&a[0]);
+	for (int i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	pthread_mutex_destroy(&w.lock);
+	return w.ret;
+}
+
+static int order_one(void *ctx, size_t i, int worker)
+{
+	(void)worker;
+	struct hvn_fleet *f = ctx;
+
+	return host_order(&f->h[i]);
+}
+
 static double host_unc(const struct hvn_fleet_host *h)
 {
 	return h->aligned ? h->unc : INFINITY;
@@ -1019,12 +1118,13 @@ static int build_all(struct hvn_fleet *f)
 	t.slot = calloc(t.mask + 1, sizeof(*t.slot));
 	if (!t.slot)
 		return -ENOMEM;
+	/* Each host's order on its own: a worker a CPU. */
+	if (par_for(f->nh, order_one, f))
+		goto out;
 	for (size_t i = 0; i < f->nh; i++) {
 		struct hvn_fleet_host *h = &f->h[i];
 		const struct hvn_corr *x = h->x;
 
-		if (host_order(h))
-			goto out;
 		/* at[]: the group's key index for now, its entry later */
 		h->at = malloc((x->ncoll + 1) * sizeof(*h->at));
 		if (!h->at)
@@ -1823,6 +1923,122 @@ static int cmp_double_desc(const void *a, const void *b)
 	return -cmp_double(a, b);
 }
 
+/* A communicator and function's usual lateness over the whole window
+ * (a join in slabs: from the samples), and over how many collectives. */
+struct hvn_fleet_usual {
+	uint64_t comm;
+	uint8_t func;
+	double late;
+	size_t n;
+};
+
+static int cmp_usual(const void *a, const void *b)
+{
+	const struct hvn_fleet_usual *x = a, *y = b;
+
+	if (x->comm != y->comm)
+		return x->comm < y->comm ? -1 : 1;
+	return (x->func > y->func) - (x->func < y->func);
+}
+
+/* A sampled copy's arrival, for the usual lateness. */
+struct sarr {
+	uint64_t comm, seq;
+	uint8_t func, bits;
+	uint32_t host;
+	int64_t arrive;
+};
+
+static int cmp_sarr(const void *a, const void *b)
+{
+	const struct sarr *x = a, *y = b;
+
+	if (x->comm != y->comm)
+		return x->comm < y->comm ? -1 : 1;
+	if (x->func != y->func)
+		return x->func < y->func ? -1 : 1;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	if (x->host != y->host)
+		return x->host < y->host ? -1 : 1;
+	return (x->arrive > y->arrive) - (x->arrive < y->arrive);
+}
+
+/*
+ * Over slabs, a slab may hold too few of a communicator's collectives to
+ * know its usual lateness: it is taken over the whole window from the
+ * samples instead, as job_stalls() takes it, on the collectives every
+ * host sampled (the most bits any host used).
+ */
+static int usual_from_samples(struct hvn_fleet *f)
+{
+	size_t n = 0, m = 0, nu = 0;
+	struct sarr *v;
+	int64_t *arr;
+	double *lat;
+
+	for (size_t i = 0; i < f->nh; i++)
+		n += f->h[i].nsamp;
+	v = malloc((n + 1) * sizeof(*v));
+	arr = malloc((f->nh + 1) * sizeof(*arr));
+	lat = malloc((n + 1) * sizeof(*lat));
+	f->usual = malloc((n + 1) * sizeof(*f->usual));
+	if (!v || !arr || !lat || !f->usual) {
+		free(v);
+		free(arr);
+		free(lat);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < f->nh; i++) {
+		const struct hvn_fleet_host *h = &f->h[i];
+
+		for (size_t k = 0; k < h->nsamp; k++) {
+			const struct hvn_fleet_sample *c = &h->samp[k];
+
+			v[m++] = (struct sarr){ c->comm, c->seq, c->func, c->bits, i,
+						aligned(h, real_of(h, c->start)) };
+		}
+	}
+	qsort(v, m, sizeof(*v), cmp_sarr);
+	for (size_t a = 0, b; a < m; a = b) {
+		uint8_t bits = 0;
+		size_t nl = 0;
+		uint64_t mask;
+
+		for (b = a; b < m && v[b].comm == v[a].comm && v[b].func == v[a].func; b++)
+			if (v[b].bits > bits)
+				bits = v[b].bits;
+		mask = bits ? (~0ull >> (64 - bits)) : 0;
+		for (size_t g = a, e; g < b; g = e) {
+			struct hvn_fleet_sample key = { .comm = v[g].comm, .seq = v[g].seq };
+			size_t nh = 0;
+			int64_t top, ok;
+
+			for (e = g; e < b && v[e].seq == v[g].seq; e++)
+				if (nh && v[e].host == v[e - 1].host)
+					arr[nh - 1] = v[e].arrive;	/* sorted: its last */
+				else
+					arr[nh++] = v[e].arrive;
+			if (nh < 2 || (sample_hash(&key) & mask))
+				continue;
+			top = arr[0];
+			for (size_t k = 1; k < nh; k++)
+				if (arr[k] > top)
+					top = arr[k];
+			ok = kth(arr, nh, (nh - 1) / 4);
+			lat[nl++] = (double)((uint64_t)top - (uint64_t)ok);
+		}
+		qsort(lat, nl, sizeof(*lat), cmp_double_desc);
+		f->usual[nu++] = (struct hvn_fleet_usual){
+			v[a].comm, v[a].func, nl ? lat[nl / 2] : 0, nl };
+	}
+	f->nusual = nu;
+	free(v);
+	free(arr);
+	free(lat);
+	return 0;
+}
+
 /*
  * Each group's on-time arrival and lateness, and the job stalls: a group
  * on two hosts or more where a copy stalled, or whose latest host came
@@ -1885,6 +2101,16 @@ static int job_stalls(struct hvn_fleet *f, const struct hvn_corr_params *p)
 		}
 		qsort(lat, n, sizeof(*lat), cmp_double_desc);
 		usual_late = n ? lat[n / 2] : 0;
+		{
+			const struct hvn_fleet_usual k = { a->comm, a->func, 0, 0 };
+			const struct hvn_fleet_usual *u = f->nusual ?
+				bsearch(&k, f->usual, f->nusual, sizeof(k), cmp_usual) : NULL;
+
+			if (u) {
+				usual_late = u->late;
+				n = u->n;
+			}
+		}
 		for (size_t k = i; k < j && !ret; k++) {
 			struct hvn_fleet_grp *g = &f->grp[k];
 			struct hvn_fleet_stall *s;
@@ -2009,31 +2235,51 @@ static int cmp_u32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Collective @k of @sh, kept in @h's x past the slab: its index there
- * (UINT32_MAX: no memory). */
-static uint32_t keep_coll(struct hvn_fleet_host *h, const struct slab_host *sh,
-			  uint32_t k)
-{
-	struct hvn_corr *x = h->x;
-	uint32_t fi = sh->fidx[k], *kept;
+/* What a join in slabs keeps of a host past its slabs: the collectives
+ * its verdicts name, besides its own stalls' (appended to its x once
+ * every slab is done: its x is read by every worker meanwhile). */
+struct kept_list {
+	struct hvn_coll *c;
+	uint32_t *fi;			/* each one's index in the summary */
+	size_t n, cap;
+};
 
-	for (size_t i = 0; i < x->ncoll; i++)
+/* Collective @k of slab host @sh of host @h kept: its index in @h's x
+ * once the kept are appended (UINT32_MAX: no memory). */
+static uint32_t keep_coll(const struct hvn_fleet_host *h, struct kept_list *kl,
+			  const struct slab_host *sh, uint32_t k)
+{
+	uint32_t fi = sh->fidx[k];
+
+	/* Its own stalls' first: x holds those from the start. */
+	for (size_t i = 0; i < h->x->nst; i++)
 		if (h->kept[i] == fi)
 			return i;
-	kept = realloc(h->kept, (x->ncoll + 1) * sizeof(*kept));
-	if (!kept)
-		return UINT32_MAX;
-	h->kept = kept;
-	x->coll = hvn_corr_grow(x->coll, &x->coll_cap, x->ncoll, sizeof(*x->coll));
-	x->coll[x->ncoll] = sh->x.coll[k];
-	h->kept[x->ncoll] = fi;
-	return x->ncoll++;
+	for (size_t i = 0; i < kl->n; i++)
+		if (kl->fi[i] == fi)
+			return h->x->nst + i;
+	if (kl->n == kl->cap) {
+		size_t cap = kl->cap ? 2 * kl->cap : 16;
+		void *c = realloc(kl->c, cap * sizeof(*kl->c));
+		void *i = c ? realloc(kl->fi, cap * sizeof(*kl->fi)) : NULL;
+
+		if (c)
+			kl->c = c;
+		if (!i)
+			return UINT32_MAX;
+		kl->fi = i;
+		kl->cap = cap;
+	}
+	kl->c[kl->n] = sh->x.coll[k];
+	kl->fi[kl->n] = fi;
+	return h->x->nst + kl->n++;
 }
 
-static int keep_culprit(struct hvn_fleet *f, const struct hvn_fleet *sf,
-			const struct slab_host *sh, struct hvn_fleet_culprit *c)
+static int keep_culprit(struct hvn_fleet *f, struct kept_list *kl,
+			const struct hvn_fleet *sf, const struct slab_host *sh,
+			struct hvn_fleet_culprit *c)
 {
-	c->coll = keep_coll(&f->h[c->host], &sh[c->host], c->coll);
+	c->coll = keep_coll(&f->h[c->host], &kl[c->host], &sh[c->host], c->coll);
 	c->why.coll = c->coll;
 	if (c->coll == UINT32_MAX)
 		return -ENOMEM;
@@ -2045,7 +2291,7 @@ static int keep_culprit(struct hvn_fleet *f, const struct hvn_fleet *sf,
 		if (!grown)
 			return -ENOMEM;
 		f->grp = grown;
-		k = keep_coll(&f->h[g->host], &sh[g->host], g->coll);
+		k = keep_coll(&f->h[g->host], &kl[g->host], &sh[g->host], g->coll);
 		if (k == UINT32_MAX)
 			return -ENOMEM;
 		f->grp[f->ngrp] = (struct hvn_fleet_grp){ .host = g->host, .coll = k };
@@ -2069,28 +2315,38 @@ static void stall_free(struct hvn_fleet_stall *s)
 	free(s->unseen);
 }
 
-/* Job stall @s of slab @sf moved into @f: what it names kept there. */
-static int keep_stall(struct hvn_fleet *f, const struct hvn_fleet *sf,
-		      const struct slab_host *sh, struct hvn_fleet_stall *s)
+/* Job stall @s of slab @sf moved into @f: what it names kept in @kl. */
+static int keep_stall(struct hvn_fleet *f, struct kept_list *kl,
+		      const struct hvn_fleet *sf, const struct slab_host *sh,
+		      struct hvn_fleet_stall *s)
 {
 	void *grown = realloc(f->st, (f->nst + 1) * sizeof(*f->st));
 	int ret = 0;
 
-	if (!grown)
+	if (!grown) {
+		stall_free(s);
 		return -ENOMEM;
+	}
 	f->st = grown;
 	for (uint32_t k = 0; k < s->nr; k++)
 		s->r[k].coll = s->r[k].grp = UINT32_MAX;
 	for (uint32_t k = 0; k < s->ncul && !ret; k++)
-		ret = keep_culprit(f, sf, sh, &s->cul[k]);
+		ret = keep_culprit(f, kl, sf, sh, &s->cul[k]);
 	for (uint32_t k = 0; k < s->nmaybe && !ret; k++)
-		ret = keep_culprit(f, sf, sh, &s->maybe[k]);
+		ret = keep_culprit(f, kl, sf, sh, &s->maybe[k]);
 	f->st[f->nst++] = *s;
 	return ret;
 }
 
-/* The longest a wait may be followed back, in time, and what may differ
- * between the copies of one collective: a slab's margin. */
+/*
+ * A slab's margin: where its stalls' waits are followed back, and where
+ * one collective's copies may differ.  A wait goes back only while the
+ * ranks stay late, as long as the stop that held them: 3x the longest
+ * stall any host saw, and SLAB_HOPS collectives of the slowest process
+ * for chains of small delays.
+ */
+#define SLAB_HOPS	16
+
 static double slab_margin(const struct hvn_fleet *f)
 {
 	double m = MARGIN_NS;
@@ -2100,13 +2356,21 @@ static double slab_margin(const struct hvn_fleet *f)
 		size_t per = h->x->nproc ? h->ncoll / h->x->nproc : h->ncoll;
 
 		if (per && h->last > h->first &&
-		    (double)(h->last - h->first) / per * MAX_HOPS > m)
-			m = (double)(h->last - h->first) / per * MAX_HOPS;
+		    (double)(h->last - h->first) / per * SLAB_HOPS > m)
+			m = (double)(h->last - h->first) / per * SLAB_HOPS;
 		for (size_t k = 0; k < h->x->nst; k++)
 			if (3.0 * h->x->st[k].lost_ns > m)
 				m = 3.0 * h->x->st[k].lost_ns;
 	}
 	return m;
+}
+
+/* Aligned time @al on @h's trace time, none before its start. */
+static uint64_t trace_at(const struct hvn_fleet_host *h, int64_t al)
+{
+	uint64_t t = mono_of(h, al);
+
+	return (int64_t)t < 0 ? 0 : t;
 }
 
 /* Slab host @sh of @h for [@a0, @a1] of its trace time: 0 or an
@@ -2144,60 +2408,66 @@ static int slab_host_read(struct hvn_fleet_host *h, struct slab_host *sh,
 	return 0;
 }
 
-/* What the workers of a join in slabs share. */
+/* A join in slabs: what each slab's work shares. */
 struct slab_work {
 	struct hvn_fleet *f;
 	const struct hvn_corr_params *p;
-	pthread_mutex_t lock;		/* over next, ret and what is kept */
-	size_t next;			/* the next slab to take */
-	int64_t lo;
+	struct kept_list *kl;		/* a host's */
+	struct slab_host *sh;		/* the slab's part of each host */
+	struct hvn_fleet sf;		/* the slab's join */
+	int64_t lo, t0, t1;
 	double w, m;
-	int ret;
 };
 
-/* Slab @n, by a worker with its own @sh and @sf: 0, or an HVN_EXIT_*
- * code / -ENOMEM. */
-static int slab_run(struct slab_work *sw, struct slab_host *sh,
-		    struct hvn_fleet *sf, size_t n)
+/* Host @i's part of the slab [t0, t1] and its margins. */
+static int slab_read_one(void *ctx, size_t i, int worker)
 {
-	struct hvn_fleet *f = sw->f;
-	int64_t t0 = sw->lo + (int64_t)(n * sw->w);
-	int64_t t1 = sw->lo + (int64_t)((n + 1) * sw->w);
-	int ret = 0;
+	struct slab_work *sw = ctx;
+	struct hvn_fleet_host *h = &sw->f->h[i];
+	struct hvn_fleet_host *s = &sw->sf.h[i];
+	struct slab_host *sh = &sw->sh[i];
+	int ret;
 
-	for (size_t i = 0; i < f->nh && !ret; i++) {
-		struct hvn_fleet_host *h = &f->h[i];
-		struct hvn_fleet_host *s = &sf->h[i];
+	(void)worker;
+	ret = slab_host_read(h, sh, trace_at(h, sw->t0 - (int64_t)sw->m),
+			     trace_at(h, sw->t1 + (int64_t)sw->m));
+	*s = *h;
+	s->x = &sh->x;
+	s->samp = NULL;
+	s->kept = NULL;
+	s->prev = s->at = NULL;
+	s->tgap = NULL;
+	s->stall_of = calloc(sh->x.ncoll + 1, sizeof(*s->stall_of));
+	if (!ret && !s->stall_of)
+		ret = -ENOMEM;
+	for (size_t k = 0; !ret && k < sh->x.nst; k++)
+		s->stall_of[sh->x.st[k].coll] = k + 1;
+	return ret;
+}
 
-		ret = slab_host_read(h, &sh[i], mono_of(h, t0 - (int64_t)sw->m),
-				     mono_of(h, t1 + (int64_t)sw->m));
-		*s = *h;
-		s->x = &sh[i].x;
-		s->samp = NULL;
-		s->kept = NULL;
-		s->prev = s->at = NULL;
-		s->tgap = NULL;
-		s->stall_of = calloc(sh[i].x.ncoll + 1, sizeof(*s->stall_of));
-		if (!ret && !s->stall_of)
-			ret = -ENOMEM;
-		for (size_t k = 0; !ret && k < sh[i].x.nst; k++)
-			s->stall_of[sh[i].x.st[k].coll] = k + 1;
-	}
+/* Slab @n: its job stalls, those it owns kept.  0, or an HVN_EXIT_*
+ * code / -ENOMEM. */
+static int slab_run(struct slab_work *sw, size_t n)
+{
+	struct hvn_fleet *f = sw->f, *sf = &sw->sf;
+	int ret;
+
+	sw->t0 = sw->lo + (int64_t)(n * sw->w);
+	sw->t1 = sw->lo + (int64_t)((n + 1) * sw->w);
+	ret = par_for(f->nh, slab_read_one, sw);
 	ret = ret ?: build_all(sf);
 	ret = ret ?: build_p2p(sf);
 	ret = ret ?: job_stalls(sf, sw->p);
-	pthread_mutex_lock(&sw->lock);
 	for (size_t k = 0; k < sf->nst; k++) {
 		struct hvn_fleet_stall *st = &sf->st[k];
-		bool mine = (n == 0 || st->arrive >= t0) &&
-			    (n + 1 == f->nslab || st->arrive < t1);
+		bool mine = (n == 0 || st->arrive >= sw->t0) &&
+			    (n + 1 == f->nslab || st->arrive < sw->t1);
 
 		if (mine && !ret)
-			ret = keep_stall(f, sf, sh, st);
+			ret = keep_stall(f, sw->kl, sf, sw->sh, st);
 		else
 			stall_free(st);
 	}
-	pthread_mutex_unlock(&sw->lock);
 	free(sf->st);
 	free(sf->all);
 	free(sf->grp);
@@ -2209,11 +2479,12 @@ static int slab_run(struct slab_work *sw, struct slab_host *sh,
 	sf->nst = sf->nall = sf->ngrp = sf->np2p = 0;
 	for (size_t i = 0; i < f->nh; i++) {
 		struct hvn_fleet_host *s = &sf->h[i];
+		struct slab_host *sh = &sw->sh[i];
 
-		sh[i].buf = sh[i].x.coll;
-		sh[i].bufcap = sh[i].x.coll_cap;
-		free(sh[i].x.st);
-		sh[i].x.st = NULL;
+		sh->buf = sh->x.coll;
+		sh->bufcap = sh->x.coll_cap;
+		free(sh->x.st);
+		sh->x.st = NULL;
 		free(s->stall_of);
 		free(s->prev);
 		free(s->tgap);
@@ -2224,68 +2495,19 @@ static int slab_run(struct slab_work *sw, struct slab_host *sh,
 	return ret;
 }
 
-/* A worker: slabs, one at a time, until none is left or one failed. */
-static void *slab_worker(void *arg)
-{
-	struct slab_work *sw = arg;
-	struct hvn_fleet *f = sw->f;
-	struct slab_host *sh = calloc(f->nh + 1, sizeof(*sh));
-	struct hvn_fleet sf = { .nh = f->nh, .ref = f->ref, .nslab = f->nslab };
-	int ret = 0;
-
-	sf.h = calloc(f->nh + 1, sizeof(*sf.h));
-	if (!sh || !sf.h)
-		ret = -ENOMEM;
-	while (!ret) {
-		size_t n;
-
-		pthread_mutex_lock(&sw->lock);
-		n = sw->ret ? f->nslab : sw->next++;
-		pthread_mutex_unlock(&sw->lock);
-		if (n >= f->nslab)
-			break;
-		ret = slab_run(sw, sh, &sf, n);
-	}
-	for (size_t i = 0; sh && i < f->nh; i++) {
-		free(sh[i].buf);
-		free(sh[i].fidx);
-	}
-	free(sh);
-	free(sf.h);
-	pthread_mutex_lock(&sw->lock);
-	if (ret && !sw->ret)
-		sw->ret = ret;
-	pthread_mutex_unlock(&sw->lock);
-	return NULL;
-}
-
-/* Threads for a join's work: the CPUs there are, up to a few. */
-static int workers(size_t jobs)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	if (n > 8)
-		n = 8;
-	if (n < 1)
-		n = 1;
-	return (size_t)n < jobs ? (int)n : (int)(jobs ? jobs : 1);
-}
-
 /*
  * Summaries too many to hold: the job stalls found a slab of aligned time
  * at a time, each slab read with a margin on both sides (where the waits
  * of its stalls are followed back), a stall kept by the slab its first
  * arrival lies in.  What the verdicts name is kept past each slab.  The
- * slabs are shared among a worker a CPU, each holding its share of the
- * memory asked for.
+ * slab's reading and its hosts' order are shared among a worker a CPU.
  */
 static int slabs(struct hvn_fleet *f, const struct hvn_corr_params *p)
 {
 	struct slab_work sw = { .f = f, .p = p };
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
 	double per, total = 0, w, m;
-	pthread_t tid[8];
-	int nw, started = 0;
+	int ret = 0;
 
 	for (size_t i = 0; i < f->nh; i++) {
 		const struct hvn_fleet_host *h = &f->h[i];
@@ -2299,10 +2521,13 @@ static int slabs(struct hvn_fleet *f, const struct hvn_corr_params *p)
 		hi = b > hi ? b : hi;
 		total += h->ncoll;
 	}
+	if (!total)
+		return 0;		/* no collective: no job stall */
+	if (usual_from_samples(f))
+		return -ENOMEM;
 	m = slab_margin(f);
-	nw = workers(SIZE_MAX);
-	per = p->memory_mib * 1048576.0 / COPY_BYTES / nw;
-	w = hi > lo ? ((double)hi - (double)lo) * per / (total ? total : 1) - 2 * m : 1;
+	per = p->memory_mib * 1048576.0 / COPY_BYTES;
+	w = hi > lo ? ((double)hi - (double)lo) * per / total - 2 * m : 1;
 	/* Too little asked for the margins: more is held (said by the
 	 * count), each slab still a fair share of what is read. */
 	if (w < m / 4)
@@ -2313,18 +2538,54 @@ static int slabs(struct hvn_fleet *f, const struct hvn_corr_params *p)
 	sw.lo = lo;
 	sw.w = w;
 	sw.m = m;
-	nw = workers(f->nslab);
-	pthread_mutex_init(&sw.lock, NULL);
-	for (int i = 1; i < nw; i++)
-		if (!pthread_create(&tid[started], NULL, slab_worker, &sw))
-			started++;
-	slab_worker(&sw);
-	for (int i = 0; i < started; i++)
-		pthread_join(tid[i], NULL);
-	pthread_mutex_destroy(&sw.lock);
-	if (!sw.ret && f->nst)
+	sw.kl = calloc(f->nh + 1, sizeof(*sw.kl));
+	sw.sh = calloc(f->nh + 1, sizeof(*sw.sh));
+	sw.sf = (struct hvn_fleet){ .nh = f->nh, .ref = f->ref, .nslab = f->nslab,
+				    .usual = f->usual, .nusual = f->nusual };
+	sw.sf.h = calloc(f->nh + 1, sizeof(*sw.sf.h));
+	if (!sw.kl || !sw.sh || !sw.sf.h)
+		ret = -ENOMEM;
+	for (size_t n = 0; n < f->nslab && !ret; n++)
+		ret = slab_run(&sw, n);
+	/* What the verdicts name, after each host's own stalls'. */
+	for (size_t i = 0; sw.kl && i < f->nh; i++) {
+		struct hvn_corr *x = f->h[i].x;
+		struct kept_list *kl = &sw.kl[i];
+		uint32_t *kept = NULL;
+
+		size_t n = x->nst + kl->n;
+		void *c = NULL;
+
+		/* Room for hvn_corr_probe()'s one more, as shrink() leaves. */
+		if (!ret && kl->n) {
+			c = realloc(x->coll, (n + 1) * sizeof(*x->coll));
+			if (c)
+				x->coll = c;
+			kept = c ? realloc(f->h[i].kept, (n + 1) * sizeof(*kept)) : NULL;
+			if (kept)
+				f->h[i].kept = kept;
+			else
+				ret = -ENOMEM;
+		}
+		if (!ret && kl->n) {
+			x->coll_cap = n + 1;
+			memcpy(x->coll + x->nst, kl->c, kl->n * sizeof(*kl->c));
+			memcpy(kept + x->nst, kl->fi, kl->n * sizeof(*kl->fi));
+			x->ncoll = n;
+		}
+		free(kl->c);
+		free(kl->fi);
+	}
+	for (size_t i = 0; sw.sh && i < f->nh; i++) {
+		free(sw.sh[i].buf);
+		free(sw.sh[i].fidx);
+	}
+	free(sw.kl);
+	free(sw.sh);
+	free(sw.sf.h);
+	if (!ret && f->nst)
 		qsort(f->st, f->nst, sizeof(*f->st), cmp_fleet_lost);
-	return sw.ret;
+	return ret;
 }
 
 /* --- which hosts to drain ---------------------------------------------- */
@@ -2513,17 +2774,28 @@ static bool too_many(char **paths, size_t n, const struct hvn_corr_params *p)
  * collectives (samples of their ends), and the collectives of its own
  * stalls, are kept; the rest is read again slab by slab.
  */
-static int open_slabbed(struct hvn_fleet_host *h)
+static int open_slabbed(struct hvn_fleet_host *h, struct hvn_coll **room,
+			size_t *cap)
 {
 	struct hvn_corr *x = h->x;
 	struct hvn_coll *keep;
-	int r = hvn_summary_read_index(h->path, x, h->schema, h->host,
-				       sizeof(h->host), &h->ix);
+	int r;
 
-	if (r)
+	/* Read into @room, which is handed back, grown or not. */
+	x->coll = *room;
+	x->coll_cap = *cap;
+	r = hvn_summary_read_index(h->path, x, h->schema, h->host,
+				   sizeof(h->host), &h->ix);
+	*room = x->coll;
+	*cap = x->coll_cap;
+	if (!r && host_samples(h, true))
+		r = HVN_EXIT_FAIL;
+	x->coll = NULL;
+	x->coll_cap = 0;
+	if (r) {
+		x->ncoll = 0;
 		return r;
-	if (host_samples(h, true))
-		return HVN_EXIT_FAIL;
+	}
 	keep = malloc((x->nst + 1) * sizeof(*keep));
 	h->kept = malloc((x->nst + 1) * sizeof(*h->kept));
 	if (!keep || !h->kept) {
@@ -2531,73 +2803,51 @@ static int open_slabbed(struct hvn_fleet_host *h)
 		return HVN_EXIT_FAIL;
 	}
 	for (size_t k = 0; k < x->nst; k++) {
-		keep[k] = x->coll[x->st[k].coll];
+		keep[k] = (*room)[x->st[k].coll];
 		h->kept[k] = x->st[k].coll;
 		x->st[k].coll = k;
 	}
-	free(x->coll);
 	x->coll = keep;
 	x->coll_cap = x->nst + 1;
 	x->ncoll = x->nst;
 	return 0;
 }
 
-/* Summaries opened for a join in slabs, shared among workers. */
+/* Hosts opened for a join in slabs: each worker reads a host's
+ * collectives into room of its own, let go only at the end. */
 struct open_work {
-	struct hvn_fleet_host *h;
-	size_t n, next;
-	pthread_mutex_t lock;
-	int *ret;			/* each host's */
+	struct hvn_fleet *f;
+	struct scratch {
+		struct hvn_coll *c;
+		size_t cap;
+	} w[8];
 };
 
-static void *open_worker(void *arg)
+static int open_one(void *ctx, size_t i, int worker)
 {
-	struct open_work *ow = arg;
+	struct open_work *ow = ctx;
+	struct scratch *s = &ow->w[worker];
 
-	for (;;) {
-		size_t i;
-
-		pthread_mutex_lock(&ow->lock);
-		i = ow->next++;
-		pthread_mutex_unlock(&ow->lock);
-		if (i >= ow->n)
-			break;
-		ow->ret[i] = open_slabbed(&ow->h[i]);
-	}
-	return NULL;
+	return open_slabbed(&ow->f->h[i], &s->c, &s->cap);
 }
 
 /* Every host of a join in slabs opened, a worker a CPU: 0, or the first
  * host's failure. */
 static int open_all(struct hvn_fleet *f, char **paths, size_t n)
 {
-	struct open_work ow = { .h = f->h, .n = n };
-	pthread_t tid[8];
-	int nw = workers(n), started = 0, ret = 0;
+	struct open_work ow = { .f = f };
+	int ret;
 
-	ow.ret = calloc(n + 1, sizeof(*ow.ret));
-	if (!ow.ret)
-		return HVN_EXIT_FAIL;
 	for (size_t i = 0; i < n; i++) {
 		f->h[i].path = paths[i];
 		f->h[i].schema = calloc(1, sizeof(*f->h[i].schema));
 		f->h[i].x = calloc(1, sizeof(*f->h[i].x));
-		if (!f->h[i].schema || !f->h[i].x) {
-			free(ow.ret);
+		if (!f->h[i].schema || !f->h[i].x)
 			return HVN_EXIT_FAIL;
-		}
 	}
-	pthread_mutex_init(&ow.lock, NULL);
-	for (int i = 1; i < nw; i++)
-		if (!pthread_create(&tid[started], NULL, open_worker, &ow))
-			started++;
-	open_worker(&ow);
-	for (int i = 0; i < started; i++)
-		pthread_join(tid[i], NULL);
-	pthread_mutex_destroy(&ow.lock);
-	for (size_t i = 0; i < n && !ret; i++)
-		ret = ow.ret[i];
-	free(ow.ret);
+	ret = par_for(n, open_one, &ow);
+	for (int i = 0; i < 8; i++)
+		free(ow.w[i].c);
 	return ret;
 }
 
@@ -2717,7 +2967,13 @@ int hvn_fleet_analyse(struct hvn_fleet *f, const struct hvn_corr_params *p)
 	free(f->p2p);
 	f->p2p = NULL;
 	f->np2p = 0;
+	free(f->usual);
+	f->usual = NULL;
+	f->nusual = 0;
 	for (size_t i = 0; i < f->nh; i++) {
+		free(f->h[i].samp);
+		f->h[i].samp = NULL;
+		f->h[i].nsamp = 0;
 		free(f->h[i].prev);
 		free(f->h[i].tgap);
 		free(f->h[i].at);
@@ -2783,6 +3039,7 @@ void hvn_fleet_free(struct hvn_fleet *f)
 	free(f->all);
 	free(f->grp);
 	free(f->miss);
+	free(f->usual);
 	memset(f, 0, sizeof(*f));
 }
 

@@ -175,6 +175,7 @@ struct hvn_fleet_blame {
 
 struct hvn_fleet_grp;
 struct hvn_fleet_p2p;
+struct hvn_fleet_usual;
 
 struct hvn_fleet {
 	struct hvn_fleet_host *h;
@@ -202,6 +203,10 @@ struct hvn_fleet {
 	 * a time: how many, each this long (0: held whole). */
 	size_t nslab;
 	double slab_ns, margin_ns;
+	/* Over slabs: each communicator and function's usual lateness over
+	 * the whole window (from the alignment's samples), by key. */
+	struct hvn_fleet_usual *usual;
+	size_t nusual;
 };
 
 struct hvn_tdat;

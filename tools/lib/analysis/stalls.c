@@ -444,12 +444,13 @@ static void add_cpu(struct hvn_stall *s, int32_t cpu, uint8_t why)
 	s->ncpu++;
 }
 
-static struct hvn_corr *sort_ctx;
-
-static int cmp_stall_start(const void *a, const void *b)
+/* By their collectives' start: @arg the analysis (probes of a join run
+ * in several threads at once). */
+static int cmp_stall_start(const void *a, const void *b, void *arg)
 {
-	const struct hvn_coll *x = &sort_ctx->coll[sort_ctx->st[*(const uint32_t *)a].coll];
-	const struct hvn_coll *y = &sort_ctx->coll[sort_ctx->st[*(const uint32_t *)b].coll];
+	const struct hvn_corr *c = arg;
+	const struct hvn_coll *x = &c->coll[c->st[*(const uint32_t *)a].coll];
+	const struct hvn_coll *y = &c->coll[c->st[*(const uint32_t *)b].coll];
 
 	return x->start < y->start ? -1 : x->start > y->start;
 }
@@ -471,8 +472,7 @@ static void prepare_stalls(struct hvn_corr *x)
 			if (x->irq_cpu[cpu])
 				add_cpu(s, cpu, 4);
 	}
-	sort_ctx = x;
-	qsort(x->by_start, x->nst, sizeof(*x->by_start), cmp_stall_start);
+	qsort_r(x->by_start, x->nst, sizeof(*x->by_start), cmp_stall_start, x);
 }
 
 static uint64_t overlap(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)

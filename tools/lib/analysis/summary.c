@@ -344,9 +344,13 @@ static int read_summary(const char *path, struct hvn_corr *x,
 			size_t most = (size_t)sb.st_size /
 				      (8 + sizeof(struct hvn_sum_coll)) + 1;
 
-			x->coll = malloc(most * sizeof(*x->coll));
-			if (x->coll)
-				x->coll_cap = most;
+			void *c = most > x->coll_cap ?
+				  realloc(x->coll, most * sizeof(*x->coll)) : x->coll;
+
+			if (c) {
+				x->coll = c;
+				x->coll_cap = most > x->coll_cap ? most : x->coll_cap;
+			}
 		}
 	}
 	while ((e = hvn_summary_next(&rd, &r)) > 0) {
@@ -392,10 +396,37 @@ int hvn_summary_colls(const char *path, const struct hvn_sum_index *ix,
 	struct hvn_sum_reader rd;
 	struct hvn_sum_rec r;
 	int ret = 0;
+	size_t most = 0;
 
+	/* Room for every collective of the blocks read, once: no growth
+	 * by doubling of what is held. */
+	for (size_t b = 0; b < ix->nblk; b++)
+		if (ix->blk[b].lo <= hi && ix->blk[b].hi >= lo)
+			most += ix->blk[b].n;
+	if (most + 1 > x->coll_cap) {
+		void *c = realloc(x->coll, (most + 1) * sizeof(*x->coll));
+
+		if (!c)
+			return HVN_EXIT_FAIL;
+		x->coll = c;
+		x->coll_cap = most + 1;
+	}
+	if (most + 1 > *fcap) {
+		void *c = realloc(*fidx, (most + 1) * sizeof(**fidx));
+
+		if (!c)
+			return HVN_EXIT_FAIL;
+		*fidx = c;
+		*fcap = most + 1;
+	}
 	x->ncoll = 0;
 	if (hvn_summary_open(&rd, path))
 		return HVN_EXIT_BADFILE;
+	/* Read no further than the last block read ends (where the next
+	 * begins: the file's end for the last). */
+	for (size_t b = 0; b < ix->nblk; b++)
+		if (ix->blk[b].lo <= hi && ix->blk[b].hi >= lo)
+			rd.f.limit = b + 1 < ix->nblk ? ix->blk[b + 1].off : 0;
 	for (size_t b = 0; b < ix->nblk && !ret; b++) {
 		const struct hvn_sum_block *k = &ix->blk[b];
 
@@ -410,7 +441,8 @@ int hvn_summary_colls(const char *path, const struct hvn_sum_index *ix,
 			int e = hvn_summary_next(&rd, &r);
 
 			if (e <= 0 || r.type != HVN_SUM_COLL) {
-				if (e > 0)
+				/* (e < 0 was said) */
+				if (e >= 0)
 					hvn_summary_bad(&rd, "not the collective it was (the file changed)");
 				ret = HVN_EXIT_BADFILE;
 				break;

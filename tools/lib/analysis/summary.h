@@ -46,7 +46,8 @@ struct hvn_sum_index {
 };
 
 /* hvn_summary_read(), and where its collectives lie into the zeroed @ix
- * (hvn_sum_index_free() after, whatever it returns). */
+ * (hvn_sum_index_free() after, whatever it returns).  Room @x has for
+ * collectives already is used. */
 int hvn_summary_read_index(const char *path, struct hvn_corr *x,
 			   struct hvn_schema *schema, char *host, size_t hlen,
 			   struct hvn_sum_index *ix);

@@ -80,7 +80,14 @@ static size_t fill(struct hvn_recfile *r, size_t want)
 		r->cap = want + CHUNK;
 	}
 	while (r->len < want && !r->eof) {
-		size_t got = fread(r->buf + r->len, 1, r->cap - r->len, r->f);
+		/* buf[len] is the file's byte at next + len */
+		uint64_t at = r->next + r->len;
+		size_t ask = r->cap - r->len, got;
+
+		if (r->limit > at && r->limit - at < ask)
+			ask = r->limit - at > want - r->len ? r->limit - at :
+							      want - r->len;
+		got = fread(r->buf + r->len, 1, ask, r->f);
 
 		r->len += got;
 		if (!got)
@@ -98,8 +105,9 @@ int hvn_recfile_next(struct hvn_recfile *r, uint32_t *type, uint32_t *size,
 		r->n++;
 	r->off = r->next;
 	got = fill(r, 8);
+	/* A read error is no end: what follows is cut. */
 	if (!got)
-		return HVN_REC_END;
+		return ferror(r->f) ? HVN_REC_CUT : HVN_REC_END;
 	if (got < 8)
 		return HVN_REC_CUT;
 	header(r, r->buf + r->pos, type, size);

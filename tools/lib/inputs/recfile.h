@@ -36,6 +36,9 @@ struct hvn_recfile {
 	uint8_t *buf;
 	size_t cap, pos, len;
 	bool eof;
+	/* Where reading ahead stops being of use (0: the end): a reader
+	 * of part of the file reads no more of it than asked. */
+	uint64_t limit;
 };
 
 /* What hvn_recfile_next() found. */
