@@ -2717,6 +2717,11 @@ static void shrink(struct hvn_corr *x)
 		x->ep = p;
 		x->ep_cap = x->nep;
 	}
+	p = x->nproc ? realloc(x->proc, x->nproc * sizeof(*x->proc)) : NULL;
+	if (p) {
+		x->proc = p;
+		x->proc_cap = x->nproc;
+	}
 }
 
 int hvn_fleet_host_open(struct hvn_corr *x, struct hvn_schema *schema,
@@ -2774,8 +2779,8 @@ static bool too_many(char **paths, size_t n, const struct hvn_corr_params *p)
  * collectives (samples of their ends), and the collectives of its own
  * stalls, are kept; the rest is read again slab by slab.
  */
-static int open_slabbed(struct hvn_fleet_host *h, struct hvn_coll **room,
-			size_t *cap)
+static int open_slabbed(struct hvn_fleet_host *h, struct hvn_schema *schema,
+			struct hvn_coll **room, size_t *cap)
 {
 	struct hvn_corr *x = h->x;
 	struct hvn_coll *keep;
@@ -2784,8 +2789,12 @@ static int open_slabbed(struct hvn_fleet_host *h, struct hvn_coll **room,
 	/* Read into @room, which is handed back, grown or not. */
 	x->coll = *room;
 	x->coll_cap = *cap;
-	r = hvn_summary_read_index(h->path, x, h->schema, h->host,
+	r = hvn_summary_read_index(h->path, x, schema, h->host,
 				   sizeof(h->host), &h->ix);
+	/* Counts per CPU are a trace's: a summary has none to keep. */
+	free(x->an.cpu);
+	x->an.cpu = NULL;
+	x->an.ncpu = 0;
 	*room = x->coll;
 	*cap = x->coll_cap;
 	if (!r && host_samples(h, true))
@@ -2828,7 +2837,7 @@ static int open_one(void *ctx, size_t i, int worker)
 	struct open_work *ow = ctx;
 	struct scratch *s = &ow->w[worker];
 
-	return open_slabbed(&ow->f->h[i], &s->c, &s->cap);
+	return open_slabbed(&ow->f->h[i], ow->f->schema, &s->c, &s->cap);
 }
 
 /* Every host of a join in slabs opened, a worker a CPU: 0, or the first
@@ -2838,11 +2847,14 @@ static int open_all(struct hvn_fleet *f, char **paths, size_t n)
 	struct open_work ow = { .f = f };
 	int ret;
 
+	/* A summary's analysis reads no trace: one schema serves all. */
+	f->schema = calloc(1, sizeof(*f->schema));
+	if (!f->schema)
+		return HVN_EXIT_FAIL;
 	for (size_t i = 0; i < n; i++) {
 		f->h[i].path = paths[i];
-		f->h[i].schema = calloc(1, sizeof(*f->h[i].schema));
 		f->h[i].x = calloc(1, sizeof(*f->h[i].x));
-		if (!f->h[i].schema || !f->h[i].x)
+		if (!f->h[i].x)
 			return HVN_EXIT_FAIL;
 	}
 	ret = par_for(n, open_one, &ow);
@@ -2881,8 +2893,10 @@ int hvn_fleet_open(struct hvn_fleet *f, char **paths, size_t n,
 		if (!slabs) {
 			h->schema = calloc(1, sizeof(*h->schema));
 			h->x = calloc(1, sizeof(*h->x));
+			if (!h->schema)
+				return HVN_EXIT_FAIL;
 		}
-		if (!h->schema || !h->x)
+		if (!h->x)
 			return HVN_EXIT_FAIL;
 		if (slabs) {
 			r = 0;		/* opened above */
@@ -3040,6 +3054,7 @@ void hvn_fleet_free(struct hvn_fleet *f)
 	free(f->grp);
 	free(f->miss);
 	free(f->usual);
+	free(f->schema);
 	memset(f, 0, sizeof(*f));
 }
 

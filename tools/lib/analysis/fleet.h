@@ -207,6 +207,7 @@ struct hvn_fleet {
 	 * the whole window (from the alignment's samples), by key. */
 	struct hvn_fleet_usual *usual;
 	size_t nusual;
+	struct hvn_schema *schema;	/* over slabs: every host's */
 };
 
 struct hvn_tdat;
