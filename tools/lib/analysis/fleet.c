@@ -440,6 +440,7 @@ struct cf_count {
 	uint8_t func;
 	bool used;
 	size_t n;
+	uint64_t bits;			/* then: the sampling's */
 };
 
 static uint64_t sample_hash(const struct hvn_fleet_sample *c)
@@ -501,10 +502,13 @@ static int host_samples(struct hvn_fleet_host *h, bool few)
 				return -ENOMEM;
 			e = cf_get(cf, mask, c->comm, c->func);
 		}
-		*e = (struct cf_count){ c->comm, c->func, true, e->n + 1 };
+		*e = (struct cf_count){ c->comm, c->func, true, e->n + 1, 0 };
 	}
 	if (few && h->nsync > SAMPLES && !cf)
 		return -ENOMEM;
+	for (size_t j = 0; cf && j <= mask; j++)
+		while (cf[j].used && cf[j].n / (cf[j].bits + 1) > SAMPLES)
+			cf[j].bits = 2 * cf[j].bits + 1;
 	/* Twice: counted, then placed in room of that size (what a host
 	 * keeps for the whole join, amid what it read and let go). */
 	for (int pass = 0; pass < 2; pass++) {
@@ -518,12 +522,9 @@ static int host_samples(struct hvn_fleet_host *h, bool few)
 			if (!implicit_sync(c) || c->end <= c->start)
 				continue;
 			if (cf) {
-				const struct cf_count *e = cf_get(cf, mask, c->comm, c->func);
-				uint64_t bits = 0;
+				uint64_t bits = cf_get(cf, mask, c->comm, c->func)->bits;
 
-				while (e->n / (bits + 1) > SAMPLES)
-					bits = 2 * bits + 1;
-				if (sample_hash(&v) & bits)
+				if (bits && (sample_hash(&v) & bits))
 					continue;
 				v.bits = (uint8_t)__builtin_popcountll(bits);
 			}
@@ -1409,18 +1410,29 @@ static int cmp_p2p(const void *a, const void *b)
 }
 
 /* The sends and receives of every host, sorted for p2p_peer(). */
+/* Host @h's sends and receives, counted once. */
+static size_t count_p2p(struct hvn_fleet_host *h)
+{
+	if (!h->p2p_counted) {
+		h->np2p = 0;
+		for (size_t k = 0; k < h->x->ncoll; k++)
+			h->np2p += h->x->coll[k].is_p2p != 0;
+		h->p2p_counted = true;
+	}
+	return h->np2p;
+}
+
 static int build_p2p(struct hvn_fleet *f)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < f->nh; i++)
-		for (size_t k = 0; k < f->h[i].x->ncoll; k++)
-			n += f->h[i].x->coll[k].is_p2p != 0;
+		n += count_p2p(&f->h[i]);
 	f->p2p = malloc((n + 1) * sizeof(*f->p2p));
 	if (!f->p2p)
 		return -ENOMEM;
 	for (size_t i = 0; i < f->nh; i++)
-		for (size_t k = 0; k < f->h[i].x->ncoll; k++) {
+		for (size_t k = 0; f->h[i].np2p && k < f->h[i].x->ncoll; k++) {
 			const struct hvn_coll *q = &f->h[i].x->coll[k];
 
 			if (q->is_p2p)
@@ -2437,6 +2449,8 @@ static int slab_read_one(void *ctx, size_t i, int worker)
 	s->kept = NULL;
 	s->prev = s->at = NULL;
 	s->tgap = NULL;
+	s->p2p_counted = false;
+	count_p2p(s);
 	s->stall_of = calloc(sh->x.ncoll + 1, sizeof(*s->stall_of));
 	if (!ret && !s->stall_of)
 		ret = -ENOMEM;

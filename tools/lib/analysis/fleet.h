@@ -94,6 +94,9 @@ struct hvn_fleet_host {
 	 * each one's index in the summary in kept[]. */
 	struct hvn_sum_index ix;
 	uint32_t *kept;
+	/* Its sends and receives, where counted as read (a slab's). */
+	bool p2p_counted;
+	size_t np2p;
 };
 
 enum hvn_fleet_class {
