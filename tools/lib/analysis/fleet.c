@@ -1004,12 +1004,23 @@ static int par_for(size_t n, int (*fn)(void *ctx, size_t i, int worker),
 	return w.ret;
 }
 
+/* Host @i's order, and its collectives' times aligned (what the join
+ * places them by), on a worker of its own. */
 static int order_one(void *ctx, size_t i, int worker)
 {
-	(void)worker;
 	struct hvn_fleet *f = ctx;
+	struct hvn_fleet_host *h = &f->h[i];
+	const struct hvn_corr *x = h->x;
 
-	return host_order(&f->h[i]);
+	(void)worker;
+	h->al = malloc((2 * x->ncoll + 1) * sizeof(*h->al));
+	if (!h->al)
+		return -ENOMEM;
+	for (size_t k = 0; k < x->ncoll; k++) {
+		h->al[2 * k] = aligned(h, real_of(h, x->coll[k].start));
+		h->al[2 * k + 1] = aligned(h, real_of(h, x->coll[k].end));
+	}
+	return host_order(h);
 }
 
 static double host_unc(const struct hvn_fleet_host *h)
@@ -1184,8 +1195,8 @@ static int build_all(struct hvn_fleet *f)
 				.host = i, .coll = k, .rank = c->rank, .grp = gi,
 				/* Entered: when its proxy work began (NCCL's
 				 * start when none): queued ahead is not there. */
-				.arrive = aligned(h, real_of(h, c->start)),
-				.end = aligned(h, real_of(h, c->end)),
+				.arrive = h->al[2 * k],
+				.end = h->al[2 * k + 1],
 			};
 			h->at[k] = e;
 			if (g->n == 1) {
@@ -2449,6 +2460,7 @@ static int slab_read_one(void *ctx, size_t i, int worker)
 	s->kept = NULL;
 	s->prev = s->at = NULL;
 	s->tgap = NULL;
+	s->al = NULL;
 	s->p2p_counted = false;
 	count_p2p(s);
 	s->stall_of = calloc(sh->x.ncoll + 1, sizeof(*s->stall_of));
@@ -2503,8 +2515,10 @@ static int slab_run(struct slab_work *sw, size_t n)
 		free(s->prev);
 		free(s->tgap);
 		free(s->at);
+		free(s->al);
 		s->stall_of = s->prev = s->at = NULL;
 		s->tgap = NULL;
+		s->al = NULL;
 	}
 	return ret;
 }
@@ -3005,8 +3019,10 @@ int hvn_fleet_analyse(struct hvn_fleet *f, const struct hvn_corr_params *p)
 		free(f->h[i].prev);
 		free(f->h[i].tgap);
 		free(f->h[i].at);
+		free(f->h[i].al);
 		f->h[i].prev = f->h[i].at = NULL;
 		f->h[i].tgap = NULL;
+		f->h[i].al = NULL;
 	}
 	if (ret == -ENOMEM) {
 		hvn_err("out of memory");
@@ -3055,6 +3071,7 @@ void hvn_fleet_free(struct hvn_fleet *f)
 		free(f->h[i].prev);
 		free(f->h[i].tgap);
 		free(f->h[i].at);
+		free(f->h[i].al);
 		free(f->h[i].samp);
 		free(f->h[i].kept);
 		hvn_sum_index_free(&f->h[i].ix);

@@ -81,6 +81,8 @@ struct hvn_fleet_host {
 	uint32_t *prev;
 	int64_t *tgap;
 	uint32_t *at;			/* its entry in hvn_fleet.all, or UINT32_MAX */
+	int64_t *al;			/* each one's start and end, aligned
+					 * (while joining) */
 	/* Its collectives: how many, the first start and last end (trace
 	 * time), and how many the clocks can be aligned on. */
 	size_t ncoll, nsync;
