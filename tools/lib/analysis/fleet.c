@@ -1477,7 +1477,14 @@ static bool p2p_rank_seen(const struct hvn_fleet *f, uint64_t comm, int32_t rank
 	struct hvn_fleet_p2p k = { comm, rank, INT32_MIN, 0, 0 };
 	size_t i = p2p_first(f, &k);
 
-	return i < f->np2p && f->p2p[i].comm == comm && f->p2p[i].rank == rank;
+	if (i < f->np2p && f->p2p[i].comm == comm && f->p2p[i].rank == rank)
+		return true;
+	/* A slab holds part of the window: a rank with no send or receive
+	 * there is still in these traces if a host knows its process. */
+	for (size_t h = 0; f->nslab && h < f->nh; h++)
+		if (hvn_corr_proc_of(f->h[h].x, comm, rank))
+			return true;
+	return false;
 }
 
 /*
