@@ -32,8 +32,9 @@ static int summary(const uint8_t *data, size_t len, char *path, size_t plen)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct hvn_corr_params p = { .k = 3, .min_ms = 1, .min_share = 0.2,
-				      .window = 32, .top = 20 };
+	/* correlate's defaults, but a join in slabs from 64 KiB of
+	 * collectives on: both joins fuzzed. */
+	struct hvn_corr_params p = HVN_CORR_PARAMS_DEFAULT;
 	static bool once;
 	char a[64], b[64], *paths[2] = { a, b };
 	struct hvn_fleet f;
@@ -48,6 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (size < 2)
 		return 0;
+	p.memory_mib = 0.0625;
 	/* Two hosts, for the join: the first two bytes say where the second
 	 * host's summary begins. */
 	cut = 2 + ((size_t)data[0] << 8 | data[1]) % (size - 1);

@@ -2376,6 +2376,9 @@ static int keep_stall(struct hvn_fleet *f, struct kept_list *kl,
  * for chains of small delays.
  */
 #define SLAB_HOPS	16
+/* The most slabs a join is cut into (a day of 1,024 hosts at 100 Hz
+ * would want more: their slabs are wider than asked). */
+#define MAX_SLABS	4096
 
 static double slab_margin(const struct hvn_fleet *f)
 {
@@ -2393,6 +2396,24 @@ static double slab_margin(const struct hvn_fleet *f)
 				m = 3.0 * h->x->st[k].lost_ns;
 	}
 	return m;
+}
+
+/* @a + @d, at most INT64_MAX and at least INT64_MIN: a file's times
+ * bound the slabs, whatever they are. */
+static int64_t sat_add(int64_t a, double d)
+{
+	int64_t i;
+
+	if (d >= 9.2e18)
+		return INT64_MAX;
+	if (d <= -9.2e18)
+		return INT64_MIN;
+	i = (int64_t)d;
+	if (i > 0 && a > INT64_MAX - i)
+		return INT64_MAX;
+	if (i < 0 && a < INT64_MIN - i)
+		return INT64_MIN;
+	return a + i;
 }
 
 /* Aligned time @al on @h's trace time, none before its start. */
@@ -2459,8 +2480,8 @@ static int slab_read_one(void *ctx, size_t i, int worker)
 	int ret;
 
 	(void)worker;
-	ret = slab_host_read(h, sh, trace_at(h, sw->t0 - (int64_t)sw->m),
-			     trace_at(h, sw->t1 + (int64_t)sw->m));
+	ret = slab_host_read(h, sh, trace_at(h, sat_add(sw->t0, -sw->m)),
+			     trace_at(h, sat_add(sw->t1, sw->m)));
 	*s = *h;
 	s->x = &sh->x;
 	s->samp = NULL;
@@ -2485,8 +2506,8 @@ static int slab_run(struct slab_work *sw, size_t n)
 	struct hvn_fleet *f = sw->f, *sf = &sw->sf;
 	int ret;
 
-	sw->t0 = sw->lo + (int64_t)(n * sw->w);
-	sw->t1 = sw->lo + (int64_t)((n + 1) * sw->w);
+	sw->t0 = sat_add(sw->lo, n * sw->w);
+	sw->t1 = sat_add(sw->lo, (n + 1) * sw->w);
 	ret = par_for(f->nh, slab_read_one, sw);
 	ret = ret ?: build_all(sf);
 	ret = ret ?: build_p2p(sf);
@@ -2567,9 +2588,14 @@ static int slabs(struct hvn_fleet *f, const struct hvn_corr_params *p)
 	 * count), each slab still a fair share of what is read. */
 	if (w < m / 4)
 		w = m / 4;
+	/* Times a file made far apart: slabs as wide as it takes. */
+	if (((double)hi - (double)lo + 1) / w > MAX_SLABS)
+		w = ((double)hi - (double)lo + 1) / MAX_SLABS;
 	f->slab_ns = w;
 	f->margin_ns = m;
 	f->nslab = hi > lo ? (size_t)ceil(((double)hi - (double)lo + 1) / w) : 1;
+	if (f->nslab > MAX_SLABS)
+		f->nslab = MAX_SLABS;
 	sw.lo = lo;
 	sw.w = w;
 	sw.m = m;

@@ -420,6 +420,8 @@ int hvn_summary_colls(const char *path, const struct hvn_sum_index *ix,
 		*fcap = most + 1;
 	}
 	x->ncoll = 0;
+	if (!most)
+		return 0;	/* none of its blocks: not opened */
 	if (hvn_summary_open(&rd, path))
 		return HVN_EXIT_BADFILE;
 	/* Read no further than the last block read ends (where the next
