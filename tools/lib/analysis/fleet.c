@@ -1279,6 +1279,9 @@ static int probe(struct hvn_fleet *f, uint32_t host, uint32_t coll,
 	out->coll = coll;
 	out->why_start = mono_of(h, a0);
 	out->why_end = mono_of(h, a1);
+	/* An interval of a file's word: never empty, never wrapped. */
+	if (!out->why_end)
+		out->why_end = 1;
 	if (out->why_end <= out->why_start)
 		out->why_start = out->why_end - 1;
 	return hvn_corr_probe(h->x, NULL, p, coll, out->why_start, out->why_end,
@@ -2136,7 +2139,8 @@ static int job_stalls(struct hvn_fleet *f, const struct hvn_corr_params *p)
 			const struct hvn_fleet_usual *u = f->nusual ?
 				bsearch(&k, f->usual, f->nusual, sizeof(k), cmp_usual) : NULL;
 
-			if (u) {
+			/* Too few sampled: the slab's own, as held whole. */
+			if (u && u->n >= 8) {
 				usual_late = u->late;
 				n = u->n;
 			}
@@ -2417,11 +2421,17 @@ static int64_t sat_add(int64_t a, double d)
 }
 
 /* Aligned time @al on @h's trace time, none before its start. */
-static uint64_t trace_at(const struct hvn_fleet_host *h, int64_t al)
+static uint64_t trace_at(const struct hvn_fleet_host *h, int64_t al, bool end)
 {
-	uint64_t t = mono_of(h, al);
+	uint64_t t;
 
-	return (int64_t)t < 0 ? 0 : t;
+	/* A bound saturated: the host's whole trace on that side. */
+	if (al == INT64_MAX || al == INT64_MIN)
+		return al == INT64_MAX ? UINT64_MAX : 0;
+	t = mono_of(h, al);
+	if ((int64_t)t < 0)
+		return end ? UINT64_MAX : 0;
+	return t;
 }
 
 /* Slab host @sh of @h for [@a0, @a1] of its trace time: 0 or an
@@ -2480,8 +2490,8 @@ static int slab_read_one(void *ctx, size_t i, int worker)
 	int ret;
 
 	(void)worker;
-	ret = slab_host_read(h, sh, trace_at(h, sat_add(sw->t0, -sw->m)),
-			     trace_at(h, sat_add(sw->t1, sw->m)));
+	ret = slab_host_read(h, sh, trace_at(h, sat_add(sw->t0, -sw->m), false),
+			     trace_at(h, sat_add(sw->t1, sw->m), true));
 	*s = *h;
 	s->x = &sh->x;
 	s->samp = NULL;
@@ -3057,11 +3067,11 @@ int hvn_fleet_analyse(struct hvn_fleet *f, const struct hvn_corr_params *p)
 		f->h[i].tgap = NULL;
 		f->h[i].al = NULL;
 	}
-	if (ret == -ENOMEM) {
-		hvn_err("out of memory");
+	if (ret < 0) {
+		hvn_err("%s", ret == -ENOMEM ? "out of memory" : "the join failed: a probe of a host's noise was refused");
 		return HVN_EXIT_FAIL;
 	}
-	return ret > 0 ? ret : 0;
+	return ret;
 }
 
 double hvn_fleet_share(const struct hvn_fleet_culprit *c)

@@ -398,6 +398,8 @@ int hvn_summary_colls(const char *path, const struct hvn_sum_index *ix,
 	int ret = 0;
 	size_t most = 0;
 
+	x->ncoll = 0;
+
 	/* Room for every collective of the blocks read, once: no growth
 	 * by doubling of what is held. */
 	for (size_t b = 0; b < ix->nblk; b++)
@@ -438,17 +440,22 @@ int hvn_summary_colls(const char *path, const struct hvn_sum_index *ix,
 			ret = HVN_EXIT_BADFILE;
 			break;
 		}
-		for (uint32_t i = 0; i < k->n && !ret; i++) {
+		for (uint32_t i = 0; i < k->n && !ret;) {
 			const char *bad;
 			int e = hvn_summary_next(&rd, &r);
+			uint32_t at;
 
-			if (e <= 0 || r.type != HVN_SUM_COLL) {
+			/* Another record amid the collectives: not one of them. */
+			if (e > 0 && r.type != HVN_SUM_COLL)
+				continue;
+			if (e <= 0) {
 				/* (e < 0 was said) */
-				if (e >= 0)
-					hvn_summary_bad(&rd, "not the collective it was (the file changed)");
+				if (!e)
+					hvn_summary_bad(&rd, "its collectives end early (the file changed)");
 				ret = HVN_EXIT_BADFILE;
 				break;
 			}
+			at = k->first + i++;
 			if (r.u.coll.start > hi || r.u.coll.end < lo)
 				continue;
 			bad = coll_in(x, &r.u.coll);
@@ -458,7 +465,7 @@ int hvn_summary_colls(const char *path, const struct hvn_sum_index *ix,
 				break;
 			}
 			*fidx = hvn_corr_grow(*fidx, fcap, x->ncoll - 1, sizeof(**fidx));
-			(*fidx)[x->ncoll - 1] = k->first + i;
+			(*fidx)[x->ncoll - 1] = at;
 		}
 	}
 	hvn_summary_close(&rd);

@@ -74,8 +74,10 @@ static size_t fill(struct hvn_recfile *r, size_t want)
 	if (want + CHUNK > r->cap) {
 		uint8_t *n = realloc(r->buf, want + CHUNK);
 
-		if (!n)
+		if (!n) {
+			r->nomem = true;
 			return r->len;
+		}
 		r->buf = n;
 		r->cap = want + CHUNK;
 	}
@@ -107,7 +109,7 @@ int hvn_recfile_next(struct hvn_recfile *r, uint32_t *type, uint32_t *size,
 	got = fill(r, 8);
 	/* A read error is no end: what follows is cut. */
 	if (!got)
-		return ferror(r->f) ? HVN_REC_CUT : HVN_REC_END;
+		return ferror(r->f) || r->nomem ? HVN_REC_CUT : HVN_REC_END;
 	if (got < 8)
 		return HVN_REC_CUT;
 	header(r, r->buf + r->pos, type, size);

@@ -35,7 +35,7 @@ struct hvn_recfile {
 	 * from @next on (a record is handed out in place). */
 	uint8_t *buf;
 	size_t cap, pos, len;
-	bool eof;
+	bool eof, nomem;
 	/* Where reading ahead stops being of use (0: the end): a reader
 	 * of part of the file reads no more of it than asked. */
 	uint64_t limit;
