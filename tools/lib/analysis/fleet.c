@@ -1423,7 +1423,6 @@ static int cmp_p2p(const void *a, const void *b)
 	return (x->coll > y->coll) - (x->coll < y->coll);
 }
 
-/* The sends and receives of every host, sorted for p2p_peer(). */
 /* Host @h's sends and receives, counted once. */
 static size_t count_p2p(struct hvn_fleet_host *h)
 {
@@ -1436,6 +1435,7 @@ static size_t count_p2p(struct hvn_fleet_host *h)
 	return h->np2p;
 }
 
+/* The sends and receives of every host, sorted for p2p_peer(). */
 static int build_p2p(struct hvn_fleet *f)
 {
 	size_t n = 0;
@@ -2934,6 +2934,33 @@ static int open_all(struct hvn_fleet *f, char **paths, size_t n)
 	return ret;
 }
 
+/* A host held whole: its summary read, or its trace correlated. */
+static int open_whole(struct hvn_fleet_host *h, const struct hvn_corr_params *p)
+{
+	struct hvn_tdat t;
+	int r;
+
+	h->schema = calloc(1, sizeof(*h->schema));
+	h->x = calloc(1, sizeof(*h->x));
+	if (!h->schema || !h->x)
+		return HVN_EXIT_FAIL;
+	if (hvn_summary_is(h->path))
+		return hvn_summary_read(h->path, h->x, h->schema, h->host,
+					sizeof(h->host));
+	r = hvn_tdat_open(&t, h->path);
+	if (r) {
+		hvn_tdat_close(&t);
+		return r;
+	}
+	r = hvn_fleet_host_open(h->x, h->schema, &t, h->host, sizeof(h->host));
+	if (!r)
+		hvn_corr_analyse(h->x, &t, p);
+	hvn_tdat_close(&t);
+	if (!r)
+		hvn_corr_trim_episodes(h->x);
+	return r;
+}
+
 int hvn_fleet_open(struct hvn_fleet *f, char **paths, size_t n,
 		   const struct hvn_corr_params *p)
 {
@@ -2955,41 +2982,15 @@ int hvn_fleet_open(struct hvn_fleet *f, char **paths, size_t n,
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct hvn_fleet_host *h = &f->h[f->nh];
-		struct hvn_tdat t;
 		size_t whole;
 		int r;
 
 		h->path = paths[i];
 		f->nh++;
 		if (!slabs) {
-			h->schema = calloc(1, sizeof(*h->schema));
-			h->x = calloc(1, sizeof(*h->x));
-			if (!h->schema)
-				return HVN_EXIT_FAIL;
-		}
-		if (!h->x)
-			return HVN_EXIT_FAIL;
-		if (slabs) {
-			r = 0;		/* opened above */
-		} else if (hvn_summary_is(h->path)) {
-			r = hvn_summary_read(h->path, h->x, h->schema, h->host,
-					     sizeof(h->host));
+			r = open_whole(h, p);
 			if (r)
 				return r;
-		} else {
-			r = hvn_tdat_open(&t, h->path);
-			if (r) {
-				hvn_tdat_close(&t);
-				return r;
-			}
-			r = hvn_fleet_host_open(h->x, h->schema, &t, h->host,
-						sizeof(h->host));
-			if (!r)
-				hvn_corr_analyse(h->x, &t, p);
-			hvn_tdat_close(&t);
-			if (r)
-				return r;
-			hvn_corr_trim_episodes(h->x);
 		}
 		for (size_t k = 0; k + 1 < f->nh; k++)
 			if (!strcmp(f->h[k].host, h->host)) {
