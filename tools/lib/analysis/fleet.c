@@ -838,6 +838,7 @@ static int host_order(struct hvn_fleet_host *h)
 	struct ord *o = malloc((x->ncoll + 1) * sizeof(*o));
 	int64_t *gaps = malloc((x->ncoll + 1) * sizeof(*gaps));
 	struct walk *w = malloc((x->ncoll + 1) * sizeof(*w));
+	uint64_t *top = malloc((x->ncoll + 1) * sizeof(*top));
 	/* Each communicator rank's process, looked up once. */
 	size_t cap = 16, mask, npk = 0;
 	struct pkey *pk;
@@ -848,10 +849,11 @@ static int host_order(struct hvn_fleet_host *h)
 	pk = calloc(cap, sizeof(*pk));
 	h->prev = malloc((x->ncoll + 1) * sizeof(*h->prev));
 	h->tgap = calloc(x->ncoll + 1, sizeof(*h->tgap));
-	if (!o || !gaps || !w || !pk || !h->prev || !h->tgap) {
+	if (!o || !gaps || !w || !top || !pk || !h->prev || !h->tgap) {
 		free(o);
 		free(gaps);
 		free(w);
+		free(top);
 		free(pk);
 		return -ENOMEM;
 	}
@@ -880,6 +882,7 @@ static int host_order(struct hvn_fleet_host *h)
 		free(o);
 		free(gaps);
 		free(w);
+		free(top);
 		free(pk);
 		return -ENOMEM;
 	}
@@ -897,6 +900,11 @@ static int host_order(struct hvn_fleet_host *h)
 
 		while (e < x->ncoll && o[e].proc == o[g].proc)
 			e++;
+		/* top[k]: the latest end among w[g..k]; the walk back stops
+		 * where nothing before can end later than what it found. */
+		top[g] = w[g].end;
+		for (size_t k = g + 1; k < e; k++)
+			top[k] = w[k].end > top[k - 1] ? w[k].end : top[k - 1];
 		for (size_t k = g + 1; k < e; k++) {
 			const struct walk *c = &w[k];
 			size_t best = SIZE_MAX;
@@ -904,6 +912,8 @@ static int host_order(struct hvn_fleet_host *h)
 			for (size_t j = k; j > g && k - j < 16; j--) {
 				const struct walk *p = &w[j - 1];
 
+				if (best != SIZE_MAX && top[j - 1] <= w[best].end)
+					break;
 				/* Never a later one of its communicator
 				 * (records of a rank's ops out of order). */
 				if (p->comm == c->comm && p->seq != UINT64_MAX &&
@@ -926,6 +936,7 @@ static int host_order(struct hvn_fleet_host *h)
 	free(o);
 	free(gaps);
 	free(w);
+	free(top);
 	free(pk);
 	return 0;
 }
@@ -1154,7 +1165,15 @@ static int build_all(struct hvn_fleet *f)
 			h->at[k] = g;
 		}
 	}
-	f->all = malloc((f->nall + 1) * sizeof(*f->all));
+	/* Room kept from slab to slab: a slab's copies take hundreds of
+	 * MiB, and pages mapped afresh are zeroed by the kernel each time. */
+	if (f->nall + 1 > f->all_cap) {
+		free(f->all);
+		f->all_cap = f->nall + 1 + f->nall / 8;
+		f->all = malloc(f->all_cap * sizeof(*f->all));
+		if (!f->all)
+			f->all_cap = 0;
+	}
 	f->grp = calloc(t.nk + 1, sizeof(*f->grp));
 	order = malloc((t.nk + 1) * sizeof(*order));
 	rank = malloc((t.nk + 1) * sizeof(*rank));
@@ -2533,11 +2552,9 @@ static int slab_run(struct slab_work *sw, size_t n)
 			stall_free(st);
 	}
 	free(sf->st);
-	free(sf->all);
 	free(sf->grp);
 	free(sf->p2p);
 	sf->st = NULL;
-	sf->all = NULL;
 	sf->grp = NULL;
 	sf->p2p = NULL;
 	sf->nst = sf->nall = sf->ngrp = sf->np2p = 0;
@@ -2654,6 +2671,7 @@ static int slabs(struct hvn_fleet *f, const struct hvn_corr_params *p)
 	free(sw.kl);
 	free(sw.sh);
 	free(sw.sf.h);
+	free(sw.sf.all);
 	if (!ret && f->nst)
 		qsort(f->st, f->nst, sizeof(*f->st), cmp_fleet_lost);
 	return ret;
@@ -3049,7 +3067,7 @@ int hvn_fleet_analyse(struct hvn_fleet *f, const struct hvn_corr_params *p)
 	/* The join's tables: not needed past the verdicts. */
 	free(f->all);
 	f->all = NULL;
-	f->nall = 0;
+	f->nall = f->all_cap = 0;
 	free(f->p2p);
 	f->p2p = NULL;
 	f->np2p = 0;

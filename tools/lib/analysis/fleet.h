@@ -194,7 +194,8 @@ struct hvn_fleet {
 	/* Every sequenced collective's copies, by collective (while
 	 * analysing): the waits are followed through them. */
 	struct hvn_fleet_rank *all;
-	size_t nall;
+	size_t nall, all_cap;		/* all_cap: room in all, kept
+					 * from slab to slab */
 	struct hvn_fleet_grp *grp;
 	size_t ngrp;
 	/* Every send and receive, by communicator, rank and peer (while
