@@ -470,22 +470,26 @@ static int host_samples(struct hvn_fleet_host *h, bool few)
 {
 	const struct hvn_corr *x = h->x;
 	struct cf_count *cf = NULL;
-	size_t mask = 15, ncf = 0;
+	size_t mask = 15, ncf = 0, n = 0;
+	uint32_t *pick;
 
 	free(h->samp);
 	h->samp = NULL;
 	h->nsamp = h->nsync = 0;
-	for (size_t i = 0; i < x->ncoll; i++)
-		h->nsync += implicit_sync(&x->coll[i]) &&
-			    x->coll[i].end > x->coll[i].start;
 	/* Each communicator and function's count, where samples are few. */
-	if (few && h->nsync > SAMPLES)
+	if (few) {
 		cf = calloc(mask + 1, sizeof(*cf));
-	for (size_t i = 0; cf && i < x->ncoll; i++) {
+		if (!cf)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < x->ncoll; i++) {
 		const struct hvn_coll *c = &x->coll[i];
 		struct cf_count *e;
 
 		if (!implicit_sync(c) || c->end <= c->start)
+			continue;
+		h->nsync++;
+		if (!cf)
 			continue;
 		e = cf_get(cf, mask, c->comm, c->func);
 		if (!e->used && 2 * ++ncf > mask + 1) {
@@ -504,44 +508,50 @@ static int host_samples(struct hvn_fleet_host *h, bool few)
 		}
 		*e = (struct cf_count){ c->comm, c->func, true, e->n + 1, 0 };
 	}
-	if (few && h->nsync > SAMPLES && !cf)
-		return -ENOMEM;
+	/* As few as there are: every one kept. */
+	if (h->nsync <= SAMPLES) {
+		free(cf);
+		cf = NULL;
+	}
 	for (size_t j = 0; cf && j <= mask; j++)
 		while (cf[j].used && cf[j].n / (cf[j].bits + 1) > SAMPLES)
 			cf[j].bits = 2 * cf[j].bits + 1;
-	/* Twice: counted, then placed in room of that size (what a host
-	 * keeps for the whole join, amid what it read and let go). */
-	for (int pass = 0; pass < 2; pass++) {
-		size_t n = 0;
-
-		for (size_t i = 0; i < x->ncoll; i++) {
-			const struct hvn_coll *c = &x->coll[i];
-			struct hvn_fleet_sample v = { c->comm, c->seq, c->start,
-						      c->end, c->func, 0 };
-
-			if (!implicit_sync(c) || c->end <= c->start)
-				continue;
-			if (cf) {
-				uint64_t bits = cf_get(cf, mask, c->comm, c->func)->bits;
-
-				if (bits && (sample_hash(&v) & bits))
-					continue;
-				v.bits = (uint8_t)__builtin_popcountll(bits);
-			}
-			if (pass)
-				h->samp[n] = v;
-			n++;
-		}
-		if (!pass) {
-			h->samp = malloc((n + 1) * sizeof(*h->samp));
-			if (!h->samp) {
-				free(cf);
-				return -ENOMEM;
-			}
-		}
-		h->nsamp = n;
+	/* Chosen, then placed in room of their number (what a host keeps
+	 * for the whole join, amid what it read and let go). */
+	pick = malloc((h->nsync + 1) * sizeof(*pick));
+	if (!pick) {
+		free(cf);
+		return -ENOMEM;
 	}
+	for (size_t i = 0; i < x->ncoll; i++) {
+		const struct hvn_coll *c = &x->coll[i];
+
+		if (!implicit_sync(c) || c->end <= c->start)
+			continue;
+		if (cf) {
+			struct hvn_fleet_sample v = { .comm = c->comm, .seq = c->seq };
+			uint64_t bits = cf_get(cf, mask, c->comm, c->func)->bits;
+
+			if (bits && (sample_hash(&v) & bits))
+				continue;
+		}
+		pick[n++] = (uint32_t)i;
+	}
+	h->samp = malloc((n + 1) * sizeof(*h->samp));
+	for (size_t k = 0; h->samp && k < n; k++) {
+		const struct hvn_coll *c = &x->coll[pick[k]];
+
+		h->samp[k] = (struct hvn_fleet_sample){ c->comm, c->seq, c->start,
+							c->end, c->func, 0 };
+		if (cf)
+			h->samp[k].bits = (uint8_t)__builtin_popcountll(
+				cf_get(cf, mask, c->comm, c->func)->bits);
+	}
+	free(pick);
 	free(cf);
+	if (!h->samp)
+		return -ENOMEM;
+	h->nsamp = n;
 	return 0;
 }
 
