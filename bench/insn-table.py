@@ -288,6 +288,15 @@ def main():
         if top:
             print(f"  {name}: " + ", ".join(f"{f} {v:.1f}" for f, v in top))
 
+    print("\nBPF programs (round 1, instructions per interrupt; subprograms apart):")
+    for name in order:
+        r = rows.get((name, 1))
+        top = sorted(((f[4:], c / r["irqs"]) for f, c in r["fn"].items()
+                      if c and f.startswith("bpf:")),
+                     key=lambda kv: -kv[1])[:8] if r and r["irqs"] else []
+        if top:
+            print(f"  {name}: " + ", ".join(f"{f} {v:.1f}" for f, v in top))
+
     print("\nkernel functions that grew most against \"none\" (round 1, per interrupt):")
     base = rows.get(("none", 1))
     for name in order:

@@ -333,7 +333,7 @@ static void storm_expire(struct hvn_bpf_pcpu *p, u32 cpu, u64 now, bool force)
 }
 
 /* The CPU left the watched set: end its storms now (cpu_leave()). */
-static void leave_cpu(u32 cpu)
+static __noinline void leave_cpu(u32 cpu)
 {
 	u32 zero = 0;
 	struct hvn_bpf_pcpu *p = bpf_map_lookup_elem(&pcpu_map, &zero);
@@ -344,19 +344,29 @@ static void leave_cpu(u32 cpu)
 }
 
 /*
- * The state of a watched CPU; NULL for one not watched, which pays one more
- * byte load, and ends its storms if it just left the set.
+ * Whether @cpu is watched: all a probe does on a CPU that is not (two
+ * byte loads; its storms ended if it just left the set).  Every CPU's
+ * interrupts pay it, so a probe's watched work is a subprogram of its
+ * own (an *_on() below): the probe itself then saves no registers and
+ * has no stack to set up.
  */
+static __always_inline bool cpu_watched(u32 cpu)
+{
+	/* Masked, not compared: the loader refuses a host with more
+	 * possible CPUs, and the mask is the zero-extension too. */
+	u32 i = cpu & (HVN_BPF_MAX_CPUS - 1);
+
+	if (watched[i])
+		return true;
+	if (has_storms[i])
+		leave_cpu(cpu);
+	return false;
+}
+
+/* The state of a watched CPU; NULL for one not watched. */
 static __always_inline struct hvn_bpf_pcpu *watched_pcpu(u32 cpu)
 {
-	if (cpu >= HVN_BPF_MAX_CPUS)
-		return NULL;
-	if (!watched[cpu]) {
-		if (has_storms[cpu])
-			leave_cpu(cpu);
-		return NULL;
-	}
-	return this_pcpu(cpu);
+	return cpu_watched(cpu) ? this_pcpu(cpu) : NULL;
 }
 
 static void count_all(struct hvn_bpf_pcpu *p, u64 now, u32 cpu)
@@ -402,17 +412,15 @@ static void migrate_seen(int irq, u32 cpu, u8 how)
 
 /* --- probes -------------------------------------------------------------- */
 
-SEC("tp_btf/irq_handler_entry")
-int BPF_PROG(irq_entry, int irq, struct irqaction *action)
+static __noinline int irq_entry_on(u32 cpu, int irq, struct irqaction *action)
 {
-	u32 cpu = bpf_get_smp_processor_id();
 	struct hvn_storm_slot *s;
 	struct hvn_bpf_pcpu *p;
 	struct hvn_bpf_who w;
 	bool claimed;
 	u64 now;
 
-	p = watched_pcpu(cpu);
+	p = this_pcpu(cpu);
 	if (!p)
 		return 0;
 	now = bpf_ktime_get_ns();
@@ -445,24 +453,32 @@ migrate:
 	return 0;
 }
 
+/* (BPF_PROG's arguments are read only where a CPU is watched.) */
+SEC("tp_btf/irq_handler_entry")
+int irq_entry(u64 *ctx)
+{
+	u32 cpu = bpf_get_smp_processor_id();
+
+	if (!cpu_watched(cpu))
+		return 0;
+	return irq_entry_on(cpu, (int)ctx[0], (struct irqaction *)ctx[1]);
+}
+
+static __noinline int ivl_exit_on(u32 cpu)
+{
+	struct hvn_bpf_pcpu *p = this_pcpu(cpu);
+
+	if (p)
+		hvn_ivl_exit(&p->ivl, bpf_ktime_get_ns());
+	return 0;
+}
+
 static __always_inline void ivl_exit(void)
 {
 	u32 cpu = bpf_get_smp_processor_id();
-	struct hvn_bpf_pcpu *p;
 
-	p = watched_pcpu(cpu);
-	if (p)
-		hvn_ivl_exit(&p->ivl, bpf_ktime_get_ns());
-}
-
-static __always_inline void ivl_enter(void)
-{
-	u32 cpu = bpf_get_smp_processor_id();
-	struct hvn_bpf_pcpu *p;
-
-	p = watched_pcpu(cpu);
-	if (p)
-		hvn_ivl_enter(&p->ivl, bpf_ktime_get_ns());
+	if (cpu_watched(cpu))
+		ivl_exit_on(cpu);
 }
 
 SEC("tp_btf/irq_handler_exit")
@@ -546,19 +562,26 @@ int BPF_PROG(nmi, void *handler, s64 delta_ns, int handled)
 	return 0;
 }
 
-static __always_inline void vec_entry(int i)
+static __noinline int vec_entry_on(u32 cpu, int i)
 {
-	u32 cpu = bpf_get_smp_processor_id();
-	struct hvn_bpf_pcpu *p;
+	struct hvn_bpf_pcpu *p = this_pcpu(cpu);
 	u64 now;
 
-	p = watched_pcpu(cpu);
-	if (!p)
-		return;
+	if (!p || i < 0 || i >= HVN_BPF_NR_VEC)
+		return 0;
 	now = bpf_ktime_get_ns();
 	hvn_ivl_enter(&p->ivl, now);
 	count_all(p, now, cpu);
 	storm_count(p, &p->vec[i], &storm_cfg, &hvn_bpf_vec_who[i], now);
+	return 0;
+}
+
+static __always_inline void vec_entry(int i)
+{
+	u32 cpu = bpf_get_smp_processor_id();
+
+	if (cpu_watched(cpu))
+		vec_entry_on(cpu, i);
 }
 
 SEC("tp_btf/local_timer_entry")
