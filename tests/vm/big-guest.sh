@@ -39,8 +39,10 @@ t0=$(date +%s)
 # CPU brought up skips calibrating its delay loop, half a second under
 # TCG.  maxcpus=64: the rest come online once booted (guest-scale.sh):
 # brought up during boot, 128 CPUs took 32 s and 384 more than 12 min.
+# No MTRRs: 6.1 copies them to each CPU brought up after boot under a
+# stop_machine() of every online CPU (the 320 came up in 20 min without).
 QEMU_MODULE_DIR=$(dirname "${qemu%% *}")/../lib/x86_64-linux-gnu/qemu \
-	HVN_VM_QEMU=${qemu%% *} HVN_VM_PRE_ARGS="${qemu#* } -M q35 -cpu qemu64,+x2apic -device intel-iommu,intremap=on,eim=on" \
+	HVN_VM_QEMU=${qemu%% *} HVN_VM_PRE_ARGS="${qemu#* } -M q35 -cpu qemu64,+x2apic,-mtrr -device intel-iommu,intremap=on,eim=on" \
 	HVN_VM_CPUS=$cpus HVN_VM_MEM=6144 HVN_VM_APPEND="possible_cpus=$cpus maxcpus=64 lpj=10384520" \
 	HVN_VM_ARGS="-device virtio-serial-pci,max_ports=500,vectors=1003,addr=07 -device virtio-serial-pci,max_ports=500,vectors=1003,addr=08" \
 	tests/vm/qemu.sh "/boot/vmlinuz-$kver" "$out/initrd.gz" "$log" /lib/hvnoise/guest.sh ${BIG_GUEST_TIMEOUT:-7200} \

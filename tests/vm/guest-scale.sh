@@ -28,8 +28,12 @@ since() {
 # come online here, as a hotplugged host's would.
 if [ "$(cat /sys/devices/system/cpu/online)" != "$(cat /sys/devices/system/cpu/present)" ]; then
 	t0=$(cut -d' ' -f1 /proc/uptime)
+	n=0
 	for c in /sys/devices/system/cpu/cpu[0-9]*/online; do
-		[ "$(cat $c)" = 1 ] || echo 1 >$c
+		[ "$(cat $c)" = 1 ] && continue
+		echo 1 >$c
+		n=$((n + 1))
+		[ $((n % 32)) = 0 ] && echo "guest: $n more CPUs online at $(cut -d' ' -f1 /proc/uptime) s"
 	done
 	echo "SCALE online cpus=$(grep -c ^processor /proc/cpuinfo) from=$t0 to=$(cut -d' ' -f1 /proc/uptime) (s of uptime: the CPUs maxcpus= left offline, brought up)"
 fi
