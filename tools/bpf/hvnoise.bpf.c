@@ -611,9 +611,9 @@ int BPF_PROG(vector_update, unsigned int irq, unsigned int vector,
 	return 0;
 }
 
-static __always_inline void hrtimer_expire(struct hrtimer *t, bool ksyms)
+static __always_inline void hrtimer_expire(u32 cpu, struct hrtimer *t, bool ksyms)
 {
-	u32 cpu = bpf_get_smp_processor_id(), gen;
+	u32 gen;
 	struct hvn_lost_timer tm = { .timer = (u64)t };
 	u64 period;
 	struct hvn_lost_report rep;
@@ -625,7 +625,7 @@ static __always_inline void hrtimer_expire(struct hrtimer *t, bool ksyms)
 	struct hrtimer *st;
 	u8 src;
 
-	p = watched_pcpu(cpu);
+	p = this_pcpu(cpu);
 	if (!p || BPF_CORE_READ(t, is_soft))
 		return;
 	if (!hvn_lost_clock_judged(BPF_CORE_READ(t, base, clockid)))
@@ -703,14 +703,12 @@ static __always_inline void hrtimer_expire(struct hrtimer *t, bool ksyms)
  * the timer) it is the timer's own period, judged from its expiry: a
  * sampler re-armed from a clock read before a stop must show the stop.
  */
-SEC("tp_btf/hrtimer_start")
-int BPF_PROG(hrtimer_start, struct hrtimer *t)
+static __noinline int hrtimer_start_on(u32 cpu, struct hrtimer *t)
 {
-	u32 cpu = bpf_get_smp_processor_id();
 	struct hvn_bpf_pcpu *p;
 	u64 expiry;
 
-	p = watched_pcpu(cpu);
+	p = this_pcpu(cpu);
 	if (!p || BPF_CORE_READ(t, is_soft) ||
 	    !hvn_lost_clock_judged(BPF_CORE_READ(t, base, clockid)) ||
 	    (u64)BPF_CORE_READ(t, base, running) == (u64)t)
@@ -720,18 +718,48 @@ int BPF_PROG(hrtimer_start, struct hrtimer *t)
 	return 0;
 }
 
-SEC("tp_btf/hrtimer_expire_entry")
-int BPF_PROG(hrtimer_ksyms, struct hrtimer *t)
+/* Timers run on every CPU: as the IRQ probes, watched work apart. */
+SEC("tp_btf/hrtimer_start")
+int hrtimer_start(u64 *ctx)
 {
-	hrtimer_expire(t, true);
+	u32 cpu = bpf_get_smp_processor_id();
+
+	if (!cpu_watched(cpu))
+		return 0;
+	return hrtimer_start_on(cpu, (struct hrtimer *)ctx[0]);
+}
+
+/* One each: a program of one way calls only its own. */
+static __noinline int hrtimer_ksyms_on(u32 cpu, struct hrtimer *t)
+{
+	hrtimer_expire(cpu, t, true);
+	return 0;
+}
+
+static __noinline int hrtimer_acct_on(u32 cpu, struct hrtimer *t)
+{
+	hrtimer_expire(cpu, t, false);
 	return 0;
 }
 
 SEC("tp_btf/hrtimer_expire_entry")
-int BPF_PROG(hrtimer_acct, struct hrtimer *t)
+int hrtimer_ksyms(u64 *ctx)
 {
-	hrtimer_expire(t, false);
-	return 0;
+	u32 cpu = bpf_get_smp_processor_id();
+
+	if (!cpu_watched(cpu))
+		return 0;
+	return hrtimer_ksyms_on(cpu, (struct hrtimer *)ctx[0]);
+}
+
+SEC("tp_btf/hrtimer_expire_entry")
+int hrtimer_acct(u64 *ctx)
+{
+	u32 cpu = bpf_get_smp_processor_id();
+
+	if (!cpu_watched(cpu))
+		return 0;
+	return hrtimer_acct_on(cpu, (struct hrtimer *)ctx[0]);
 }
 
 /*
