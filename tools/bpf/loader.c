@@ -288,6 +288,32 @@ static unsigned int load_cpus(const struct hvn_bpf *b)
 	return n > (long)b->ncpus && n <= HVN_BPF_MAX_CPUS ? (unsigned int)n : b->ncpus;
 }
 
+/*
+ * Whether every possible CPU's id indexes the collector's arrays: its
+ * probes mask the CPU rather than compare it, and libbpf counts the
+ * possible CPUs, which a mask with gaps would let past.  @err says why not.
+ */
+static bool possible_ids_fit(char *err, size_t errlen)
+{
+	unsigned long map[HVN_BITS_TO_LONGS(HVN_BPF_MAX_CPUS)];
+	char line[4096];
+	FILE *f = fopen("/sys/devices/system/cpu/possible", "r");
+	bool ok;
+
+	err[0] = '\0';
+	if (!f) {
+		snprintf(err, errlen, "/sys/devices/system/cpu/possible: %s",
+			 strerror(errno));
+		return false;
+	}
+	ok = fgets(line, sizeof(line), f) &&
+	     !hvn_cpulist_parse(line, map, HVN_BPF_MAX_CPUS, err, errlen);
+	if (ferror(f) || (!ok && !err[0]))
+		snprintf(err, errlen, "/sys/devices/system/cpu/possible unreadable");
+	fclose(f);
+	return ok;
+}
+
 /* Timers without a keeper: lifted at each poll. */
 static void rearm_throttled(struct hvn_bpf *b)
 {
@@ -556,6 +582,11 @@ int hvn_bpf_start(struct hvn_bpf **out, const struct hvn_bpf_cfg *c)
 	if ((int)b->ncpus < 1 || b->ncpus > HVN_BPF_MAX_CPUS) {
 		hvn_err("BPF: %d possible CPUs; the collector handles at most %d",
 			(int)b->ncpus, HVN_BPF_MAX_CPUS);
+		goto fail;
+	}
+	if (!possible_ids_fit(err, sizeof(err))) {
+		hvn_err("BPF: possible CPUs: %s; the collector indexes CPUs 0-%d",
+			err, HVN_BPF_MAX_CPUS - 1);
 		goto fail;
 	}
 	if (c->cpus &&
