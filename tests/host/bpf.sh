@@ -125,6 +125,13 @@ EOF
 "$hvn" record --cpus "$cpu" -o "$d/auto.dat" -d 1 2>/dev/null
 check "without --source and without the module, record picks BPF" \
 	sh -c "'$hvn' report --json '$d/auto.dat' | grep -q '\"source\":\"bpf\"'"
+# A host of 384 possible CPUs ran out of the default 1,024 open files (the
+# pieces, buffers and timers of each CPU): record raises the soft limit,
+# here from 16 (the collector alone takes more).
+(ulimit -Sn 16 && "$hvn" record --source bpf --cpus "$cpu" -o "$d/nofile.dat" -d 1) \
+	>"$d/nofile.err" 2>&1
+check "record raises a soft limit of 16 open files to what its CPUs take" \
+	sh -c "'$hvn' report '$d/nofile.dat' >/dev/null && ! grep -q 'open files' '$d/nofile.err'"
 # Off the watched CPUs (as rtla): record runs on the others, its command
 # where it would have run.  The command reads both from /proc.
 if [ "$(nproc)" -gt 1 ]; then

@@ -35,6 +35,10 @@ int hvn_list_events(const char *sysdir, char ***names);
  * the link, not its target) or refused (EEXIST).  The fd, or -1 and errno.
  */
 int hvn_create(const char *path, bool replace);
+/* The soft limit of open files raised (the hard one too where root may)
+ * to what @ncpus CPUs' buffers, pieces and timers take: the default of
+ * 1,024 runs out at a few hundred CPUs. */
+void hvn_nofile_for(int ncpus);
 /* @s with glob(3)'s special characters escaped into @out (@len bytes,
  * cut short if it must): a path the user gave is a name, not a pattern. */
 void hvn_glob_escape(const char *s, char *out, size_t len);

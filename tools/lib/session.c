@@ -556,6 +556,8 @@ static int start(struct hvn_session *s, const struct hvn_session_opts *o)
 	ret = hvn_session_check_access();
 	if (ret)
 		return ret;
+	/* Before the first per-CPU file: the BPF source's timers come next. */
+	hvn_nofile_for(sysconf(_SC_NPROCESSORS_CONF));
 	s->tdir = tracefs_tracing_dir();
 	s->module = hvn_module_loaded();
 	ret = choose_source(s, o);

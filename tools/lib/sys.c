@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -175,6 +176,30 @@ int hvn_create(const char *path, bool replace)
 		return -1;
 	return open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 		    0600);
+}
+
+void hvn_nofile_for(int ncpus)
+{
+	/* Per possible CPU: its buffer's reader, the recording's pieces (the
+	 * trace's and the BPF source's), a perf timer and its link. */
+	rlim_t need = (rlim_t)ncpus * 8 + 256;
+	struct rlimit r;
+
+	if (getrlimit(RLIMIT_NOFILE, &r) || r.rlim_cur >= need)
+		return;
+	if (r.rlim_max != RLIM_INFINITY && r.rlim_max < need) {
+		/* Root may raise the hard limit too, up to fs.nr_open. */
+		struct rlimit up = { need, need };
+
+		if (!setrlimit(RLIMIT_NOFILE, &up))
+			return;
+		hvn_warn("%d CPUs may need %llu open files; the limit is %llu (ulimit -n)",
+			 ncpus, (unsigned long long)need,
+			 (unsigned long long)r.rlim_max);
+		need = r.rlim_max;
+	}
+	r.rlim_cur = need;
+	setrlimit(RLIMIT_NOFILE, &r);
 }
 
 void hvn_glob_escape(const char *s, char *out, size_t len)
