@@ -5,7 +5,8 @@ watched IRQs grow.
 usage: insn-scale.py CONSOLE.log COUNTS.txt KALLSYMS HVNOISE.ko
 
 Segments are named KIND-IRQS (bench/guest-irq-scale.sh).  Per disk
-interrupt (module-, storm-, bpf- against none-0): instructions in the
+interrupt (module-, storm-, bpf- on a watched CPU, unwmod-, unwbpf- on an
+unwatched one, against none-0): instructions in the
 module's text, the BPF programs and in all, the cost against none, and
 the largest count over the smallest; per operation (resolve-, move-: per
 write or move; poll-: per second): the module's instructions, the
@@ -21,6 +22,10 @@ insn_table = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(insn_table)
 
 
+PER_IRQ = ("module", "storm", "bpf", "unwmod", "unwbpf")
+BPF = ("bpf", "unwbpf")
+
+
 def main():
     meta, rows = insn_table.load(*sys.argv[1:5])
     kinds = {}
@@ -29,16 +34,17 @@ def main():
         kinds.setdefault(kind, []).append((int(n), rnd, name, kv))
 
     print("instructions per disk interrupt on a watched CPU (all vCPUs), "
-          "by watched IRQs")
+          "by watched IRQs; unwmod and unwbpf: the module and the BPF source "
+          "with the CPU unwatched")
     print(f"{'kind':<8}{'IRQs':>6}{'round':>6}{'interrupts':>11}{'module':>9}"
           f"{'BPF':>8}{'all':>10}{'cost':>9}")
     flat = {}
-    for kind in ("module", "storm", "bpf"):
+    for kind in PER_IRQ:
         for n, rnd, name, _ in sorted(kinds.get(kind, [])):
             r, base = rows[(name, rnd)], rows.get(("none-0", rnd))
             if not r["irqs"] or not base or not base["irqs"]:
                 continue
-            own = (r["mod"] if kind != "bpf" else r["bpf"]) / r["irqs"]
+            own = (r["bpf"] if kind in BPF else r["mod"]) / r["irqs"]
             cost = r["all"] / r["irqs"] - base["all"] / base["irqs"]
             flat.setdefault((kind, rnd), []).append((n, own, cost))
             print(f"{kind:<8}{n:>6}{rnd:>6}{r['irqs']:>11}{r['mod'] / r['irqs']:>9.1f}"
@@ -55,14 +61,14 @@ def main():
     print("\nby function or program (round 1, per interrupt, fewest IRQs against "
           "most; those on the interrupt's path are equal, the samplers' follow "
           "time, not interrupts; the re-resolution is left out, see poll below):")
-    for kind in ("module", "storm", "bpf"):
+    for kind in PER_IRQ:
         pts = sorted(kinds.get(kind, []))
         pts = [p for p in pts if p[1] == 1]
         if len(pts) < 2:
             continue
         r0, r1 = rows[(pts[0][2], 1)], rows[(pts[-1][2], 1)]
         fns = {f for f in list(r0["fn"]) + list(r1["fn"])
-               if (f.startswith("bpf:")) == (kind == "bpf")}
+               if (f.startswith("bpf:")) == (kind in BPF)}
         per = sorted(((f, r0["fn"].get(f, 0) / r0["irqs"], r1["fn"].get(f, 0) / r1["irqs"])
                       for f in fns), key=lambda x: -max(x[1], x[2]))
         print(f"  {kind} ({pts[0][0]} and {pts[-1][0]} IRQs): " + ", ".join(
