@@ -144,13 +144,20 @@ watch_gen() {
 		g = substr($i, 5) + 0; if (g > m) m = g } } END { print m + 0 }' "$T/trace"
 }
 
-# "IRQ:CPU" pairs of device $1 as the kernel reports them.
+# "IRQ:CPU" pairs of device $1 as the kernel reports them.  One grep for
+# all of its IRQs: a few processes each took minutes for 1,002 vectors on
+# a guest of 384 vCPUs.
 proc_pairs() {
-	for irq in $(ls "/sys/bus/pci/devices/$1/msi_irqs" 2>/dev/null); do
-		for cpu in $(expand_cpulist "$(cat /proc/irq/$irq/effective_affinity_list)"); do
-			echo "$irq:$cpu"
-		done
-	done | sort
+	hvn_pp=$(ls "/sys/bus/pci/devices/$1/msi_irqs" 2>/dev/null | sed 's|$|/effective_affinity_list|')
+	[ -n "$hvn_pp" ] || return 0
+	# shellcheck disable=SC2086
+	(cd /proc/irq && grep -H . $hvn_pp) | awk -F: '{
+		split($1, p, "/"); n = split($2, r, ",")
+		for (i = 1; i <= n; i++) {
+			m = split(r[i], ab, "-"); b = m > 1 ? ab[2] : ab[1]
+			for (c = ab[1] + 0; c <= b + 0; c++) print p[1] ":" c
+		}
+	}' | sort
 }
 
 trace_pairs() {
