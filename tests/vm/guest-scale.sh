@@ -204,9 +204,21 @@ done
 
 # A storm on the highest queue, from O_DIRECT reads on its CPU.
 queue_storm $sq $sreads
-other=$(grep " irq_storm_begin: " $T/trace | grep -vc "cpu=$cpu source=irq irq=$irq ")
+# Under 250 a second (the tick of a busy CPU, Debian's HZ, and the
+# samplers' timers beside it) the local timer storms too, and rightly:
+# at 384 vCPUs the reads reached 112 a second, the storm threshold 28,
+# the local timer 104.  Those storms are counted apart, at that rate.
+grep " irq_storm_begin: " $T/trace | grep -v "cpu=$cpu source=irq irq=$irq " >/tmp/other.txt
+ticks=0
+if [ "$srate" -lt 250 ]; then
+	ticks=$(grep -c " source=local_timer " /tmp/other.txt)
+	grep -v " source=local_timer " /tmp/other.txt >/tmp/o2.txt
+	mv /tmp/o2.txt /tmp/other.txt
+fi
+other=$(wc -l </tmp/other.txt)
 [ "$other" = 0 ]
-check $? "and no other storm begins ($other)"
+check $? "and no other storm begins ($other; at $srate a second, local timer storms set apart under 250: $ticks)"
+head -3 /tmp/other.txt
 
 # What the BPF source saw: the set as /proc has it, each move once, the
 # storms the module saw (those of the frames that move the NIC's vector
