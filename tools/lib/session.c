@@ -556,8 +556,11 @@ static int start(struct hvn_session *s, const struct hvn_session_opts *o)
 	ret = hvn_session_check_access();
 	if (ret)
 		return ret;
+	s->ncpus = sysconf(_SC_NPROCESSORS_CONF);
+	if (s->ncpus < 1 || s->ncpus > HVN_MAX_CPUS)
+		s->ncpus = 1;
 	/* Before the first per-CPU file: the BPF source's timers come next. */
-	hvn_nofile_for(sysconf(_SC_NPROCESSORS_CONF));
+	hvn_nofile_for(s->ncpus);
 	s->tdir = tracefs_tracing_dir();
 	s->module = hvn_module_loaded();
 	ret = choose_source(s, o);
@@ -641,9 +644,6 @@ static int start(struct hvn_session *s, const struct hvn_session_opts *o)
 	if (ret)
 		return ret;
 
-	s->ncpus = sysconf(_SC_NPROCESSORS_CONF);
-	if (s->ncpus < 1 || s->ncpus > HVN_MAX_CPUS)
-		s->ncpus = 1;
 	s->tcpu = calloc(s->ncpus, sizeof(*s->tcpu));
 	s->nobuf = calloc(s->ncpus, sizeof(*s->nobuf));
 	if (!s->tcpu || !s->nobuf)
