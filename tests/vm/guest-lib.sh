@@ -181,10 +181,14 @@ trace_cpus_why() {
 }
 
 # --- moves, storms, unload (the big and the arm64 guests) ----------------------------
-# storms_begun FILE: (cpu, source, irq, name) of each storm begun in FILE (a
-# tracefs trace or a trace-cmd report, which pads the event name), once each.
+# storms_begun FILE [FROM_NS [CPUS]]: (cpu, source, irq, name) of each storm
+# begun in FILE (a tracefs trace or a trace-cmd report, which pads the event
+# name), once each; only those whose windows start (start=) at FROM_NS or
+# on, and not on the CPUs of the comma list CPUS.  (A name may hold spaces:
+# "PCIe PME".)
 storms_begun() {
-	sed -n 's/.* irq_storm_begin: *\(cpu=[0-9]* source=[a-z_0-9]* irq=-\{0,1\}[0-9]* name=[^ ]*\) .*/\1/p' "$1" | sort -u
+	sed -n 's/.* irq_storm_begin: *\(cpu=\([0-9]*\) source=[a-z_0-9]* irq=-\{0,1\}[0-9]* name=.*\) start=\([0-9]*\) .*/\2 \3 \1/p' "$1" |
+		awk -v from="${2:-0}" -v skip=",$3," 'index(skip, "," $1 ",") == 0 && $2 >= from { sub(/^[0-9]+ [0-9]+ /, ""); print }' | sort -u
 }
 
 # nic_move IRQ FROM TO STEP [HOW]: move the NIC's receive vector IRQ to CPU

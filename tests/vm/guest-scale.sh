@@ -166,11 +166,11 @@ to=$((ncpu - 1))
 # disk's reads), so a storm on one of them is the driven source's or a
 # false alarm.  Where the storm threshold is low (28 a second at 384
 # vCPUs) a busy CPU's tick and its remote wakeups storm, rightly.
-hk=""
+hk="" n=0 hkmask=0
 for c in 1 2 3 4 5; do
 	case " $from $to $sqcpu " in *" $c "*) continue ;; esac
-	hk="$hk${hk:+,}$c"
-	[ "$(echo "$hk" | tr ',' '\n' | wc -l)" = 3 ] && break
+	hk="$hk${hk:+,}$c" n=$((n + 1)) hkmask=$((hkmask | 1 << c))
+	[ $n = 3 ] && break
 done
 taskset -p -c "$hk" $$ >/dev/null
 check $? "this shell and its commands on housekeeping CPUs $hk"
@@ -182,17 +182,8 @@ check $? "this shell and its commands on housekeeping CPUs $hk"
 for t in /proc/[0-9]*; do
 	taskset -p -c "$hk" "${t#/proc/}" >/dev/null 2>&1
 done
-hkmask=0
-for c in $(echo "$hk" | tr ',' ' '); do hkmask=$((hkmask | 1 << c)); done
 [ -w /sys/devices/virtual/workqueue/cpumask ] &&
 	printf '%x\n' $hkmask >/sys/devices/virtual/workqueue/cpumask	# (hex)
-# storms_off_hk FILE FROM_NS: as storms_begun, the storms begun in FILE
-# off the housekeeping CPUs whose windows start (start=) at FROM_NS or on.
-storms_off_hk() {
-	# (an IRQ's name may hold spaces: "PCIe PME")
-	sed -n 's/.* irq_storm_begin: *\(cpu=\([0-9]*\) source=[a-z_0-9]* irq=-\{0,1\}[0-9]* name=.*\) start=\([0-9]*\) .*/\2 \3 \1/p' "$1" |
-		awk -v from="$2" -v hk=",$hk," 'index(hk, "," $1 ",") == 0 && $2 >= from { sub(/^[0-9]+ [0-9]+ /, ""); print }' | sort -u
-}
 
 # The BPF source records the same set, moves and storm beside the module,
 # on all CPUs (its per-CPU maps sized from the possible CPUs at load).
@@ -256,7 +247,7 @@ queue_storm $sq $sreads
 # 104.  That storm is counted apart, at that rate.
 tick=x
 [ "$srate" -lt 250 ] && tick="cpu=$cpu source=local_timer "
-storms_off_hk $T/trace 0 | grep -v "^cpu=$cpu source=irq irq=$irq " >/tmp/other.txt
+storms_begun $T/trace 0 "$hk" | grep -v "^cpu=$cpu source=irq irq=$irq " >/tmp/other.txt
 ticks=$(grep -c "^$tick" /tmp/other.txt)
 other=$(grep -vc "^$tick" /tmp/other.txt)
 [ "$other" = 0 ]
@@ -283,8 +274,8 @@ grep " irq_migrate: " /tmp/bpf.txt
 	[ "$(grep -c " irq_migrate: *irq=$nicirq .*from_cpu=$bpf_to to_cpu=$bpf_from " /tmp/bpf.txt)" = 1 ] &&
 	[ "$(grep -c " irq_migrate: " /tmp/bpf.txt)" = 2 ]
 check $? "BPF: the NIC's receive vector moved there and back is seen once each way (IRQ $nicirq, CPU $bpf_from and $bpf_to)"
-storms_off_hk $T/instances/cmp/trace $cmp0 >/tmp/ms.txt
-storms_off_hk /tmp/bpf.txt $cmp0 >/tmp/bs.txt
+storms_begun $T/instances/cmp/trace $cmp0 "$hk" >/tmp/ms.txt
+storms_begun /tmp/bpf.txt $cmp0 "$hk" >/tmp/bs.txt
 cat /tmp/bs.txt
 grep -q "^cpu=$cpu source=irq irq=$irq name=virtio1-req.$sq$" /tmp/bs.txt &&
 	cmp -s /tmp/ms.txt /tmp/bs.txt
