@@ -24,6 +24,17 @@
 #define HVN_BPF_MAX_IRQS	8192
 #define HVN_BPF_RINGBUF_BYTES	(4 << 20)
 
+/*
+ * A CPU's two flags, bytes apart: the tool writes watched, the CPU's own
+ * probes storms (it has storms under way, to end once it is unwatched),
+ * so neither write undoes the other, and an interrupt on a CPU with
+ * neither costs one 16-bit load.
+ */
+struct hvn_bpf_cpu_flags {
+	unsigned char watched;
+	unsigned char storms;
+} __attribute__((aligned(2)));
+
 /* A watched device IRQ: where it was last seen. */
 struct hvn_bpf_irq {
 	int cpu;			/* -1: not yet known */

@@ -38,7 +38,7 @@ u64 steal_threshold_ns = 1000000;
  * CPU bumped each time the CPU joins it, after which its first probe starts
  * from a clean state (the module's cpu_enter()).
  */
-u8 watched[HVN_BPF_MAX_CPUS];
+struct hvn_bpf_cpu_flags cpu_flags[HVN_BPF_MAX_CPUS];
 u32 enter_gen[HVN_BPF_MAX_CPUS];
 /*
  * The sample_us timers: their period, and a generation per CPU bumped by
@@ -57,9 +57,6 @@ u64 backup_period[HVN_BPF_MAX_CPUS];	/* the backup's: the tool's own */
  * period sooner or later): the keeper then lengthens the period.
  */
 u8 throttled_busy[HVN_BPF_MAX_CPUS][2];
-
-/* Written by the probes: the CPU has storms under way (to end on leaving). */
-u8 has_storms[HVN_BPF_MAX_CPUS];
 
 /* Counted, never silent. */
 u64 dropped;		/* records the ring buffer had no room for */
@@ -279,11 +276,11 @@ static void storm_count(struct hvn_bpf_pcpu *p, struct hvn_storm *st,
 	}
 	if (!(f & HVN_STORM_BEGIN)) {
 		if (f & HVN_STORM_END)
-			has_storms[cpu & (HVN_BPF_MAX_CPUS - 1)] = p->nactive != 0;
+			cpu_flags[cpu & (HVN_BPF_MAX_CPUS - 1)].storms = p->nactive != 0;
 		return;
 	}
 	p->nactive++;
-	has_storms[cpu & (HVN_BPF_MAX_CPUS - 1)] = 1;
+	cpu_flags[cpu & (HVN_BPF_MAX_CPUS - 1)].storms = 1;
 	m = msg_new(cpu, HVN_EV_irq_storm_begin);
 	if (!m)
 		return;
@@ -329,7 +326,7 @@ static void storm_expire(struct hvn_bpf_pcpu *p, u32 cpu, u64 now, bool force)
 	}
 	if (force)
 		p->nactive = 0;
-	has_storms[cpu & (HVN_BPF_MAX_CPUS - 1)] = p->nactive != 0;
+	cpu_flags[cpu & (HVN_BPF_MAX_CPUS - 1)].storms = p->nactive != 0;
 }
 
 /* The CPU left the watched set: end its storms now (cpu_leave()). */
@@ -338,14 +335,14 @@ static __noinline void leave_cpu(u32 cpu)
 	u32 zero = 0;
 	struct hvn_bpf_pcpu *p = bpf_map_lookup_elem(&pcpu_map, &zero);
 
-	has_storms[cpu & (HVN_BPF_MAX_CPUS - 1)] = 0;
+	cpu_flags[cpu & (HVN_BPF_MAX_CPUS - 1)].storms = 0;
 	if (p)
 		storm_expire(p, cpu, bpf_ktime_get_ns(), true);
 }
 
 /*
- * Whether @cpu is watched: all a probe does on a CPU that is not (two
- * byte loads; its storms ended if it just left the set).  Every CPU's
+ * Whether @cpu is watched: all a probe does on a CPU that is not (one
+ * 16-bit load; its storms ended if it just left the set).  Every CPU's
  * interrupts pay it, so a probe's watched work is a subprogram of its
  * own (an *_on() below): the probe itself then saves no registers and
  * has no stack to set up.
@@ -354,13 +351,23 @@ static __always_inline bool cpu_watched(u32 cpu)
 {
 	/* Masked, not compared: the loader refuses a host with more
 	 * possible CPUs, and the mask is the zero-extension too. */
-	u32 i = cpu & (HVN_BPF_MAX_CPUS - 1);
+	struct hvn_bpf_cpu_flags *f = &cpu_flags[cpu & (HVN_BPF_MAX_CPUS - 1)];
 
-	if (watched[i])
+	if (!*(volatile u16 *)f)
+		return false;
+	if (f->watched)
 		return true;
-	if (has_storms[i])
-		leave_cpu(cpu);
+	leave_cpu(cpu);
 	return false;
+}
+
+/*
+ * The exit probes' test: an interval is closed only where it was opened,
+ * and a CPU's storms end at its next entry, not here.
+ */
+static __always_inline bool cpu_watched_exit(u32 cpu)
+{
+	return cpu_flags[cpu & (HVN_BPF_MAX_CPUS - 1)].watched;
 }
 
 /* The state of a watched CPU; NULL for one not watched. */
@@ -477,7 +484,7 @@ static __always_inline void ivl_exit(void)
 {
 	u32 cpu = bpf_get_smp_processor_id();
 
-	if (cpu_watched(cpu))
+	if (cpu_watched_exit(cpu))
 		ivl_exit_on(cpu);
 }
 
@@ -600,6 +607,58 @@ SEC("tp_btf/call_function_exit")
 int BPF_PROG(callfunc_exit, int vector) { ivl_exit(); return 0; }
 SEC("tp_btf/call_function_single_exit")
 int BPF_PROG(callfunc1_exit, int vector) { ivl_exit(); return 0; }
+
+/*
+ * x86: the IRQs changed (any IRQ's: a new IRQ is not yet watched),
+ * counted for the tool, which reads /proc/irq again only after a change
+ * (loader.c resolve_due()).  vector_config follows each write of a vector
+ * domain IRQ's effective affinity; activation and deactivation come with
+ * a handler's request and free in reservation mode.
+ */
+u64 vec_changes;
+
+SEC("tp_btf/vector_config")
+int BPF_PROG(vector_config, unsigned int irq, unsigned int vector,
+	     unsigned int cpu, unsigned int apicdest)
+{
+	__sync_fetch_and_add(&vec_changes, 1);
+	return 0;
+}
+
+SEC("tp_btf/vector_activate")
+int BPF_PROG(vector_activate, unsigned int irq, bool is_managed,
+	     bool can_reserve, bool reserve)
+{
+	__sync_fetch_and_add(&vec_changes, 1);
+	return 0;
+}
+
+SEC("tp_btf/vector_deactivate")
+int BPF_PROG(vector_deactivate, unsigned int irq, bool is_managed,
+	     bool can_reserve, bool reserve)
+{
+	__sync_fetch_and_add(&vec_changes, 1);
+	return 0;
+}
+
+/*
+ * A handler's /proc/irq/N/NAME made or removed, by every request_irq()
+ * and free_irq(), with or without a vector change (an MSI without mask
+ * bits has its vector from allocation).
+ */
+SEC("kprobe/register_handler_proc")
+int BPF_KPROBE(handler_add)
+{
+	__sync_fetch_and_add(&vec_changes, 1);
+	return 0;
+}
+
+SEC("kprobe/unregister_handler_proc")
+int BPF_KPROBE(handler_del)
+{
+	__sync_fetch_and_add(&vec_changes, 1);
+	return 0;
+}
 
 SEC("tp_btf/vector_update")
 int BPF_PROG(vector_update, unsigned int irq, unsigned int vector,
@@ -778,7 +837,7 @@ static __always_inline void steal_sample(bool ksyms)
 	for (cpu = 0; cpu < HVN_BPF_MAX_CPUS; cpu++) {
 		if (cpu >= nr_cpus)
 			break;
-		if (!watched[cpu])
+		if (!cpu_flags[cpu].watched)
 			continue;
 		/* A copy: a key passed by address loses the loop's bound. */
 		key = cpu;
@@ -827,7 +886,7 @@ static __always_inline struct hvn_bpf_pcpu *perf_run(u32 cpu)
 	struct hrtimer *t;
 	u32 zero = 0;
 
-	if (cpu >= HVN_BPF_MAX_CPUS || !watched[cpu])
+	if (cpu >= HVN_BPF_MAX_CPUS || !cpu_flags[cpu].watched)
 		return NULL;
 	p = bpf_map_lookup_elem(&pcpu_map, &zero);
 	if (!p || !p->last_timer)
