@@ -78,6 +78,22 @@ busy() {
 }
 
 # --- the watched set -------------------------------------------------------------
+# The CPUs a big guest's maxcpus= left offline, brought up (single-threaded
+# TCG brings each up slower the more are online while the kernel boots),
+# as a hotplugged host's would; says when, and a SCALE line.
+online_all() {
+	[ "$(cat /sys/devices/system/cpu/online)" = "$(cat /sys/devices/system/cpu/present)" ] && return
+	_t0=$(cut -d' ' -f1 /proc/uptime)
+	_n=0
+	for _c in /sys/devices/system/cpu/cpu[0-9]*/online; do
+		[ "$(cat $_c)" = 1 ] && continue
+		echo 1 >$_c
+		_n=$((_n + 1))
+		[ $((_n % 32)) = 0 ] && echo "guest: $_n more CPUs online at $(cut -d' ' -f1 /proc/uptime) s"
+	done
+	echo "SCALE online cpus=$(grep -c ^processor /proc/cpuinfo) from=$_t0 to=$(cut -d' ' -f1 /proc/uptime) (s of uptime: the CPUs maxcpus= left offline, brought up)"
+}
+
 expand_cpulist() {
 	echo "$1" | tr ',' '\n' | while IFS=- read -r a b; do
 		[ -n "$a" ] || continue

@@ -23,20 +23,8 @@ since() {
 	if [ -n "$a" ] && [ -n "$b" ]; then echo $((b - a)); else echo "?"; fi
 }
 
-# The big guest boots a few CPUs (maxcpus=): single-threaded TCG brings
-# each up slower the more are online while the kernel boots; the others
-# come online here, as a hotplugged host's would.
-if [ "$(cat /sys/devices/system/cpu/online)" != "$(cat /sys/devices/system/cpu/present)" ]; then
-	t0=$(cut -d' ' -f1 /proc/uptime)
-	n=0
-	for c in /sys/devices/system/cpu/cpu[0-9]*/online; do
-		[ "$(cat $c)" = 1 ] && continue
-		echo 1 >$c
-		n=$((n + 1))
-		[ $((n % 32)) = 0 ] && echo "guest: $n more CPUs online at $(cut -d' ' -f1 /proc/uptime) s"
-	done
-	echo "SCALE online cpus=$(grep -c ^processor /proc/cpuinfo) from=$t0 to=$(cut -d' ' -f1 /proc/uptime) (s of uptime: the CPUs maxcpus= left offline, brought up)"
-fi
+# The big guest boots a few CPUs (maxcpus=); the others come online here.
+online_all
 ncpu=$(grep -c ^processor /proc/cpuinfo)
 nq=$(ls /sys/bus/pci/devices/$BLK/msi_irqs | wc -l)
 possible=$(cat /sys/devices/system/cpu/possible)
