@@ -5,8 +5,10 @@
  * attributes to hvnoise.ko, the BPF programs and the kernel's own trace
  * events.  Every instruction gets an inline counter (exact: QEMU adds it as
  * the instruction executes), kernel-half addresses each their own, user
- * space one for all.  Run it under single-threaded TCG: the counters are
- * shared by the vCPUs and not atomic.
+ * space one for all.  Built against either plugin API: version 1 (QEMU
+ * 7.2) or 2 and later (make big-guest's QEMU 10, scripts/fetch-qemu.sh;
+ * below).  Run it under single-threaded TCG: the counters and tables are
+ * shared by the vCPUs, unlocked.
  *
  * The markers are NOPs no compiler emits, "nopl 0x4856000N(%rax,%rax,1)"
  * (0f 1f 84 00, then the displacement): N = 1 begins a segment, N = 2 ends
@@ -33,16 +35,75 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 #define MARK_END	2
 #define KERNEL_HALF	0xffff800000000000ull
 
+typedef uint64_t *counter;
+
+#if QEMU_PLUGIN_VERSION >= 2
+/*
+ * Version 2 counts inline only into per-vCPU scoreboards, and QEMU 10.0's
+ * single-threaded TCG folds the vCPU index into a constant it then scales
+ * in place: the second inline op of a block on vCPU 1 walked 1 GiB off
+ * its scoreboard (SIGSEGV in code_gen_buffer, -smp 2).  So here a block
+ * adds its instructions' counts from a callback as it begins: exact but
+ * where an exception leaves a block early (the rest of it counted too: a
+ * kernel page fault, rare on the paths measured).
+ */
+struct block {
+	size_t n;
+	counter c[];
+};
+
+static void block_run(unsigned int vcpu, void *data)
+{
+	struct block *b = data;
+
+	(void)vcpu;
+	for (size_t i = 0; i < b->n; i++)
+		(*b->c[i])++;
+}
+#endif
+
+static counter counter_new(void)
+{
+	counter c = calloc(1, sizeof(*c));
+
+	if (!c) {
+		fprintf(stderr, "insn-plugin: out of memory\n");
+		abort();
+	}
+	return c;
+}
+
+static uint64_t counter_read(counter c)
+{
+	return *c;
+}
+
+/* The first bytes of @insn, at most @len of them. */
+static size_t insn_bytes(struct qemu_plugin_insn *insn, uint8_t *buf,
+			 size_t len)
+{
+#if QEMU_PLUGIN_VERSION >= 3
+	return qemu_plugin_insn_data(insn, buf, len);
+#else
+	size_t n = qemu_plugin_insn_size(insn);
+
+	n = n < len ? n : len;
+	memcpy(buf, qemu_plugin_insn_data(insn), n);
+	return n;
+#endif
+}
+
 struct rec {
 	uint64_t vaddr;
-	uint64_t count;		/* incremented by QEMU, inline */
-	uint64_t base;		/* count when the segment began */
+	counter count;		/* incremented by QEMU, inline */
+	uint64_t base;		/* its sum when the segment began */
 	struct rec *next;
 };
 
 static struct rec **table;
 static size_t nbuckets = 1 << 16, nrecs;
-static uint64_t user_count, user_base;
+static counter user_count;
+static uint64_t user_base;
 static FILE *out;
 static int segment;
 static int in_segment;
@@ -69,6 +130,7 @@ static struct rec *rec_of(uint64_t vaddr)
 		abort();
 	}
 	r->vaddr = vaddr;
+	r->count = counter_new();
 	r->next = *b;
 	*b = r;
 	nrecs++;
@@ -84,8 +146,8 @@ static void marker(unsigned int vcpu, void *data)
 	if (id == MARK_BEGIN) {
 		for (size_t i = 0; i < nbuckets; i++)
 			for (struct rec *r = table[i]; r; r = r->next)
-				r->base = r->count;
-		user_base = user_count;
+				r->base = counter_read(r->count);
+		user_base = counter_read(user_count);
 		in_segment = 1;
 		return;
 	}
@@ -93,17 +155,19 @@ static void marker(unsigned int vcpu, void *data)
 		return;
 	in_segment = 0;
 	for (size_t i = 0; i < nbuckets; i++)
-		for (struct rec *r = table[i]; r; r = r->next)
-			kernel += r->count - r->base;
+		for (struct rec *r = table[i]; r; r = r->next) {
+			r->base = counter_read(r->count) - r->base;
+			kernel += r->base;
+		}
 	fprintf(out, "segment %d\ntotal %llu %llu\n", ++segment,
 		(unsigned long long)kernel,
-		(unsigned long long)(user_count - user_base));
+		(unsigned long long)(counter_read(user_count) - user_base));
 	for (size_t i = 0; i < nbuckets; i++)
 		for (struct rec *r = table[i]; r; r = r->next)
-			if (r->count != r->base)
+			if (r->base)
 				fprintf(out, "%llx %llu\n",
 					(unsigned long long)r->vaddr,
-					(unsigned long long)(r->count - r->base));
+					(unsigned long long)r->base);
 	fprintf(out, "end\n");
 	fflush(out);
 }
@@ -111,11 +175,12 @@ static void marker(unsigned int vcpu, void *data)
 /* The marker's id, or 0 for any other instruction. */
 static unsigned int marker_id(struct qemu_plugin_insn *insn)
 {
-	const uint8_t *b = qemu_plugin_insn_data(insn);
+	uint8_t b[8];
 	uint32_t disp;
 
-	if (qemu_plugin_insn_size(insn) != 8 || b[0] != 0x0f || b[1] != 0x1f ||
-	    b[2] != 0x84 || b[3] != 0x00)
+	if (qemu_plugin_insn_size(insn) != 8 ||
+	    insn_bytes(insn, b, sizeof(b)) != 8 || b[0] != 0x0f ||
+	    b[1] != 0x1f || b[2] != 0x84 || b[3] != 0x00)
 		return 0;
 	disp = b[4] | b[5] << 8 | b[6] << 16 | (uint32_t)b[7] << 24;
 	return (disp & 0xffff0000u) == MARK_MAGIC ? disp & 0xffff : 0;
@@ -125,21 +190,34 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	size_t n = qemu_plugin_tb_n_insns(tb);
 
+#if QEMU_PLUGIN_VERSION >= 2
+	struct block *blk = malloc(sizeof(*blk) + n * sizeof(counter));
+
+	if (!blk) {
+		fprintf(stderr, "insn-plugin: out of memory\n");
+		abort();
+	}
+	blk->n = n;
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, block_run,
+					     QEMU_PLUGIN_CB_NO_REGS, blk);
+#endif
 	(void)id;
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		uint64_t va = qemu_plugin_insn_vaddr(insn);
 		unsigned int mark = marker_id(insn);
+		counter c = va >= KERNEL_HALF ? rec_of(va)->count : user_count;
 
 		if (mark)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, marker,
 							       QEMU_PLUGIN_CB_NO_REGS,
 							       (void *)(uintptr_t)mark);
-		qemu_plugin_register_vcpu_insn_exec_inline(insn,
-							   QEMU_PLUGIN_INLINE_ADD_U64,
-							   va >= KERNEL_HALF ?
-							   &rec_of(va)->count :
-							   &user_count, 1);
+#if QEMU_PLUGIN_VERSION >= 2
+		blk->c[i] = c;
+#else
+		qemu_plugin_register_vcpu_insn_exec_inline(
+			insn, QEMU_PLUGIN_INLINE_ADD_U64, c, 1);
+#endif
 	}
 }
 
@@ -170,6 +248,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		fprintf(stderr, "insn-plugin: cannot write %s\n", path);
 		return -1;
 	}
+	user_count = counter_new();
 	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
 	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
 	return 0;

@@ -87,8 +87,9 @@ def main():
           f"hvnoise:watch records written")
     for kind, unit in (("resolve", "a write of devices= (mean of 3)"),
                        ("poll", "a second of an idle guest, the set unchanged (5 s)"),
-                       ("bpfpoll", "a second of an idle guest with the BPF source (5 s; the "
-                        "tool re-resolves in user space)"),
+                       ("bpfpoll", "a second of an idle guest with the BPF source (35 s "
+                        "holding one read of /proc/irq: x86 reads it after an "
+                        "IRQ changes and every 30 s)"),
                        ("move", "an IRQ move, frames and the next set included")):
         print(f"  {kind}: per {unit}")
         for n in sorted({m for m, _, _, _ in kinds.get(kind, [])}):

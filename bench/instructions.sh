@@ -3,7 +3,8 @@
 # where TCG's timing cannot be trusted.
 #
 # usage: bench/instructions.sh [scale]    (BENCH_READS=N reads per segment;
-#        BENCH_SECS=S for each timed segment, make check's smoke run: 1)
+#        BENCH_SECS=S for each timed segment, make check's smoke run: 1;
+#        BENCH_QEMU=fetched: make big-guest's QEMU, not Debian 12's)
 # Boots Debian's kernel in QEMU (single-threaded TCG) with
 # bench/insn-plugin.c loaded, built against the plugin API header of the
 # installed QEMU (scripts/fetch-qemu-plugin-header.sh), and attributes the
@@ -25,6 +26,9 @@
 #                  keeps the vectors but the disk's (managed) off CPU 1:
 #                  per disk interrupt there unwatched too, with 3 and
 #                  1,107 IRQs watched elsewhere.
+#   big            the same on 384 vCPUs, all online (make big-guest's
+#                  QEMU and machine: q35, x2APIC, interrupt remapping; the
+#                  disk has a queue each), 1,000 reads a segment.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -35,14 +39,35 @@ scale) guest=bench/guest-irq-scale.sh table=bench/insn-scale.py cpus=8 reads=300
 	append="possible_cpus=384 irqaffinity=0,2-7"
 	devs="-device virtio-serial-pci,max_ports=50,vectors=103,addr=07"
 	devs+=" -device virtio-serial-pci,max_ports=500,vectors=1003,addr=08" ;;
-*) echo "usage: bench/instructions.sh [scale]" >&2; exit 2 ;;
+big) guest=bench/guest-irq-scale.sh table=bench/insn-scale.py cpus=384 reads=1000
+	BENCH_QEMU=fetched timeout=7200 mem=6144
+	# make big-guest's machine (tests/vm/big-guest.sh says why each).
+	pre="-M q35 -cpu qemu64,+x2apic,-mtrr -device intel-iommu,intremap=on,eim=on"
+	append="possible_cpus=384 maxcpus=64 lpj=10384520 irqaffinity=0,2-383"
+	devs="-device virtio-serial-pci,max_ports=50,vectors=103,addr=07"
+	devs+=" -device virtio-serial-pci,max_ports=500,vectors=1003,addr=08" ;;
+*) echo "usage: bench/instructions.sh [scale|big]" >&2; exit 2 ;;
 esac
-out=$top/build/bench/insn${1:+-$1}
+out=$top/build/bench/insn${1:+-$1}${BENCH_QEMU:+-$BENCH_QEMU}
 mkdir -p "$out"
 kdir=$(scripts/kernel-dir.sh 6.1)
 kver=$(basename "$kdir" | sed 's/^linux-headers-//')
-inc=$(scripts/fetch-qemu-plugin-header.sh)
-gcc -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -I"$inc" \
+# BENCH_QEMU=fetched: make big-guest's QEMU (scripts/fetch-qemu.sh), whose
+# plugin API (version 2 and later: a counter a vCPU) includes glib.h.
+qemu_env=()
+if [ "${BENCH_QEMU:-}" = fetched ]; then
+	q=$(scripts/fetch-qemu.sh)
+	inc=$(scripts/fetch-qemu-plugin-header.sh "${q%% *}")
+	qemu_env=(QEMU_MODULE_DIR="$(dirname "${q%% *}")/../lib/x86_64-linux-gnu/qemu"
+		HVN_VM_QEMU="${q%% *}" HVN_VM_PRE_ARGS="${q#* } ${pre:-}"
+		HVN_VM_MEM="${mem:-1024}")
+	# shellcheck disable=SC2207
+	glib=($(pkg-config --cflags glib-2.0))
+else
+	inc=$(scripts/fetch-qemu-plugin-header.sh)
+	glib=()
+fi
+gcc -std=c11 -O2 -Wall -Wextra -Werror -fPIC -shared -I"$inc" "${glib[@]}" \
 	-o "$out/insn-plugin.so" bench/insn-plugin.c
 for t in bench/insn-mark.c bench/evgen.c; do
 	gcc -O2 -Wall -Wextra -Werror -static -o "$out/$(basename "$t" .c)" "$t"
@@ -61,12 +86,12 @@ tests/vm/mkinitramfs.sh "$out/initrd.gz" --kver "$kver" \
 	--file "$out/evgen=/lib/hvnoise/evgen" \
 	--file "$out/kbuild/kmod/hvnoise.ko=/lib/hvnoise/hvnoise.ko"
 rm -f "$out/counts.txt"
-# Single-threaded TCG: the plugin's counters are shared, not atomic.
-HVN_VM_ACCEL=tcg,thread=single HVN_VM_CPUS=$cpus \
+# Single-threaded TCG: the plugin's tables are not locked (insn-plugin.c).
+env "${qemu_env[@]}" HVN_VM_ACCEL=tcg,thread=single HVN_VM_CPUS=$cpus \
 	HVN_VM_APPEND="nokaslr ${append:-} BENCH_READS=${BENCH_READS:-$reads} BENCH_RATE=${BENCH_RATE:-100000} ${BENCH_SECS:+BENCH_SECS=$BENCH_SECS} ${BENCH_ROUNDS:+BENCH_ROUNDS=$BENCH_ROUNDS}" \
 	HVN_VM_ARGS="-plugin $out/insn-plugin.so,out=$out/counts.txt $devs" \
 	tests/vm/qemu.sh "/boot/vmlinuz-$kver" "$out/initrd.gz" "$out/console.log" \
-	/lib/hvnoise/guest.sh 3000 2>"$out/qemu.err"
+	/lib/hvnoise/guest.sh "${timeout:-3000}" 2>"$out/qemu.err"
 grep "^bench:" "$out/console.log"
 python3 - "$out/vm-disk.img" "$out/kallsyms" <<'PY'
 import sys

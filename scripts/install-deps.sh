@@ -12,7 +12,8 @@ trace-cmd libtracefs-dev libtraceevent-dev libtracecmd-dev libzstd-dev zlib1g-de
 tmux util-linux python3-docutils time
 clang libclang-rt-14-dev
 dkms bpftool libbpf-dev debhelper dh-dkms lintian
-kernelshark libkshark-dev libjson-c-dev xvfb x11-utils x11-apps netpbm"
+kernelshark libkshark-dev libjson-c-dev xvfb x11-utils x11-apps netpbm
+libglib2.0-dev"
 
 missing=""
 for p in $PKGS; do
