@@ -20,6 +20,7 @@ POLL_S=${BENCH_SECS:-5}	# make check's smoke run: 1
 ROUNDS=${BENCH_ROUNDS:-3}	# of each operation (the reads: 2 at most); smoke: 1
 cpu=1 reader=0
 online_all	# bench/instructions.sh big: maxcpus=64 at boot
+/lib/hvnoise/insn-mark arm	# its plugin counts from here (wait=on)
 irq=$(irq_of virtio1-req.1)	# the disk's queue of CPU 1 (managed there)
 seg=0
 

@@ -19,7 +19,11 @@
  *   ADDRESS COUNT            (each kernel address run in the segment, hex)
  *   end
  *
- * usage: -plugin build/bench/insn-plugin.so,out=FILE
+ * usage: -plugin build/bench/insn-plugin.so,out=FILE[,wait=on]
+ *
+ * wait=on: nothing is counted until the guest runs marker N = 3, which
+ * has the blocks translated again, counted: a 384-vCPU guest boots and
+ * brings its CPUs up at TCG's speed, not the counters'.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -33,6 +37,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 #define MARK_MAGIC	0x48560000u
 #define MARK_BEGIN	1
 #define MARK_END	2
+#define MARK_ARM	3
 #define KERNEL_HALF	0xffff800000000000ull
 
 typedef uint64_t *counter;
@@ -107,6 +112,19 @@ static uint64_t user_base;
 static FILE *out;
 static int segment;
 static int in_segment;
+static qemu_plugin_id_t self;
+static int counting = 1;	/* 0 until MARK_ARM with wait=on */
+
+static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb);
+static void at_exit(qemu_plugin_id_t id, void *p);
+
+/* After the reset MARK_ARM asked for: every block is translated again. */
+static void rearm(qemu_plugin_id_t id)
+{
+	counting = 1;
+	qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
+	qemu_plugin_register_atexit_cb(id, at_exit, NULL);
+}
 
 static size_t hash(uint64_t v)
 {
@@ -143,6 +161,15 @@ static void marker(unsigned int vcpu, void *data)
 	uint64_t kernel = 0;
 
 	(void)vcpu;
+	if (id == MARK_ARM) {
+		static int armed;
+
+		if (!counting && !armed++)
+			qemu_plugin_reset(self, rearm);
+		return;
+	}
+	if (!counting)
+		return;
 	if (id == MARK_BEGIN) {
 		for (size_t i = 0; i < nbuckets; i++)
 			for (struct rec *r = table[i]; r; r = r->next)
@@ -190,6 +217,18 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	size_t n = qemu_plugin_tb_n_insns(tb);
 
+	if (!counting) {
+		for (size_t i = 0; i < n; i++) {
+			struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+			unsigned int mark = marker_id(insn);
+
+			if (mark)
+				qemu_plugin_register_vcpu_insn_exec_cb(
+					insn, marker, QEMU_PLUGIN_CB_NO_REGS,
+					(void *)(uintptr_t)mark);
+		}
+		return;
+	}
 #if QEMU_PLUGIN_VERSION >= 2
 	struct block *blk = malloc(sizeof(*blk) + n * sizeof(counter));
 
@@ -235,9 +274,13 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 {
 	const char *path = NULL;
 
-	for (int i = 0; i < argc; i++)
+	self = id;
+	for (int i = 0; i < argc; i++) {
 		if (!strncmp(argv[i], "out=", 4))
 			path = argv[i] + 4;
+		else if (!strcmp(argv[i], "wait=on"))
+			counting = 0;
+	}
 	if (!path || !info->system_emulation) {
 		fprintf(stderr, "insn-plugin: usage: -plugin insn-plugin.so,out=FILE (system emulation)\n");
 		return -1;
