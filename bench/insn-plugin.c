@@ -3,12 +3,13 @@
  * A QEMU TCG plugin that counts the guest instructions executed between two
  * markers the guest runs, by instruction address: what bench/instructions.sh
  * attributes to hvnoise.ko, the BPF programs and the kernel's own trace
- * events.  Every instruction gets an inline counter (exact: QEMU adds it as
- * the instruction executes), kernel-half addresses each their own, user
- * space one for all.  Built against either plugin API: version 1 (QEMU
- * 7.2) or 2 and later (make big-guest's QEMU 10, scripts/fetch-qemu.sh;
- * below).  Run it under single-threaded TCG: the counters and tables are
- * shared by the vCPUs, unlocked.
+ * events.  Kernel-half addresses have a counter each, user space one for
+ * all.  Built against plugin API version 1 (QEMU 7.2), every instruction
+ * adds to its counter inline as it executes (exact); against version 2
+ * and later (make big-guest's QEMU 10, scripts/fetch-qemu.sh) a block
+ * adds its instructions' counts as it begins (below).  Run it under
+ * single-threaded TCG: the counters and tables are shared by the vCPUs,
+ * unlocked.
  *
  * The markers are NOPs no compiler emits, "nopl 0x4856000N(%rax,%rax,1)"
  * (0f 1f 84 00, then the displacement): N = 1 begins a segment, N = 2 ends
@@ -21,9 +22,10 @@
  *
  * usage: -plugin build/bench/insn-plugin.so,out=FILE[,wait=on]
  *
- * wait=on: nothing is counted until the guest runs marker N = 3, which
- * has the blocks translated again, counted: a 384-vCPU guest boots and
- * brings its CPUs up at TCG's speed, not the counters'.
+ * wait=on (API version 2 and later: 7.2's reset leaves a lock held):
+ * nothing is counted until the guest runs marker N = 3, which has the
+ * blocks translated again, counted: a 384-vCPU guest boots and brings its
+ * CPUs up at TCG's speed, not the counters'.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -48,14 +50,38 @@ typedef uint64_t *counter;
  * single-threaded TCG folds the vCPU index into a constant it then scales
  * in place: the second inline op of a block on vCPU 1 walked 1 GiB off
  * its scoreboard (SIGSEGV in code_gen_buffer, -smp 2).  So here a block
- * adds its instructions' counts from a callback as it begins: exact but
- * where an exception leaves a block early (the rest of it counted too: a
- * kernel page fault, rare on the paths measured).
+ * adds its instructions' counts from a callback as it begins: counted
+ * by block, so a block an exception leaves early is counted whole.  The
+ * blocks are interned (the same counters, the same block), or each
+ * translation, after every flush of the code buffer, would add one.
  */
 struct block {
+	struct block *next;
 	size_t n;
 	counter c[];
 };
+
+static struct block **blocks;
+static const size_t nblock_buckets = 1 << 16;
+
+/* @b, or the same block made before (then @b is freed). */
+static struct block *block_intern(struct block *b)
+{
+	uint64_t h = b->n;
+	struct block **head, *o;
+
+	for (size_t i = 0; i < b->n; i++)
+		h = (h ^ (uintptr_t)b->c[i]) * 0x100000001b3ull;
+	head = &blocks[(h ^ h >> 32) & (nblock_buckets - 1)];
+	for (o = *head; o; o = o->next)
+		if (o->n == b->n && !memcmp(o->c, b->c, b->n * sizeof(counter))) {
+			free(b);
+			return o;
+		}
+	b->next = *head;
+	*head = b;
+	return b;
+}
 
 static void block_run(unsigned int vcpu, void *data)
 {
@@ -100,7 +126,7 @@ static size_t insn_bytes(struct qemu_plugin_insn *insn, uint8_t *buf,
 
 struct rec {
 	uint64_t vaddr;
-	counter count;		/* incremented by QEMU, inline */
+	counter count;
 	uint64_t base;		/* its sum when the segment began */
 	struct rec *next;
 };
@@ -168,8 +194,11 @@ static void marker(unsigned int vcpu, void *data)
 			qemu_plugin_reset(self, rearm);
 		return;
 	}
-	if (!counting)
+	if (!counting) {
+		fprintf(stderr, "insn-plugin: marker %u before the arm marker: not counted\n",
+			id);
 		return;
+	}
 	if (id == MARK_BEGIN) {
 		for (size_t i = 0; i < nbuckets; i++)
 			for (struct rec *r = table[i]; r; r = r->next)
@@ -237,8 +266,6 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		abort();
 	}
 	blk->n = n;
-	qemu_plugin_register_vcpu_tb_exec_cb(tb, block_run,
-					     QEMU_PLUGIN_CB_NO_REGS, blk);
 #endif
 	(void)id;
 	for (size_t i = 0; i < n; i++) {
@@ -258,6 +285,11 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 			insn, QEMU_PLUGIN_INLINE_ADD_U64, c, 1);
 #endif
 	}
+#if QEMU_PLUGIN_VERSION >= 2
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, block_run,
+					     QEMU_PLUGIN_CB_NO_REGS,
+					     block_intern(blk));
+#endif
 }
 
 static void at_exit(qemu_plugin_id_t id, void *p)
@@ -281,6 +313,18 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 		else if (!strcmp(argv[i], "wait=on"))
 			counting = 0;
 	}
+#if QEMU_PLUGIN_VERSION < 2
+	if (!counting) {
+		fprintf(stderr, "insn-plugin: wait=on needs plugin API version 2 (QEMU 9 or later)\n");
+		return -1;
+	}
+#else
+	blocks = calloc(nblock_buckets, sizeof(*blocks));
+	if (!blocks) {
+		fprintf(stderr, "insn-plugin: out of memory\n");
+		return -1;
+	}
+#endif
 	if (!path || !info->system_emulation) {
 		fprintf(stderr, "insn-plugin: usage: -plugin insn-plugin.so,out=FILE (system emulation)\n");
 		return -1;

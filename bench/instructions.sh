@@ -4,7 +4,9 @@
 #
 # usage: bench/instructions.sh [scale]    (BENCH_READS=N reads per segment;
 #        BENCH_SECS=S for each timed segment, make check's smoke run: 1;
-#        BENCH_QEMU=fetched: make big-guest's QEMU, not Debian 12's)
+#        BENCH_QEMU=fetched: make big-guest's QEMU, not Debian 12's;
+#        BENCH_WAIT=on: count only from the guest's "insn-mark arm", which
+#        bench/guest-irq-scale.sh runs (scale, big; QEMU 9 and later))
 # Boots Debian's kernel in QEMU (single-threaded TCG) with
 # bench/insn-plugin.c loaded, built against the plugin API header of the
 # installed QEMU (scripts/fetch-qemu-plugin-header.sh), and attributes the
@@ -34,6 +36,8 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 mode=${1:-irq}
+# Each mode sets what it needs; nothing comes from the environment.
+pre="" mem="" timeout="" append="" wait=""
 case $mode in
 irq) guest=bench/guest-instructions.sh table=bench/insn-table.py cpus=3 reads=5000 devs="" ;;
 scale) guest=bench/guest-irq-scale.sh table=bench/insn-scale.py cpus=8 reads=3000
@@ -41,7 +45,7 @@ scale) guest=bench/guest-irq-scale.sh table=bench/insn-scale.py cpus=8 reads=300
 	devs="-device virtio-serial-pci,max_ports=50,vectors=103,addr=07"
 	devs+=" -device virtio-serial-pci,max_ports=500,vectors=1003,addr=08" ;;
 big) guest=bench/guest-irq-scale.sh table=bench/insn-scale.py cpus=384 reads=1000
-	BENCH_QEMU=fetched timeout=7200 mem=6144 wait=,wait=on
+	BENCH_QEMU=fetched timeout=7200 mem=6144 BENCH_WAIT=on
 	# make big-guest's machine (tests/vm/big-guest.sh says why each).
 	pre="-M q35 -cpu qemu64,+x2apic,-mtrr -device intel-iommu,intremap=on,eim=on"
 	append="possible_cpus=384 maxcpus=64 lpj=10384520 irqaffinity=0,2-383"
@@ -49,6 +53,8 @@ big) guest=bench/guest-irq-scale.sh table=bench/insn-scale.py cpus=384 reads=100
 	devs+=" -device virtio-serial-pci,max_ports=500,vectors=1003,addr=08" ;;
 *) echo "usage: bench/instructions.sh [scale|big]" >&2; exit 2 ;;
 esac
+# BENCH_WAIT=on: counted from the guest's "insn-mark arm" (QEMU 9 and later).
+[ "${BENCH_WAIT:-}" = on ] && wait=,wait=on
 out=$top/build/bench/insn${1:+-$1}${BENCH_QEMU:+-$BENCH_QEMU}
 mkdir -p "$out"
 kdir=$(scripts/kernel-dir.sh 6.1)
