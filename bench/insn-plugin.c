@@ -246,38 +246,33 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	size_t n = qemu_plugin_tb_n_insns(tb);
 
-	if (!counting) {
-		for (size_t i = 0; i < n; i++) {
-			struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
-			unsigned int mark = marker_id(insn);
-
-			if (mark)
-				qemu_plugin_register_vcpu_insn_exec_cb(
-					insn, marker, QEMU_PLUGIN_CB_NO_REGS,
-					(void *)(uintptr_t)mark);
-		}
-		return;
-	}
 #if QEMU_PLUGIN_VERSION >= 2
-	struct block *blk = malloc(sizeof(*blk) + n * sizeof(counter));
+	struct block *blk = NULL;
 
-	if (!blk) {
-		fprintf(stderr, "insn-plugin: out of memory\n");
-		abort();
+	if (counting) {
+		blk = malloc(sizeof(*blk) + n * sizeof(counter));
+		if (!blk) {
+			fprintf(stderr, "insn-plugin: out of memory\n");
+			abort();
+		}
+		blk->n = n;
 	}
-	blk->n = n;
 #endif
 	(void)id;
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		uint64_t va = qemu_plugin_insn_vaddr(insn);
 		unsigned int mark = marker_id(insn);
-		counter c = va >= KERNEL_HALF ? rec_of(va)->count : user_count;
+		counter c;
 
 		if (mark)
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, marker,
 							       QEMU_PLUGIN_CB_NO_REGS,
 							       (void *)(uintptr_t)mark);
+		/* Before the arm (wait=on): the markers alone. */
+		if (!counting)
+			continue;
+		c = va >= KERNEL_HALF ? rec_of(va)->count : user_count;
 #if QEMU_PLUGIN_VERSION >= 2
 		blk->c[i] = c;
 #else
@@ -286,9 +281,10 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 #endif
 	}
 #if QEMU_PLUGIN_VERSION >= 2
-	qemu_plugin_register_vcpu_tb_exec_cb(tb, block_run,
-					     QEMU_PLUGIN_CB_NO_REGS,
-					     block_intern(blk));
+	if (blk)
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, block_run,
+						     QEMU_PLUGIN_CB_NO_REGS,
+						     block_intern(blk));
 #endif
 }
 

@@ -471,7 +471,7 @@ static bool counts_irq_changes(const struct btf *btf)
 	return !xen && hvn_bpf_has_tracepoint(btf, "vector_config") &&
 	       hvn_bpf_has_tracepoint(btf, "vector_activate") &&
 	       hvn_bpf_has_tracepoint(btf, "vector_deactivate") &&
-	       !access("/sys/bus/event_source/devices/kprobe", F_OK);
+	       hvn_bpf_has_kprobes();
 }
 
 /*
@@ -722,10 +722,11 @@ static int drain(struct hvn_bpf *b, hvn_bpf_rec_fn fn, void *ctx)
  * (bench/instructions.sh scale), 49 million a second with 1,000 IRQs.
  * Where the probes count the IRQs' changes, only after one, again one
  * poll later (a handler's /proc/irq entry may come after the count), and
- * every HVN_BPF_REREAD_POLLS periods (a device come or gone with no
- * vector of its own yet); elsewhere every poll.
+ * HVN_BPF_REREAD_PERIODS resolve_ms periods after its last read (a
+ * device come or gone with no vector of its own yet); elsewhere every
+ * poll.
  */
-#define HVN_BPF_REREAD_POLLS	30
+#define HVN_BPF_REREAD_PERIODS	30
 
 static bool resolve_due(struct hvn_bpf *b, uint64_t now, uint64_t period)
 {
@@ -736,7 +737,7 @@ static bool resolve_due(struct hvn_bpf *b, uint64_t now, uint64_t period)
 	b->vec_again = v != b->vec_seen;
 	b->vec_seen = v;
 	if (due)
-		b->next_full = now + HVN_BPF_REREAD_POLLS * period;
+		b->next_full = now + HVN_BPF_REREAD_PERIODS * period;
 	return due;
 }
 

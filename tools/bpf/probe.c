@@ -98,11 +98,16 @@ uint64_t hvn_bpf_tick_ns(void)
 	return max > 1 ? max : 0;
 }
 
+bool hvn_bpf_has_kprobes(void)
+{
+	return !access("/sys/bus/event_source/devices/kprobe", F_OK);
+}
+
 enum hvn_steal_way hvn_bpf_steal_way(void)
 {
 	if (have_data_ksyms())
 		return HVN_STEAL_KSYMS;
-	if (!access("/sys/bus/event_source/devices/kprobe", F_OK))
+	if (hvn_bpf_has_kprobes())
 		return HVN_STEAL_KPROBE;
 	return HVN_STEAL_PROCSTAT;
 }

@@ -17,6 +17,8 @@ enum hvn_steal_way { HVN_STEAL_KSYMS, HVN_STEAL_KPROBE, HVN_STEAL_PROCSTAT };
 /* The kernel's BTF: HVNOISE_BTF, else /sys/kernel/btf/vmlinux. */
 const char *hvn_bpf_btf_path(void);
 bool hvn_bpf_has_tracepoint(const struct btf *btf, const char *tp);
+/* Whether this kernel takes kprobes (perf's kprobe PMU). */
+bool hvn_bpf_has_kprobes(void);
 /* Reads kallsyms once (120k lines on a big kernel). */
 enum hvn_steal_way hvn_bpf_steal_way(void);
 const char *hvn_bpf_steal_name(enum hvn_steal_way w);
