@@ -173,7 +173,7 @@ build/tools/seccomp_run: tests/host/seccomp_run.c
 # and the NCCL-like driver of the plugin (ABI test, VM job, benchmark):
 # their rules, with the command's, are made per flavour below.
 PLUGIN_CFLAGS := -std=c11 -Wall -Wextra -Werror -g -fPIC -shared \
-		 -fvisibility=hidden -Iinclude
+		 -fvisibility=hidden -D_DEFAULT_SOURCE -Iinclude -Itools/lib
 FAKE_CFLAGS := -std=c11 -Wall -Wextra -Werror -g -Iinclude
 TEP_CFLAGS := -std=c11 -Wall -Wextra -Werror -g -fPIC -shared -Iinclude \
 	      $(shell pkg-config --cflags libtraceevent 2>/dev/null)
@@ -238,11 +238,13 @@ build/$(1)/plugin_hvnoise.so: tools/traceevent-plugin/plugin_hvnoise.c \
 		-o $$@ $$< $$(TEP_LIBS)
 
 build/$(1)/libnccl-profiler-hvnoise.so: tools/nccl-plugin/profiler.c \
+		tools/lib/trigger.c tools/lib/trigger.h \
 		tools/nccl-plugin/nccl_abi.h include/hvnoise/nccl.h \
 		include/hvnoise/clockpair.h
 	@mkdir -p $$(dir $$@)
 	$$(CC_USER) $$(PLUGIN_CFLAGS) $$(TOOL_FLAVOUR_$(1)) $$(TOOL_CC_$(1)) $$(TOOL_LD_$(1)) \
-		-Wl,-soname,libnccl-profiler-hvnoise.so -o $$@ $$< -lpthread
+		-Wl,-soname,libnccl-profiler-hvnoise.so -o $$@ \
+		tools/nccl-plugin/profiler.c tools/lib/trigger.c -lpthread
 
 build/$(1)/nccl_fake: tests/host/nccl_fake.c tools/nccl-plugin/nccl_abi.h \
 		include/hvnoise/nccl.h

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
-#include "hvn.h"
 #include "trigger.h"
 
 void hvn_trigger_parse(const char *line, struct hvn_trigger *t)
@@ -34,16 +34,25 @@ void hvn_trigger_parse(const char *line, struct hvn_trigger *t)
 			*p = '?';
 }
 
-/* @text into @path through a new file renamed over it: 0, or -1 and
- * errno; the new file's inode in *@ino. */
+/*
+ * @text into @path through a new file renamed over it, so that a reader
+ * never sees it empty or half written (a job's plugin and the recorder
+ * poll it concurrently): 0, or -1 and errno; the new file's inode in
+ * *@ino.  The temporary name is the thread's own: the ranks of a job,
+ * and a plugin's threads, write into the same directory.
+ */
 static int replace(const char *path, const char *text, int len, uint64_t *ino)
 {
 	char tmp[4200];
 	struct stat st;
 	int fd, err = 0;
 
-	snprintf(tmp, sizeof(tmp), "%s.hvnoise-tmp", path);
-	fd = hvn_create(tmp, true);
+	snprintf(tmp, sizeof(tmp), "%s.hvnoise-tmp.%ld", path,
+		 (long)syscall(SYS_gettid));
+	/* A crashed thread of the same id may have left one. */
+	if (unlink(tmp) && errno != ENOENT)
+		return -1;
+	fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
 	/* Read by the other side, root or a job's user: nothing secret. */

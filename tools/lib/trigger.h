@@ -7,7 +7,8 @@
  *
  * asks for the window of +-window ns around CLOCK_REALTIME at, written
  * once its end has passed.  This file is its one reader and writer (the
- * NCCL plugin writes the plain form, "nccl stall: ...").
+ * NCCL plugin, built with it, writes the plain form, "nccl stall: ...");
+ * it depends on nothing else of tools/lib, so that the plugin can be.
  *
  * The recorder answers beside it, in PATH.taken: one line "INODE WHAT",
  * INODE the trigger file's it took (each trigger is a new file).

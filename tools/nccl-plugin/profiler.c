@@ -32,6 +32,7 @@
 #include "hvnoise/clockpair.h"
 #include "hvnoise/nccl.h"
 #include "nccl_abi.h"
+#include "trigger.h"
 
 #define POOL		(1 << 15)	/* proxy ops, steps, channels in flight */
 #define CPOOL		(1 << 14)	/* collectives, reused round-robin */
@@ -612,29 +613,26 @@ static void stall_check(const char *what, uint8_t func, uint64_t comm,
 		"SendRecv", "Send", "Coalesced",
 	};
 	unsigned long long last = atomic_load(&last_trigger_ns);
-	char line[192];
-	int fd, n;
+	struct hvn_trigger t = { 0 };
+	struct stat st;
 
 	if (!trigger_path || end < start || end - start < stall_ns ||
 	    /* signed: another thread may have stored a later time */
 	    (long long)(end - last) < 1000000000ll ||
 	    !atomic_compare_exchange_strong(&last_trigger_ns, &last, end))
 		return;
-	n = snprintf(line, sizeof(line),
-		     "nccl stall: %s %s comm %016llx rank %d seq %llu took %.3f ms\n",
-		     fn[func < HVN_FN_N ? func : 0], what,
-		     (unsigned long long)comm, rank, (unsigned long long)seq,
-		     (end - start) / 1e6);
-	fd = open(trigger_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC |
-		  O_NONBLOCK | O_NOFOLLOW, 0644);
-	if (fd < 0) {
+	snprintf(t.why, sizeof(t.why),
+		 "nccl stall: %s %s comm %016llx rank %d seq %llu took %.3f ms",
+		 fn[func < HVN_FN_N ? func : 0], what,
+		 (unsigned long long)comm, rank, (unsigned long long)seq,
+		 (end - start) / 1e6);
+	/* Written whole, renamed into place: the recorder, polling, must
+	 * not read it empty (an incident without its why).  Where another
+	 * rank's trigger is there still, not taken, that one asks already. */
+	if (hvn_trigger_write(trigger_path, &t, NULL) &&
+	    lstat(trigger_path, &st))
 		warn_once("hvnoise profiler: cannot write HVNOISE_NCCL_TRIGGER=%s (%s): no incident for this stall (hvnoise-flight-recorder.service makes /run/hvnoise writable by jobs: mode 1733)",
 			  trigger_path, strerror(errno));
-		return;
-	}
-	if (write(fd, line, n) != n)
-		futimens(fd, NULL);	/* the touch is what counts */
-	close(fd);
 }
 
 static nccl_result_t stop_event(void *h)
