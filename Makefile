@@ -173,7 +173,7 @@ build/tools/seccomp_run: tests/host/seccomp_run.c
 # and the NCCL-like driver of the plugin (ABI test, VM job, benchmark):
 # their rules, with the command's, are made per flavour below.
 PLUGIN_CFLAGS := -std=c11 -Wall -Wextra -Werror -g -fPIC -shared \
-		 -fvisibility=hidden -D_DEFAULT_SOURCE -Iinclude -Itools/lib
+		 -fvisibility=hidden -Iinclude -Itools/lib
 FAKE_CFLAGS := -std=c11 -Wall -Wextra -Werror -g -Iinclude
 TEP_CFLAGS := -std=c11 -Wall -Wextra -Werror -g -fPIC -shared -Iinclude \
 	      $(shell pkg-config --cflags libtraceevent 2>/dev/null)

@@ -371,14 +371,18 @@ check(p.returncode == 1 and "none runs here" in p.stderr and p.stderr.count("\n"
 # --- a job that is not root triggers through the service's directory ----------------
 # hvnoise-flight-recorder.service makes /run/hvnoise mode 1733 (sticky,
 # anyone may create a file, none may list or remove another's): here a
-# directory of that mode, a recorder on it, and a job's trigger written
-# as user nobody, with the flags the NCCL plugin opens it with.
+# directory of that mode, a recorder on it, and an NCCL-like job with the
+# plugin running as user nobody, whose first collective is a stall
+# (HVNOISE_NCCL_STALL_MS=0.01): the plugin's own temporary file, renamed.
 unit = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                          "tools", "systemd", "hvnoise-flight-recorder.service")).read()
 mode = re.search(r"^RuntimeDirectoryMode=(\d+)$", unit, re.M)
 rundir = subprocess.run(["mktemp", "-d", "/tmp/hvnoise-run.XXXXXX"], capture_output=True,
                         text=True).stdout.strip()
 os.chmod(rundir, int(mode.group(1), 8) if mode else 0o755)
+jobdir = subprocess.run(["mktemp", "-d", "/tmp/hvnoise-job.XXXXXX"], capture_output=True,
+                        text=True).stdout.strip()
+os.chown(jobdir, 65534, 65534)
 jtrig = os.path.join(rundir, "trigger")
 jprefix = os.path.join(work, "job")
 errf = open(os.path.join(work, "fr-job.err"), "w+")
@@ -390,12 +394,14 @@ for _ in range(100):
     if "recording" in errf.read() or pr.poll() is not None:
         break
     time.sleep(0.05)
-job = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                      sys.executable, "-c",
-                      "import os, sys; fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | "
-                      "os.O_TRUNC | os.O_NOFOLLOW, 0o644); "
-                      "os.write(fd, b'nccl stall: AllReduce by a job of user nobody\\n')",
-                      jtrig], capture_output=True, text=True)
+if os.path.exists(fake) and os.path.exists(plugin):
+    job = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                          fake, "work", plugin, "0.3", "0", "1000"], capture_output=True,
+                         text=True, env=dict(env, HVNOISE_NCCL_TRIGGER=jtrig,
+                                             HVNOISE_NCCL_STALL_MS="0.01",
+                                             HVNOISE_NCCL_DIR=jobdir))
+else:
+    job = subprocess.CompletedProcess([], 1, "", f"no {fake} or {plugin}")
 got = None
 for _ in range(100):
     got = glob.glob(jprefix + "-*-stall.dat")
@@ -403,11 +409,16 @@ for _ in range(100):
         break
     time.sleep(0.05)
 rc, err = hvntest.stop(pr, signal.SIGTERM, errf)
-check(mode and mode.group(1) == "1733" and job.returncode == 0 and got and rc == 0,
+why = re.findall(r"flight-recorder: wrote \S+-stall\.dat \((.*?)\)", err)
+left = sorted(os.listdir(rundir))
+check(mode and mode.group(1) == "1733" and job.returncode == 0 and got and rc == 0 and
+      why and why[0].startswith(f"trigger file {jtrig}: nccl stall: ") and
+      left == ["trigger.taken"],
       f"a job running as nobody triggers through a directory of the unit's RuntimeDirectoryMode "
-      f"({mode and mode.group(1)}): {got and os.path.basename(got[0])}",
-      job.stderr + err[-300:])
-subprocess.run(["rm", "-rf", rundir])
+      f"({mode and mode.group(1)}): {got and os.path.basename(got[0])} "
+      f"({why and why[0][len(jtrig) + 15:]}); left there: {left}",
+      job.stderr[-300:] + err[-300:])
+subprocess.run(["rm", "-rf", rundir, jobdir])
 
 # --- the BPF source, where this host has it: a disk storm over --storm-irqs ----------
 st = subprocess.run([hvn, "status"], capture_output=True, text=True, env=env).stdout

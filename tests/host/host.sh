@@ -380,6 +380,12 @@ grep -E "Sanitizer|runtime error" "$d/abi.err" && rc=99
 check $? "the plugin's ABI test (ASan/UBSan) passes"
 "$asan/nccl_fake" badenv "$asan/libnccl-profiler-hvnoise.so" 2>"$d/badenv.err"
 check $? "a bad HVNOISE_NCCL_EVENTS is logged once and turns recording off, NCCL unharmed"
+rm -rf "$d/nccl-trig" && mkdir -p "$d/nccl-trig"
+"$asan/nccl_fake" trigger "$asan/libnccl-profiler-hvnoise.so" "$d/nccl-trig" 2>"$d/trig.err"
+rc=$?
+grep -E "Sanitizer|runtime error" "$d/trig.err" && rc=99
+[ $rc = 0 ]
+check $? "the plugin's stall trigger is renamed into place whole (ASan/UBSan)"
 "$hvn" record -e irq:irq_handler_entry -o "$d/job.dat" -- \
 	"$rel/nccl_fake" work "$rel/libnccl-profiler-hvnoise.so" 3 1 2000 >"$d/job.out" 2>&1
 check $? "record -- an NCCL-like job with the plugin in trace_marker_raw mode"

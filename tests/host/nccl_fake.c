@@ -17,6 +17,10 @@
  *                                  (a fixed number of iterations, so time
  *                                  taken from the CPU lengthens it)
  *   nccl_fake bench PLUGIN N       ns per callback over N collectives
+ *   nccl_fake trigger PLUGIN DIR   the stall trigger (HVNOISE_NCCL_TRIGGER=
+ *                                  DIR/trigger) as a polling recorder sees
+ *                                  it: renamed into place whole, never
+ *                                  created and then written
  *   nccl_fake tcp PLUGIN SECONDS CPU WORK_US RANK ADDR PORT
  *                                  one rank of a two-rank job across two
  *                                  hosts: rank 0 listens on ADDR:PORT, rank
@@ -37,10 +41,13 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <errno.h>
 #include <dlfcn.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/inotify.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -630,6 +637,80 @@ static int cmd_work(const char *plugin, double seconds, int cpu, int work_us)
 	return 0;
 }
 
+/* --- the stall trigger ------------------------------------------------------ */
+
+/*
+ * A stall of one collective (HVNOISE_NCCL_STALL_MS=0.01, its proxy op 1 ms
+ * long) writes the trigger file.  The recorder polls it: a file created
+ * and then written can be taken empty in between (an incident without its
+ * why, as a CI run once saw), so the name must only ever appear by a
+ * rename (IN_MOVED_TO), never be created or written in place; and no
+ * temporary file may stay beside it.
+ */
+static int cmd_trigger(const char *plugin, const char *dir)
+{
+	char trig[4096], rec[4096], text[300] = "";
+	char ev[sizeof(struct inotify_event) + NAME_MAX + 1]
+		__attribute__((aligned(__alignof__(struct inotify_event))));
+	int in, mask, moved = 0, in_place = 0, others = 0;
+	struct coll_job j = { 0 };
+	struct dirent *e;
+	ssize_t n;
+	FILE *f;
+	DIR *d;
+
+	snprintf(trig, sizeof(trig), "%s/trigger", dir);
+	snprintf(rec, sizeof(rec), "%s/rec", dir);
+	mkdir(rec, 0755);
+	setenv("HVNOISE_NCCL_TRIGGER", trig, 1);
+	setenv("HVNOISE_NCCL_STALL_MS", "0.01", 1);
+	setenv("HVNOISE_NCCL_DIR", rec, 1);
+	in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (in < 0 || inotify_add_watch(in, dir, IN_CREATE | IN_MODIFY |
+					IN_CLOSE_WRITE | IN_MOVED_TO) < 0) {
+		check(0, "inotify on %s: %s", dir, strerror(errno));
+		return 1;
+	}
+	load(plugin);
+	j.work_iters = calibrate(1000);
+	p5->init(&j.ctx, 0x7e1ull, &mask, "trigger", 1, 1, 0, logger);
+	app_part(&j, 5);
+	proxy_part(&j, 5);
+	p5->finalize(j.ctx);
+	while ((n = read(in, ev, sizeof(ev))) > 0)
+		for (char *p = ev; p < ev + n;) {
+			struct inotify_event *ie = (struct inotify_event *)p;
+
+			if (ie->len && !strcmp(ie->name, "trigger")) {
+				moved += !!(ie->mask & IN_MOVED_TO);
+				in_place += !(ie->mask & IN_MOVED_TO);
+			}
+			p += sizeof(*ie) + ie->len;
+		}
+	f = fopen(trig, "r");
+	if (f) {
+		if (!fgets(text, sizeof(text), f))
+			text[0] = 0;
+		fclose(f);
+	}
+	d = opendir(dir);
+	while (d && (e = readdir(d)))
+		others += e->d_name[0] != '.' && strcmp(e->d_name, "trigger") &&
+			  strcmp(e->d_name, "rec");
+	if (d)
+		closedir(d);
+	check(moved == 1 && in_place == 0,
+	      "the stall trigger appears whole, renamed into place (%d renames, %d creations or writes of it)",
+	      moved, in_place);
+	check(!strncmp(text, "nccl stall: AllReduce ", 22) &&
+	      strchr(text, '\n') && others == 0,
+	      "... its line says what stalled (%.*s), no temporary file beside it (%d)",
+	      (int)strcspn(text, "\n"), text, others);
+	check(atomic_load(&log_warns) == 0, "... and nothing is warned (%d)",
+	      atomic_load(&log_warns));
+	return failures ? 1 : 0;
+}
+
 /* --- two hosts over TCP ---------------------------------------------------------- */
 
 static uint64_t real_now(void)
@@ -938,6 +1019,8 @@ int main(int argc, char **argv)
 	if (argc >= 10 && !strcmp(argv[1], "tcp3"))
 		return cmd_tcp3(argv[2], atof(argv[3]), atoi(argv[4]), atoi(argv[5]),
 				atoi(argv[6]), argv[7], argv[8], atoi(argv[9]));
+	if (argc >= 4 && !strcmp(argv[1], "trigger"))
+		return cmd_trigger(argv[2], argv[3]);
 	if (argc >= 4 && !strcmp(argv[1], "bench"))
 		return cmd_bench(argv[2], atol(argv[3]));
 	fprintf(stderr, "usage: see the comment at the top of nccl_fake.c\n");

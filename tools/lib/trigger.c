@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The flight recorder's trigger file (trigger.h). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* mkostemp(); the NCCL plugin builds this file too */
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -7,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "trigger.h"
@@ -38,8 +40,9 @@ void hvn_trigger_parse(const char *line, struct hvn_trigger *t)
  * @text into @path through a new file renamed over it, so that a reader
  * never sees it empty or half written (a job's plugin and the recorder
  * poll it concurrently): 0, or -1 and errno; the new file's inode in
- * *@ino.  The temporary name is the thread's own: the ranks of a job,
- * and a plugin's threads, write into the same directory.
+ * *@ino.  The temporary name is made unique by mkostemp(): the ranks of
+ * a job, in containers of their own thread ids, share the directory, and
+ * no writer removes a name it did not create.
  */
 static int replace(const char *path, const char *text, int len, uint64_t *ino)
 {
@@ -47,12 +50,12 @@ static int replace(const char *path, const char *text, int len, uint64_t *ino)
 	struct stat st;
 	int fd, err = 0;
 
-	snprintf(tmp, sizeof(tmp), "%s.hvnoise-tmp.%ld", path,
-		 (long)syscall(SYS_gettid));
-	/* A crashed thread of the same id may have left one. */
-	if (unlink(tmp) && errno != ENOENT)
+	if (snprintf(tmp, sizeof(tmp), "%s.hvnoise-tmp.XXXXXX", path) >=
+	    (int)sizeof(tmp)) {
+		errno = ENAMETOOLONG;
 		return -1;
-	fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	}
+	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	/* Read by the other side, root or a job's user: nothing secret. */

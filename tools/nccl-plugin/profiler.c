@@ -615,6 +615,7 @@ static void stall_check(const char *what, uint8_t func, uint64_t comm,
 	unsigned long long last = atomic_load(&last_trigger_ns);
 	struct hvn_trigger t = { 0 };
 	struct stat st;
+	int err;
 
 	if (!trigger_path || end < start || end - start < stall_ns ||
 	    /* signed: another thread may have stored a later time */
@@ -627,12 +628,16 @@ static void stall_check(const char *what, uint8_t func, uint64_t comm,
 		 (unsigned long long)comm, rank, (unsigned long long)seq,
 		 (end - start) / 1e6);
 	/* Written whole, renamed into place: the recorder, polling, must
-	 * not read it empty (an incident without its why).  Where another
-	 * rank's trigger is there still, not taken, that one asks already. */
-	if (hvn_trigger_write(trigger_path, &t, NULL) &&
-	    lstat(trigger_path, &st))
-		warn_once("hvnoise profiler: cannot write HVNOISE_NCCL_TRIGGER=%s (%s): no incident for this stall (hvnoise-flight-recorder.service makes /run/hvnoise writable by jobs: mode 1733)",
-			  trigger_path, strerror(errno));
+	 * not read it empty (an incident without its why).  In the sticky
+	 * directory another user's trigger, not yet taken, cannot be
+	 * replaced (EPERM): that one asks for the incident already. */
+	if (!hvn_trigger_write(trigger_path, &t, NULL))
+		return;
+	err = errno;
+	if (err == EPERM && !lstat(trigger_path, &st))
+		return;
+	warn_once("hvnoise profiler: cannot write HVNOISE_NCCL_TRIGGER=%s (%s): no incident for this stall (hvnoise-flight-recorder.service makes /run/hvnoise writable by jobs: mode 1733)",
+		  trigger_path, strerror(err));
 }
 
 static nccl_result_t stop_event(void *h)
