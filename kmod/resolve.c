@@ -16,9 +16,6 @@
 #include "compat.h"
 #include "hvnoise.h"
 
-/* devices=auto takes at most this many devices beyond the listed ones. */
-#define HVN_MAX_AUTO	64
-
 struct hvn_build {
 	struct hvn_watchset *ws;
 	unsigned int irq_cap;

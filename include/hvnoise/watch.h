@@ -48,6 +48,8 @@
 
 /* Most PCI devices the devices= parameter takes. */
 #define HVN_MAX_DEVICES		32
+/* Most devices devices=auto adds beyond the listed ones (both sources). */
+#define HVN_MAX_AUTO		64
 
 /*
  * A PCI address packed in 32 bits as it appears in the "dev" field:

@@ -17,9 +17,6 @@
 #include "bpf_config.h"
 #include "resolve.h"
 
-/* Devices devices=auto adds at most. */
-#define MAX_AUTO		32
-
 static long read_long(const char *path, long dflt)
 {
 	char *s = hvn_read_file(path, NULL);
@@ -224,7 +221,7 @@ struct hvn_watchset *hvn_sysfs_resolve(const struct hvn_devlist *devs,
 	ws->as_of = hvn_now(CLOCK_MONOTONIC);
 	ws->nbits = ncpus;
 	ws->why = calloc(ncpus, 1);
-	ws->dev = calloc(HVN_MAX_DEVICES + MAX_AUTO, sizeof(*ws->dev));
+	ws->dev = calloc(HVN_MAX_DEVICES + HVN_MAX_AUTO, sizeof(*ws->dev));
 	ws->irq = calloc(cap, sizeof(*ws->irq));
 	if (!ws->why || !ws->dev || !ws->irq)
 		goto fail;
@@ -233,36 +230,49 @@ struct hvn_watchset *hvn_sysfs_resolve(const struct hvn_devlist *devs,
 		if (add_device(ws, devs->addr[i], &cap, online))
 			goto fail;
 	if (devs->autodetect) {
-		DIR *d = opendir("/sys/bus/pci/devices");
-		struct dirent *de;
+		/* In address order, as the module walks the PCI devices: the
+		 * same first HVN_MAX_AUTO where more match. */
+		struct dirent **de = NULL;
+		int n = scandir("/sys/bus/pci/devices", &de, NULL, alphasort);
+		bool failed = false;
 
-		while (d && (de = readdir(d)) && nauto < MAX_AUTO) {
+		for (int i = 0; i < n && !failed; i++) {
 			unsigned int dom, bus, slot, fn;
 			char path[300];
 			long vendor, class;
 			u32 a;
 
-			if (sscanf(de->d_name, "%x:%x:%x.%x", &dom, &bus, &slot,
-				   &fn) != 4 || dom > 0xffff)
+			if (sscanf(de[i]->d_name, "%x:%x:%x.%x", &dom, &bus,
+				   &slot, &fn) != 4 || dom > 0xffff)
 				continue;
 			a = HVN_PCI_PACK(dom, bus, slot << 3 | fn);
 			snprintf(path, sizeof(path),
-				 "/sys/bus/pci/devices/%s/vendor", de->d_name);
+				 "/sys/bus/pci/devices/%s/vendor", de[i]->d_name);
 			vendor = read_long(path, 0);
 			snprintf(path, sizeof(path),
-				 "/sys/bus/pci/devices/%s/class", de->d_name);
+				 "/sys/bus/pci/devices/%s/class", de[i]->d_name);
 			class = read_long(path, 0);
 			if (!hvn_pci_auto_match(vendor, class) ||
 			    listed_dev(devs, a))
 				continue;
-			if (add_device(ws, a, &cap, online)) {
-				closedir(d);
-				goto fail;
+			if (nauto == HVN_MAX_AUTO) {
+				/* As the module: said once, not each poll. */
+				static bool said;
+
+				if (!said)
+					hvn_warn("devices=auto: watching only the first %d matching devices",
+						 HVN_MAX_AUTO);
+				said = true;
+				break;
 			}
+			failed = add_device(ws, a, &cap, online) != 0;
 			nauto++;
 		}
-		if (d)
-			closedir(d);
+		for (int i = 0; i < n; i++)
+			free(de[i]);
+		free(de);
+		if (failed)
+			goto fail;
 	}
 	hvn_ws_finish(ws, online);
 	return ws;
