@@ -372,19 +372,23 @@ python3 "$here/corrupt.py" "$hvn" "$d" "$d/live.dat" "$d/live-zstd.dat" ${HVN_VM
 # --- the NCCL profiler plugin and hvnoise correlate -------------------------------
 asan=$(dirname "$hvn")
 rel=$asan/../tools
+# nccl_fake MODE ARG...: under ASan/UBSan, stderr in $d/MODE.err; its
+# status, or 99 where a sanitizer reported.
+fake_san() {
+	m=$1
+	shift
+	"$asan/nccl_fake" "$m" "$asan/libnccl-profiler-hvnoise.so" "$@" 2>"$d/$m.err"
+	rc=$?
+	grep -E "Sanitizer|runtime error" "$d/$m.err" && rc=99
+	return $rc
+}
 rm -rf "$d/nccl-abi" && mkdir -p "$d/nccl-abi"
-"$asan/nccl_fake" abi "$asan/libnccl-profiler-hvnoise.so" "$d/nccl-abi" 2>"$d/abi.err"
-rc=$?
-grep -E "Sanitizer|runtime error" "$d/abi.err" && rc=99
-[ $rc = 0 ]
+fake_san abi "$d/nccl-abi"
 check $? "the plugin's ABI test (ASan/UBSan) passes"
-"$asan/nccl_fake" badenv "$asan/libnccl-profiler-hvnoise.so" 2>"$d/badenv.err"
+fake_san badenv
 check $? "a bad HVNOISE_NCCL_EVENTS is logged once and turns recording off, NCCL unharmed"
 rm -rf "$d/nccl-trig" && mkdir -p "$d/nccl-trig"
-"$asan/nccl_fake" trigger "$asan/libnccl-profiler-hvnoise.so" "$d/nccl-trig" 2>"$d/trig.err"
-rc=$?
-grep -E "Sanitizer|runtime error" "$d/trig.err" && rc=99
-[ $rc = 0 ]
+fake_san trigger "$d/nccl-trig"
 check $? "the plugin's stall trigger is renamed into place whole (ASan/UBSan)"
 "$hvn" record -e irq:irq_handler_entry -o "$d/job.dat" -- \
 	"$rel/nccl_fake" work "$rel/libnccl-profiler-hvnoise.so" 3 1 2000 >"$d/job.out" 2>&1
