@@ -5,6 +5,9 @@
 # usage: bench/instructions.sh [scale]    (BENCH_READS=N reads per segment;
 #        BENCH_SECS=S for each timed segment, make check's smoke run: 1;
 #        BENCH_QEMU=fetched: make big-guest's QEMU, not Debian 12's;
+#        BENCH_PARTS="irq bpfpoll ops" (the default) for scale and big:
+#        the interrupts, BPF's poll, the operations (resolve, re-resolution,
+#        move), or some of them;
 #        BENCH_WAIT=on: count only from the guest's "insn-mark arm", which
 #        bench/guest-irq-scale.sh runs (scale, big; QEMU 9 and later))
 # Boots Debian's kernel in QEMU (single-threaded TCG) with
@@ -95,7 +98,7 @@ tests/vm/mkinitramfs.sh "$out/initrd.gz" --kver "$kver" \
 rm -f "$out/counts.txt"
 # Single-threaded TCG: the plugin's tables are not locked (insn-plugin.c).
 env "${qemu_env[@]}" HVN_VM_ACCEL=tcg,thread=single HVN_VM_CPUS=$cpus \
-	HVN_VM_APPEND="nokaslr ${append:-} BENCH_READS=${BENCH_READS:-$reads} BENCH_RATE=${BENCH_RATE:-100000} ${BENCH_SECS:+BENCH_SECS=$BENCH_SECS} ${BENCH_ROUNDS:+BENCH_ROUNDS=$BENCH_ROUNDS}" \
+	HVN_VM_APPEND="nokaslr ${append:-} BENCH_READS=${BENCH_READS:-$reads} BENCH_RATE=${BENCH_RATE:-100000} ${BENCH_SECS:+BENCH_SECS=$BENCH_SECS} ${BENCH_ROUNDS:+BENCH_ROUNDS=$BENCH_ROUNDS} ${BENCH_PARTS:+BENCH_PARTS=$BENCH_PARTS}" \
 	HVN_VM_ARGS="-plugin $out/insn-plugin.so,out=$out/counts.txt${wait:-} $devs" \
 	tests/vm/qemu.sh "/boot/vmlinuz-$kver" "$out/initrd.gz" "$out/console.log" \
 	/lib/hvnoise/guest.sh "${timeout:-3000}" 2>"$out/qemu.err"
