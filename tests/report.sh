@@ -141,6 +141,14 @@ collect() {
 	rc=$?
 	n=$report_nfail
 	results_from "$log"
+	# What a failed check printed after itself is its reason: keep it.
+	[ "$report_nfail" = "$n" ] || awk '
+		/^[[:space:]]*(not )?ok [0-9]/ {
+			on = /^[[:space:]]*not ok/; k = 0
+			if (on) { sub(/^[[:space:]]*/, ""); print "after \"" $0 "\":" }
+			next
+		}
+		on && k++ < 20' "$log" | diag
 	# A test that exits non-zero without a failed check (could not run, not
 	# executable, died on the way) is a failure, never a stage that passed.
 	if [ $rc -ne 0 ] && [ "$report_nfail" = "$n" ]; then
