@@ -207,6 +207,48 @@ storms_begun() {
 		awk -v from="${2:-0}" -v skip=",$3," 'index(skip, "," $1 ",") == 0 && $2 >= from { sub(/^[0-9]+ [0-9]+ /, ""); print }' | sort -u
 }
 
+# ipi_why_start CPUS: count, in the instance "why", every call-function-
+# single IPI sent to a CPU not in CPUS (a list: 1,2,3) by target, sender
+# and the sender's stack (a histogram: nothing overwritten).  Under a halt
+# idle (TCG's qemu64) a task woken on another CPU costs that CPU such an
+# IPI too, so they are how a quiet CPU storms.  ipi_why [CPU]: the counts
+# (of CPU's), most first: "N cpu D from COMM: FRAMES" (the probe's own
+# frames left out).  ipi_kicks CPU: of CPU's, "KICKS ALL", KICKS those
+# a busy CPU's tick sent to kick the scheduler's idle load balancer
+# (kick_ilb(): the tick's csd, which the stack shows as update_process_times
+# under smp_call_function_single_async; the frames between are tail calls
+# and inlined).  ("dst": a filter's "cpu" is the CPU the probe runs on.)
+ipi_why_start() {
+	ipi_why_hist="hist:keys=dst,common_pid.execname,stacktrace:vals=hitcount:sort=hitcount.descending:size=8192 if $(echo "$1" |
+		awk -F, '{ f = "dst != " $1; for (i = 2; i <= NF; i++) f = f " && dst != " $i; print f }')"
+	ipi_why_e=$T/instances/why/events/kprobes/hvnwhy
+	echo 'p:hvnwhy native_send_call_func_single_ipi dst=%di:s32' >>$T/kprobe_events &&
+		mkdir $T/instances/why && echo "$ipi_why_hist" >$ipi_why_e/trigger &&
+		echo 1 >$ipi_why_e/enable
+}
+
+ipi_why() {
+	awk -v c="$1" '
+		/^\{ dst:/ { d = $3; sub(/,/, "", d); w = $0; sub(/.*common_pid: */, "", w); sub(/ *\[.*/, "", w); k = ""; n = 0; next }
+		/^\} hitcount:/ { if (c == "" || d == c) cnt["cpu " d " from " w ":" k] += $3; next }
+		/^ +[^ ]+$/ { f = $1; sub(/\+.*/, "", f)
+			if (f ~ /^(0x|kprobe_|native_send)/ || n >= 8) next
+			k = k " " f; n++ }
+		END { for (x in cnt) printf "%d %s\n", cnt[x], x }' $ipi_why_e/hist | sort -rn
+}
+
+ipi_kicks() {
+	ipi_why "$1" | awk '{ a += $1 } / smp_call_function_single_async update_process_times / { k += $1 }
+		END { printf "%d %d\n", k, a }'
+}
+
+ipi_why_stop() {
+	echo 0 >$ipi_why_e/enable
+	echo "!$ipi_why_hist" >$ipi_why_e/trigger
+	rmdir $T/instances/why
+	echo '-:hvnwhy' >>$T/kprobe_events
+}
+
 # nic_move IRQ FROM TO STEP [HOW]: move the NIC's receive vector IRQ to CPU
 # TO, with frames from its peer ($peer: a moved vector changes CPU at its
 # next interrupt), and check that one irq_migrate FROM -> TO (and HOW) is

@@ -65,6 +65,10 @@ ns=$(taskset -c "$sqcpu" /lib/hvnoise/dread /dev/vda 200 | sed -n 's|.* \([0-9]*
 rate=$((1000000000 / ${ns:-1000000000}))
 srate=$((rate / 4)) swin=1000
 [ "$srate" -ge 500 ] && srate=500 swin=100
+# hvn.srate=N on the kernel's command line (BIG_GUEST_APPEND): the 384-vCPU
+# threshold on a smaller guest, to reproduce what storms there.
+o=$(sed -n 's/.*hvn\.srate=\([0-9]*\).*/\1/p' /proc/cmdline)
+[ -n "$o" ] && srate=$o swin=1000
 [ "$srate" -ge 5 ]
 check $? "the disk's reads on CPU $sqcpu reach $rate a second: storms at $srate a second, in windows of $swin ms"
 # Ten windows of reads at that rate (5,000 at most).
@@ -153,10 +157,20 @@ to=$((ncpu - 1))
 # others run only what a check drives there (the NIC's frames, the
 # disk's reads), so a storm on one of them is the driven source's or a
 # false alarm.  Where the storm threshold is low (28 a second at 384
-# vCPUs) a busy CPU's tick and its remote wakeups storm, rightly.
+# vCPUs) a busy CPU's tick and its remote wakeups storm, rightly.  And
+# the scheduler's: a busy CPU's tick kicks the first idle CPU to balance
+# the idle ones' load (the nohz idle balancer, kick_ilb(): an IPI, then
+# that work there, its tick on): at 128 vCPUs, CPU 0 left out, its most
+# counted senders sent it 1,216 such kicks and 29 perf counter reads (the
+# BPF recorder's), and its tick stormed; with CPU 0 among the three, the
+# kicks went to CPU 3 when all three were busy (903 of them).  The big
+# guest boots with isolcpus=domain, (tests/vm/big-guest.sh): the others
+# are out of the scheduler's domains, so it balances and kicks only the
+# CPUs left in, from which the housekeeping CPUs are taken.
+iso=$(expand_cpulist "$(cat /sys/devices/system/cpu/isolated)" | tr '\n' ' ')
 hk="" n=0 hkmask=0
-for c in 1 2 3 4 5; do
-	case " $from $to $sqcpu " in *" $c "*) continue ;; esac
+for c in 0 1 2 3 4 5; do
+	case " $from $to $sqcpu $iso " in *" $c "*) continue ;; esac
 	hk="$hk${hk:+,}$c" n=$((n + 1)) hkmask=$((hkmask | 1 << c))
 	[ $n = 3 ] && break
 done
@@ -172,6 +186,10 @@ for t in /proc/[0-9]*; do
 done
 [ -w /sys/devices/virtual/workqueue/cpumask ] &&
 	printf '%x\n' $hkmask >/sys/devices/virtual/workqueue/cpumask	# (hex)
+
+# Who sends IPIs to the CPUs left quiet from here (said after the storm).
+ipi_why_start "$hk"
+check $? "the call-function-single IPIs sent to CPUs other than $hk are counted by sender"
 
 # The BPF source records the same set, moves and storm beside the module,
 # on all CPUs (its per-CPU maps sized from the possible CPUs at load).
@@ -235,12 +253,28 @@ queue_storm $sq $sreads
 # 104.  That storm is counted apart, at that rate.
 tick=x
 [ "$srate" -lt 250 ] && tick="cpu=$cpu source=local_timer "
+# And the scheduler's idle-balance kicks where nothing keeps them on the
+# housekeeping CPUs (no isolcpus=: make check's guest, whose threshold
+# they stay under; at 384 vCPUs, CPU 0 not among them: 45 in 0.96 s over
+# a threshold of 35): a call-function-single storm is set apart only
+# where such kicks are 90% or more of the IPIs its CPU was sent.
 storms_begun $T/trace 0 "$hk" | grep -v "^cpu=$cpu source=irq irq=$irq " >/tmp/other.txt
 ticks=$(grep -c "^$tick" /tmp/other.txt)
-other=$(grep -vc "^$tick" /tmp/other.txt)
+grep -v "^$tick" /tmp/other.txt >/tmp/other2.txt
+kicked=""
+for c in $(sed -n 's/^cpu=\([0-9]*\) source=call_function_single .*/\1/p' /tmp/other2.txt); do
+	set -- $(ipi_kicks $c)
+	echo "  CPU $c: $2 call-function-single IPIs, $1 of them idle-balance kicks from a tick"
+	[ $(($1 * 10)) -ge $(($2 * 9)) ] && [ "$1" -gt 0 ] &&
+		kicked="$kicked $c" && sed -i "/^cpu=$c source=call_function_single /d" /tmp/other2.txt
+done
+other=$(wc -l </tmp/other2.txt)
 [ "$other" = 0 ]
-check $? "and no other storm begins off CPUs $hk ($other; at $srate a second the tick of CPU $cpu set apart under 250: $ticks)"
-grep -v "^$tick" /tmp/other.txt | head -3
+check $? "and no other storm begins off CPUs $hk ($other; at $srate a second the tick of CPU $cpu set apart under 250: $ticks; the idle-balance kicks of CPU${kicked:- -}, set apart)"
+head -3 /tmp/other2.txt
+echo "  call-function-single IPIs to CPUs off $hk since the BPF source started, by target, sender, stack:"
+ipi_why | head -8 | sed 's/^/    /'
+ipi_why_stop
 
 # What the BPF source saw: the set as /proc has it, each move once, the
 # storms the module saw (those of the frames that move the NIC's vector
