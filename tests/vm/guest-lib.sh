@@ -217,13 +217,14 @@ storms_begun() {
 # a busy CPU's tick sent to kick the scheduler's idle load balancer
 # (kick_ilb(): the tick's csd, which the stack shows as update_process_times
 # under smp_call_function_single_async; the frames between are tail calls
-# and inlined).  ("dst": a filter's "cpu" is the CPU the probe runs on.)
+# and inlined on Debian's 6.1, and may not be elsewhere).  ("dst": a filter's "cpu" is the CPU the probe runs on.)
 ipi_why_start() {
 	ipi_why_hist="hist:keys=dst,common_pid.execname,stacktrace:vals=hitcount:sort=hitcount.descending:size=8192 if $(echo "$1" |
 		awk -F, '{ f = "dst != " $1; for (i = 2; i <= NF; i++) f = f " && dst != " $i; print f }')"
 	ipi_why_e=$T/instances/why/events/kprobes/hvnwhy
 	echo 'p:hvnwhy native_send_call_func_single_ipi dst=%di:s32' >>$T/kprobe_events &&
-		mkdir $T/instances/why && echo "$ipi_why_hist" >$ipi_why_e/trigger &&
+		mkdir $T/instances/why && echo 4 >$T/instances/why/buffer_size_kb &&
+		echo "$ipi_why_hist" >$ipi_why_e/trigger &&
 		echo 1 >$ipi_why_e/enable
 }
 
@@ -238,7 +239,7 @@ ipi_why() {
 }
 
 ipi_kicks() {
-	ipi_why "$1" | awk '{ a += $1 } / smp_call_function_single_async update_process_times / { k += $1 }
+	ipi_why "$1" | awk '{ a += $1 } / smp_call_function_single_async( [a-z_.0-9]+)* update_process_times( |$)/ { k += $1 }
 		END { printf "%d %d\n", k, a }'
 }
 
