@@ -217,7 +217,8 @@ storms_begun() {
 # a busy CPU's tick sent to kick the scheduler's idle load balancer
 # (kick_ilb(): the tick's csd, which the stack shows as update_process_times
 # under smp_call_function_single_async; the frames between are tail calls
-# and inlined on Debian's 6.1, and may not be elsewhere).  ("dst": a filter's "cpu" is the CPU the probe runs on.)
+# and inlined on Debian's 6.1, and may not be elsewhere).  ("dst": a
+# filter's "cpu" is the CPU the probe runs on.)
 ipi_why_start() {
 	ipi_why_hist="hist:keys=dst,common_pid.execname,stacktrace:vals=hitcount:sort=hitcount.descending:size=8192 if $(echo "$1" |
 		awk -F, '{ f = "dst != " $1; for (i = 2; i <= NF; i++) f = f " && dst != " $i; print f }')"
